@@ -1,0 +1,1 @@
+"""Stage 3: agents, strategies behind the ``Agent`` protocol, chosen by name."""

@@ -1,0 +1,90 @@
+"""The agent protocol, its input and its outcome.
+
+An agent gets a ``AgentTask`` and returns an ``AgentOutcome``; the harness never looks inside it.
+Third parties register agents under the entry-point group ``pytest_enconda.agents``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..cases.models import Case
+
+ENTRY_POINT_GROUP = "pytest_enconda.agents"
+
+
+class PredictedError(BaseModel):
+    """One diagnosed error. ``error_type`` stays a string: a bad type is graded, not rejected."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    error_type: str
+    error_description: str = ""
+    fix_suggestion: str = ""
+
+
+class Step(BaseModel):
+    command: str
+    output: str = ""
+    exit_code: int | None = None
+    started_at: float | None = None
+    duration: float = 0.0
+    thought: str = ""
+
+
+class TokenUsage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+    cost_usd: float = 0.0
+    calls: int = 0
+
+
+AgentStatus = Literal["completed", "budget_exhausted", "timeout", "crashed", "no_prediction"]
+
+
+class AgentOutcome(BaseModel):
+    case_id: str
+    agent: str
+    model: str | None = None
+    diagnosis: list[PredictedError] = Field(default_factory=list)
+    setup_script: str = ""
+    self_report: dict[str, Any] | None = None
+    trajectory: list[Step] = Field(default_factory=list)
+    usage: TokenUsage = Field(default_factory=TokenUsage)
+    wall_time: float = 0.0
+    status: AgentStatus = "completed"
+    message: str = ""
+    problems: list[str] = Field(
+        default_factory=list, description="what was wrong with the prediction (kept, not fatal)"
+    )
+
+
+class AgentTask(BaseModel):
+    """What an agent may see: never the golden answer (the oracle reads ``case`` on purpose)."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    case: Case
+    readme_text: str
+    readme_name: str
+    repo_dir: Path | None = Field(default=None, description="host copy of the repository")
+    workdir: str = "/data/project"
+    log_path: Path | None = None
+    # Starts the agent's container lazily; agents that need none never call it.
+    start_container: Callable[[], Any] | None = None
+
+    @property
+    def budgets(self):
+        return self.case.spec.budgets
+
+
+@runtime_checkable
+class Agent(Protocol):
+    name: str
+
+    def run(self, task: AgentTask) -> AgentOutcome: ...

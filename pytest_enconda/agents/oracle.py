@@ -1,0 +1,37 @@
+"""The oracle: returns the golden diagnosis and setup. It validates harness and cases."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from .base import AgentOutcome, AgentTask, PredictedError
+
+
+class OracleAgent:
+    name = "oracle"
+
+    def __init__(self, **_: Any) -> None:
+        pass
+
+    def run(self, task: AgentTask) -> AgentOutcome:
+        start = time.monotonic()
+        case = task.case
+        diagnosis = [
+            PredictedError(
+                error_type=error.error_type,
+                error_description=error.error_description,
+                fix_suggestion=error.golden_answer,
+            )
+            for error in case.golden.errors
+        ]
+        status = "completed" if case.golden_setup_text is not None else "no_prediction"
+        return AgentOutcome(
+            case_id=case.id,
+            agent=self.name,
+            diagnosis=diagnosis,
+            setup_script=case.golden_setup_text or "",
+            wall_time=time.monotonic() - start,
+            status=status,
+            message="" if status == "completed" else "case has no golden_setup",
+        )

@@ -1,0 +1,93 @@
+"""Run-directory layout and atomic file writes.
+
+Every stage writes its artifacts here as it produces them, so a killed run loses at most the step
+in flight and ``--resume`` can pick up from what is on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+
+
+def safe_name(case_id: str) -> str:
+    """A case id as one path component (imported ids contain ``/``)."""
+    return _UNSAFE.sub("__", case_id).strip("._") or "case"
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def write_model(path: Path, model: BaseModel) -> None:
+    atomic_write_text(path, model.model_dump_json(indent=2) + "\n")
+
+
+def read_model(path: Path, model: type[M]) -> M:
+    """Load a model from JSON; errors name the file and each invalid field."""
+    try:
+        return model.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as exc:
+        details = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+            for err in exc.errors()
+        )
+        raise ValueError(f"{path}: not a valid {model.__name__}: {details}") from None
+
+
+def append_jsonl(path: Path, record: dict) -> None:
+    """Append one line; a single write() of a short line is atomic enough for one writer."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as handle:
+        handle.write(json.dumps(record, sort_keys=True) + "\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+class CaseDir:
+    """The fixed artifact folder of one case inside a run directory."""
+
+    def __init__(self, run_dir: Path, case_id: str) -> None:
+        self.root = run_dir / "cases" / safe_name(case_id)
+
+    @property
+    def agent_outcome(self) -> Path:
+        return self.root / "agent" / "outcome.json"
+
+    @property
+    def setup_script(self) -> Path:
+        return self.root / "agent" / "setup.sh"
+
+    @property
+    def agent_log(self) -> Path:
+        return self.root / "agent" / "agent.log"
+
+    @property
+    def execution_record(self) -> Path:
+        return self.root / "execution" / "record.json"
+
+    def execution_log(self, step: str) -> Path:
+        return self.root / "execution" / f"{step}.log"
+
+    def grading(self, item: str) -> Path:
+        return self.root / "grading" / f"{item}.json"

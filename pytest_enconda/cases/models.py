@@ -1,0 +1,164 @@
+"""The case format: one folder per case with ``case.toml`` and the files it names.
+
+Field names of the golden answer follow EnConda-Bench's released ``README.json``.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+ErrorType = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
+ERROR_TYPES: tuple[str, ...] = ("E1", "E2", "E4", "E6", "E7", "E8")
+Suite = Literal["diagnosis", "research"]
+
+_LEVEL = re.compile(r"^(?:level)?\s*(\d+)$", re.IGNORECASE)
+
+
+def parse_level(value: object) -> int:
+    """EnConda-Bench writes ``"level3"``; our files write ``3``."""
+    if isinstance(value, bool):
+        raise ValueError("expected an integer or 'levelN'")
+    if isinstance(value, int):
+        return value
+    match = _LEVEL.match(str(value).strip())
+    if not match:
+        raise ValueError(f"expected an integer or 'levelN', got {value!r}")
+    return int(match.group(1))
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class GoldenError(_Strict):
+    error_type: ErrorType
+    error_description: str
+    correction_candidates: list[str] = Field(default_factory=list)
+    golden_answer: str
+
+
+class GoldenAnswer(BaseModel):
+    """EnConda-Bench's golden file; unknown keys (``readme``, ``repo_name``) are kept."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+
+    errors: list[GoldenError] = Field(default_factory=list)
+    level: int | None = None
+
+    @field_validator("level", mode="before")
+    @classmethod
+    def _level(cls, value: object) -> int | None:
+        return None if value is None else parse_level(value)
+
+    @property
+    def error_types(self) -> list[str]:
+        return [error.error_type for error in self.errors]
+
+
+class RepoSource(_Strict):
+    """Where the repository comes from.
+
+    ``folder``: a directory (relative to the case folder); ``git``: a local git repository at
+    ``revision``; ``url``: a remote git URL at ``revision`` (consults ``--repo-mirror`` first).
+    """
+
+    kind: Literal["folder", "git", "url"]
+    path: str | None = None
+    url: str | None = None
+    revision: str | None = None
+
+    @model_validator(mode="after")
+    def _complete(self) -> RepoSource:
+        if self.kind in ("folder", "git") and not self.path:
+            raise ValueError(f"kind={self.kind!r} needs 'path'")
+        if self.kind == "url" and not self.url:
+            raise ValueError("kind='url' needs 'url'")
+        if self.kind in ("git", "url") and not self.revision:
+            raise ValueError(f"kind={self.kind!r} needs 'revision'")
+        return self
+
+
+PositiveSeconds = Annotated[float, Field(gt=0)]
+
+
+class Budgets(_Strict):
+    agent_seconds: PositiveSeconds = 1800
+    setup_seconds: PositiveSeconds = 900
+    test_seconds: PositiveSeconds = 600
+    agent_steps: Annotated[int, Field(gt=0)] = 60
+
+
+class EnvironmentLayer(_Strict):
+    """An optional image layer between the base and the task (system packages, tools)."""
+
+    apt_packages: list[str] = Field(default_factory=list)
+    run: list[str] = Field(default_factory=list)
+
+
+class CaseSpec(_Strict):
+    """What ``case.toml`` holds. Paths are relative to the case folder."""
+
+    id: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")]
+    suite: Suite
+    title: str = ""
+    repository: RepoSource
+    readme: str = Field(description="README shown to the agent (with injected errors)")
+    readme_target: str = Field(
+        default="README.md", description="where that README is placed inside the repository"
+    )
+    original_readme: str | None = None
+    golden: str | None = Field(default=None, description="golden answer JSON (EnConda schema)")
+    golden_setup: str | None = Field(default=None, description="correct setup shell script")
+    test_command: str
+    base_image: str = "bookworm-py3.11"
+    environment: EnvironmentLayer | None = None
+    budgets: Budgets = Field(default_factory=Budgets)
+    tags: list[str] = Field(default_factory=list)
+
+
+class Case(BaseModel):
+    """A case with its files read: what every later stage consumes."""
+
+    model_config = ConfigDict(frozen=True)
+
+    spec: CaseSpec
+    case_dir: Path
+    readme_text: str
+    original_readme_text: str | None = None
+    golden: GoldenAnswer = Field(default_factory=GoldenAnswer)
+    golden_setup_text: str | None = None
+    variant: Literal["erroneous", "original"] = "erroneous"
+
+    @property
+    def id(self) -> str:
+        return self.spec.id
+
+    @property
+    def level(self) -> int:
+        return len(self.golden.errors)
+
+    @property
+    def error_types(self) -> list[str]:
+        return self.golden.error_types
+
+    def keywords(self) -> set[str]:
+        """What ``-k`` matches on besides the node name."""
+        words = {self.spec.suite, f"level{self.level}", self.spec.id, *self.error_types}
+        words.update(self.spec.tags)
+        return words
+
+    def with_original_readme(self) -> Case:
+        """The same case with its original README: no injected errors, so no golden errors."""
+        if self.original_readme_text is None:
+            raise ValueError(f"case {self.id} has no original_readme")
+        return self.model_copy(
+            update={
+                "readme_text": self.original_readme_text,
+                "golden": GoldenAnswer(errors=[], level=0),
+                "variant": "original",
+            }
+        )

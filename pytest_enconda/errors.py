@@ -1,0 +1,45 @@
+"""Exceptions shared by every stage.
+
+A ``HarnessError`` means the harness could not build what the agent needs (image, repository,
+container): items report it as an *error*, never as the agent's *failure*.
+"""
+
+from __future__ import annotations
+
+
+class EncondaError(Exception):
+    """Base class of the plugin's own errors."""
+
+
+class HarnessError(EncondaError):
+    """The harness, not the agent, failed (image build, Docker, repository)."""
+
+
+class RepositoryUnavailable(HarnessError):
+    def __init__(self, url: str, revision: str | None, reason: str = "") -> None:
+        self.url = url
+        self.revision = revision
+        self.reason = reason
+        where = f"{url}@{revision}" if revision else url
+        msg = f"repository unavailable: {where} (use --repo-mirror DIR)"
+        if reason:
+            msg += f": {reason}"
+        super().__init__(msg)
+
+
+class ImageBuildError(HarnessError):
+    """An image (base, environment or task layer) failed to build."""
+
+
+class CaseFormatError(EncondaError):
+    """A case or golden file does not match its model.
+
+    ``problems`` are (field, message) pairs so the collection error can list each one.
+    """
+
+    def __init__(self, path: str, problems: list[tuple[str, str]]) -> None:
+        self.path = path
+        self.problems = problems
+        lines = [f"{path}: invalid case"]
+        lines += [f"  {field}: {message}" for field, message in problems]
+        super().__init__("\n".join(lines))
