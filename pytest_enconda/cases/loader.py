@@ -53,7 +53,12 @@ def load_golden(path: Path) -> GoldenAnswer:
     if golden.level is not None and golden.level != len(golden.errors):
         raise CaseFormatError(
             str(path),
-            [("level", f"expected the number of errors ({len(golden.errors)}), got {golden.level}")],
+            [
+                (
+                    "level",
+                    f"expected the number of errors ({len(golden.errors)}), got {golden.level}",
+                )
+            ],
         )
     return golden
 

@@ -1,0 +1,1 @@
+"""Stage 5: grading, pure functions over a case's saved artifacts."""

@@ -1,0 +1,144 @@
+"""Collection: case folders and imported datasets become one pytest item per graded aspect."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .cases.loader import CASE_FILE, load_case
+from .errors import CaseFormatError, EncondaError
+
+if TYPE_CHECKING:
+    from .cases.models import Case
+
+SESSION_KEY = pytest.StashKey["EncondaSession"]()
+
+# The item set grows per suite; each name is one graded aspect of a case.
+ASPECTS: dict[str, tuple[str, ...]] = {
+    "diagnosis": ("execution", "error_types", "descriptions", "fixes"),
+    "research": ("C0", "C1", "C2", "C3", "C4", "C5"),
+}
+ALL_ASPECTS = frozenset(name for names in ASPECTS.values() for name in names)
+# Aspects that need a container (and so an image) to grade.
+CONTAINER_ASPECTS = frozenset({"execution", "C0", "C1", "C2", "C3", "C4", "C5"})
+GPU_ASPECTS = frozenset({"C2", "C3", "C4"})
+# A safety net above the per-step budgets: image builds on a cold machine take minutes.
+BUILD_ALLOWANCE_SECONDS = 1800
+
+
+class AspectFailed(Exception):
+    """The agent got this aspect wrong; the message explains how."""
+
+
+def _variant(config: pytest.Config, case: Case) -> Case:
+    if config.getoption("readme_variant") == "original" and case.original_readme_text is not None:
+        return case.with_original_readme()
+    return case
+
+
+def make_items(parent: pytest.Collector, case: Case) -> Iterator[CaseItem]:
+    case = _variant(parent.config, case)
+    budgets = case.spec.budgets
+    timeout = (
+        budgets.agent_seconds + budgets.setup_seconds + budgets.test_seconds
+    ) + BUILD_ALLOWANCE_SECONDS
+    for aspect in ASPECTS[case.spec.suite]:
+        item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
+        item.extra_keyword_matches.update(case.keywords())
+        item.add_marker(case.spec.suite)
+        if aspect in GPU_ASPECTS:
+            item.add_marker("gpu")
+        # Signal method: the thread method kills xdist workers.
+        item.add_marker(pytest.mark.timeout(timeout, method="signal"))
+        yield item
+
+
+class CaseFile(pytest.File):
+    """A shipped case: ``<suite>/<case-id>/case.toml``."""
+
+    def collect(self) -> Iterable[pytest.Item]:
+        try:
+            case = load_case(self.path)
+        except CaseFormatError:
+            # One bad case must not stop the others (pytest aborts on collection errors).
+            self.config.option.continue_on_collection_errors = True
+            raise
+        return list(make_items(self, case))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
+        if isinstance(excinfo.value, CaseFormatError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class DatasetCase(pytest.Collector):
+    """One imported instance inside a dataset directory."""
+
+    def __init__(self, *, case: Case, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+
+    def collect(self) -> Iterable[pytest.Item]:
+        return list(make_items(self, self.case))
+
+
+class Dataset(pytest.Directory):
+    """A directory in EnConda-Bench's released layout given with ``--cases``."""
+
+    def collect(self) -> Iterable[pytest.Collector]:
+        from .cases.enconda_import import load_dataset
+
+        loaded = load_dataset(self.path)
+        self.config.stash[SESSION_KEY].record_import_problems(self.path, loaded.problems)
+        return [
+            DatasetCase.from_parent(
+                self, name=case.id, case=case, nodeid=f"{self.nodeid}::{case.id}"
+            )
+            for case in loaded.cases
+        ]
+
+
+def is_dataset_dir(path: Path) -> bool:
+    return (path / "repo_info.jsonl").is_file() or (
+        path.name == "instances" and (path.parent / "repo_info.jsonl").is_file()
+    )
+
+
+class CaseItem(pytest.Item):
+    def __init__(self, *, case: Case, aspect: str, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.case = case
+        self.aspect = aspect
+        self.user_properties.append(("enconda_case", case.id))
+        self.user_properties.append(("enconda_item", aspect))
+
+    def setup(self) -> None:
+        # Harness work and grading happen here: an exception in setup is an *error* outcome,
+        # which is what a harness failure (image, repository, judge) must be.
+        session = self.config.stash[SESSION_KEY]
+        self.verdict = session.verdict(self.case, self.aspect)
+        for key, value in self.verdict.numbers.items():
+            self.user_properties.append((key, value))
+        if self.verdict.outcome == "skipped":
+            pytest.skip(self.verdict.message)
+        if self.verdict.outcome == "error":
+            raise EncondaError(self.verdict.message)
+
+    def runtest(self) -> None:
+        if self.verdict.outcome != "passed":
+            raise AspectFailed(self.verdict.message)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, AspectFailed | EncondaError):
+            return f"{self.case.id}::{self.aspect}: {excinfo.value}"
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.case.id}::{self.aspect}"
+
+
+def is_case_file(path: Path) -> bool:
+    return path.name == CASE_FILE

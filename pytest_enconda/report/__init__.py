@@ -1,0 +1,1 @@
+"""Stage 6: results, summaries and tables of a run."""

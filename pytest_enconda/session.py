@@ -1,0 +1,357 @@
+"""One benchmark run: drives cases through sandbox → agent → probes → grading → report.
+
+Kept in ``config.stash`` by the plugin; every hook hands off to it. Heavy libraries (docker,
+scipy, litellm) are imported only when an item first needs them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+import traceback
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .agents.base import AgentOutcome, AgentTask
+from .artifacts import CaseDir, append_jsonl, atomic_write_text, read_model, write_model
+from .errors import EncondaError, HarnessError
+from .grading.verdict import ItemVerdict
+from .settings import EncondaSettings
+
+if TYPE_CHECKING:
+    from .cases.models import Case
+    from .probing.execution import ExecutionRecord
+
+RESULTS = "results.jsonl"
+DIAGNOSIS_ASPECTS = ("error_types", "descriptions", "fixes")
+
+
+class EncondaSession:
+    def __init__(self, config: pytest.Config, settings: EncondaSettings) -> None:
+        self.config = config
+        self.settings = settings
+        self.worker_id: str | None = getattr(config, "workerinput", {}).get("workerid")
+        self._outcomes: dict[str, AgentOutcome] = {}
+        self._failures: dict[tuple[str, str], BaseException] = {}
+        self._diagnosis: dict[str, Any] = {}
+        self._agent: Any = None
+        self._sandbox: Any = None
+        self._images: Any = None
+        self._judge: Any = None
+        self._results: dict[tuple[str, str], dict[str, Any]] = {}
+        self._results_loaded = False
+        self.import_problems: list[tuple[str, str]] = []
+        self.summary: dict[str, Any] | None = None
+
+    # ----------------------------------------------------------------- paths and logs
+
+    @property
+    def run_dir(self) -> Path:
+        return self.settings.run_dir
+
+    def case_dir(self, case: Case) -> CaseDir:
+        return CaseDir(self.run_dir, case.id)
+
+    def progress(self, message: str) -> None:
+        """Show harness progress (image builds take minutes) outside pytest's capture."""
+        prefix = f"[{self.worker_id}] " if self.worker_id else ""
+        line = f"{prefix}enconda: {message.rstrip()}"
+        log = self.run_dir / "logs" / "harness.log"
+        log.parent.mkdir(parents=True, exist_ok=True)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"{time.strftime('%H:%M:%S')} {line}\n")
+        capman = self.config.pluginmanager.getplugin("capturemanager")
+        if capman is None:
+            return
+        with capman.global_and_fixture_disabled():
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    # ----------------------------------------------------------------- lazy strategies
+
+    @property
+    def agent(self) -> Any:
+        if self._agent is None:
+            from .agents import registry
+
+            options: dict[str, Any] = dict(self.settings.agent_options)
+            if self.settings.model:
+                options["model"] = self.settings.model
+            if self.settings.predictions:
+                options["predictions"] = self.settings.predictions
+            try:
+                self._agent = registry.create(self.settings.agent, **options)
+            except KeyError as exc:
+                raise pytest.UsageError(str(exc.args[0])) from None
+        return self._agent
+
+    @property
+    def judge(self) -> Any:
+        if self._judge is None:
+            from .grading.judges import create_judge
+
+            self._judge = create_judge(
+                self.settings.judge,
+                api_base=self.settings.judge_api_base,
+                cache_dir=self.cache_root() / "judge",
+                concurrency=self.settings.judge_concurrency,
+            )
+        return self._judge
+
+    def cache_root(self) -> Path:
+        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+        return Path(base) / "pytest-enconda"
+
+    def sandbox(self) -> Any:
+        if self._sandbox is None:
+            from .sandbox.containers import Sandbox
+            from .sandbox.images import ImageBuilder
+            from .sandbox.settings import SandboxSettings
+
+            overrides: dict[str, Any] = {
+                "network_mode": self.settings.network_mode,
+                "keep_containers": self.settings.keep_containers,
+                "gpus": self.settings.gpus
+                if not self.settings.gpus.isdigit()
+                else int(self.settings.gpus),
+            }
+            if self.settings.ca_bundle:
+                overrides["ca_bundle"] = self.settings.ca_bundle
+            if self.settings.base_image:
+                overrides["pull_base"] = self.settings.base_image
+            sandbox_settings = SandboxSettings(**overrides)
+            self._sandbox = Sandbox(sandbox_settings, run_id=self.run_dir.name)
+            self._sandbox.reap_orphans()
+            self._images = ImageBuilder(sandbox_settings)
+        return self._sandbox
+
+    # ----------------------------------------------------------------- stages
+
+    def _once(self, case: Case, stage: str, produce: Any) -> Any:
+        """Run ``produce`` once per case and stage; a harness failure is remembered, not retried."""
+        key = (case.id, stage)
+        if key in self._failures:
+            raise self._failures[key]
+        try:
+            return produce()
+        except EncondaError as exc:
+            self._failures[key] = exc
+            raise
+
+    def agent_outcome(self, case: Case) -> AgentOutcome:
+        if case.id in self._outcomes:
+            return self._outcomes[case.id]
+        return self._once(case, "agent", lambda: self._run_agent(case))
+
+    def _run_agent(self, case: Case) -> AgentOutcome:
+        paths = self.case_dir(case)
+        if paths.agent_outcome.is_file():
+            outcome = read_model(paths.agent_outcome, AgentOutcome)
+        else:
+            agent = self.agent
+            task = AgentTask(
+                case=case,
+                readme_text=case.readme_text,
+                readme_name=Path(case.spec.readme_target).name,
+                log_path=paths.agent_log,
+                start_container=lambda: self._agent_container(case),
+            )
+            append_jsonl(
+                paths.root / "agent" / "runs.jsonl",
+                {
+                    "pid": os.getpid(),
+                    "worker": self.worker_id,
+                    "host": socket.gethostname(),
+                    "agent": self.settings.agent,
+                    "started": time.time(),
+                },
+            )
+            started = time.monotonic()
+            try:
+                outcome = agent.run(task)
+            except EncondaError:
+                raise
+            except Exception as exc:  # the agent's own bug counts against the agent
+                outcome = AgentOutcome(
+                    case_id=case.id,
+                    agent=self.settings.agent,
+                    status="crashed",
+                    message="".join(traceback.format_exception(exc))[-4000:],
+                    wall_time=time.monotonic() - started,
+                )
+            atomic_write_text(paths.setup_script, outcome.setup_script)
+            write_model(paths.agent_outcome, outcome)
+        self._outcomes[case.id] = outcome
+        return outcome
+
+    def _agent_container(self, case: Case) -> Any:
+        image = self.task_image(case)
+        return self.sandbox().container(image, case_id=case.id, role="agent")
+
+    def task_image(self, case: Case) -> str:
+        return self._once(case, "image", lambda: self._build_task_image(case))
+
+    def _build_task_image(self, case: Case) -> str:
+        from .sandbox.repo import materialize
+
+        sandbox = self.sandbox()
+        del sandbox  # created for its image builder and orphan reaping
+        images = self._images
+        spec = case.spec
+        self.progress(f"{case.id}: preparing image (base {spec.base_image})")
+        base = images.ensure_base(spec.base_image, progress=self.progress)
+        env = images.ensure_environment(base, spec.environment, progress=self.progress)
+        with tempfile.TemporaryDirectory(prefix="enconda-repo-") as tmp:
+            repo_dir = Path(tmp) / "repo"
+            materialize(
+                spec.repository, case.case_dir, repo_dir, mirror_dir=self.settings.repo_mirror
+            )
+            overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
+            return images.ensure_task_image(
+                env, repo_dir, overrides, case.id, progress=self.progress
+            )
+
+    def execution_record(self, case: Case) -> ExecutionRecord:
+        from .probing.execution import ExecutionRecord, run_execution
+
+        paths = self.case_dir(case)
+        if paths.execution_record.is_file():
+            return read_model(paths.execution_record, ExecutionRecord)
+        outcome = self.agent_outcome(case)
+        image = self.task_image(case)
+
+        def produce() -> ExecutionRecord:
+            try:
+                record = run_execution(self.sandbox(), image, case, outcome.setup_script, paths)
+            except EncondaError:
+                raise
+            except Exception as exc:  # Docker API failures are the harness's, not the agent's
+                raise HarnessError(f"execution of {case.id} failed in the harness: {exc}") from exc
+            write_model(paths.execution_record, record)
+            return record
+
+        return self._once(case, "execution", produce)
+
+    def diagnosis_grade(self, case: Case) -> Any:
+        if case.id not in self._diagnosis:
+            from .grading.diagnosis import grade_diagnosis
+
+            outcome = self.agent_outcome(case)
+            grade = grade_diagnosis(case.golden, outcome.diagnosis, self.judge)
+            write_model(self.case_dir(case).root / "grading" / "diagnosis.json", grade)
+            self._diagnosis[case.id] = grade
+        return self._diagnosis[case.id]
+
+    def verdict(self, case: Case, aspect: str) -> ItemVerdict:
+        """Prepare what ``aspect`` needs and grade it; harness failures raise."""
+        if aspect == "execution":
+            from .grading.execution import grade_execution
+
+            verdict = grade_execution(self.execution_record(case))
+        elif aspect in DIAGNOSIS_ASPECTS:
+            if not case.golden.errors and aspect != "error_types":
+                verdict = ItemVerdict(
+                    outcome="skipped", message="no injected errors: nothing to describe or fix"
+                )
+            else:
+                verdict = self.diagnosis_grade(case).items[aspect]
+        else:
+            verdict = ItemVerdict(outcome="skipped", message=f"aspect {aspect} is not graded yet")
+        write_model(self.case_dir(case).grading(aspect), verdict)
+        return verdict
+
+    # ----------------------------------------------------------------- results (controller)
+
+    def _load_results(self) -> None:
+        if self._results_loaded:
+            return
+        self._results_loaded = True
+        path = self.run_dir / RESULTS
+        if self.settings.resume and path.is_file():
+            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    row = json.loads(line)
+                    self._results[(row["case"], row["item"])] = row
+                except (json.JSONDecodeError, KeyError, TypeError):
+                    self.progress(f"{path}:{number}: unreadable result line dropped")
+            self._rewrite_results()
+
+    def _rewrite_results(self) -> None:
+        text = "".join(json.dumps(row, sort_keys=True) + "\n" for row in self._results.values())
+        atomic_write_text(self.run_dir / RESULTS, text)
+
+    def write_run_info(self) -> None:
+        info = self.run_dir / "run.json"
+        if info.exists():
+            return
+        from . import __version__
+
+        payload = {
+            "tool": "pytest-enconda",
+            "version": __version__,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+            "settings": json.loads(self.settings.model_dump_json()),
+            "argv": sys.argv,
+        }
+        atomic_write_text(info, json.dumps(payload, indent=2) + "\n")
+
+    def record_report(self, report: pytest.TestReport) -> None:
+        props = dict(report.user_properties)
+        case_id, item = props.get("enconda_case"), props.get("enconda_item")
+        if case_id is None or item is None:
+            return
+        if report.when == "call" or (report.when == "setup" and not report.passed):
+            outcome = "error" if report.when == "setup" and report.failed else report.outcome
+        elif report.when == "teardown" and report.failed:
+            outcome = "error"
+        else:
+            return
+        self._load_results()
+        self.write_run_info()
+        message = ""
+        if report.skipped and isinstance(report.longrepr, tuple):
+            message = str(report.longrepr[2])
+        elif not report.passed:
+            message = report.longreprtext
+        row = {
+            "case": case_id,
+            "item": item,
+            "outcome": outcome,
+            "message": message[-4000:],
+            "duration": round(report.duration, 3),
+            "nodeid": report.nodeid,
+        }
+        key = (case_id, item)
+        replaced = key in self._results
+        self._results[key] = row
+        if replaced:
+            self._rewrite_results()
+        else:
+            append_jsonl(self.run_dir / RESULTS, row)
+
+    def record_import_problems(self, root: Path, problems: list[Any]) -> None:
+        rows = [(str(getattr(p, "file", p)), str(getattr(p, "reason", ""))) for p in problems]
+        self.import_problems.extend(rows)
+        if rows:
+            atomic_write_text(
+                self.run_dir / "import_problems.json",
+                json.dumps([{"file": f, "reason": r} for f, r in rows], indent=2) + "\n",
+            )
+
+    def finish(self) -> None:
+        """Compact results and write the summary (controller only)."""
+        if not self._results:
+            return
+        self._rewrite_results()
+        from .report.summary import build_summary, write_summary
+
+        self.summary = build_summary(self.run_dir, self._results, self.settings)
+        write_summary(self.run_dir, self.summary)
