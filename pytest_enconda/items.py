@@ -119,20 +119,24 @@ class CaseItem(pytest.Item):
         # Harness work and grading happen here: an exception in setup is an *error* outcome,
         # which is what a harness failure (image, repository, judge) must be.
         session = self.config.stash[SESSION_KEY]
-        self.verdict = session.verdict(self.case, self.aspect)
+        try:
+            self.verdict = session.verdict(self.case, self.aspect)
+        except EncondaError as exc:
+            # pytrace=False: the message names the step; a harness traceback would bury it.
+            pytest.fail(f"{self.case.id}::{self.aspect}: {exc}", pytrace=False)
         for key, value in self.verdict.numbers.items():
             self.user_properties.append((key, value))
         if self.verdict.outcome == "skipped":
             pytest.skip(self.verdict.message)
         if self.verdict.outcome == "error":
-            raise EncondaError(self.verdict.message)
+            pytest.fail(f"{self.case.id}::{self.aspect}: {self.verdict.message}", pytrace=False)
 
     def runtest(self) -> None:
         if self.verdict.outcome != "passed":
             raise AspectFailed(self.verdict.message)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, AspectFailed | EncondaError):
+        if isinstance(excinfo.value, AspectFailed):
             return f"{self.case.id}::{self.aspect}: {excinfo.value}"
         return super().repr_failure(excinfo)
 

@@ -11,6 +11,7 @@ from .base import ENTRY_POINT_GROUP
 BUILTIN: dict[str, str] = {
     "oracle": "pytest_enconda.agents.oracle:OracleAgent",
     "readme": "pytest_enconda.agents.readme:ReadmeAgent",
+    "replay": "pytest_enconda.agents.replay:ReplayAgent",
 }
 
 

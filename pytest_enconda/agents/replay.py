@@ -1,0 +1,394 @@
+"""The ``replay`` agent: grades recorded predictions without running anything.
+
+``--predictions PATH`` may be:
+
+- a JSONL file of our own ``AgentOutcome`` records (one per line; a later line for the same case
+  replaces an earlier one, as ``--resume`` appends);
+- a run directory of ours (``cases/*/agent/outcome.json``);
+- EnConda-Bench's inference output: the output folder or its ``results/`` folder, laid out as its
+  ``OutputManager.save_analysis_result`` writes it (``Inference/core/processors/output_manager.py``
+  in TencentYoutuResearch/EnConda-Bench)::
+
+      results/<owner>_<name>_<instance>/<instance>_errors.json
+      results/<owner>_<name>_<instance>/<instance>_setup.sh
+
+  where ``<owner>_<name>`` is the ``error_gen_`` folder without its prefix and ``<instance>`` the
+  instance folder's name; the JSON holds ``{repo_name, readme_name, timestamp, errors: [
+  {error_type, error_description, fix_answer}]}``. Its ``processing_records.jsonl``, beside
+  ``results/``, adds token usage and the message of instances that failed.
+
+A prediction is matched to a case by the case's folder (``error_gen_<key>/<instance>``), which is
+exact: EnConda-Bench's evaluator matches by substring and so confuses ``readme_1`` with
+``readme_10``. Malformed fields are graded as far as possible and listed in the outcome's
+``problems``; a file that cannot be read gives that case a ``no_prediction`` outcome.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..cases.models import ERROR_TYPES
+from ..errors import EncondaError
+from .base import AgentOutcome, AgentTask, PredictedError, TokenUsage
+
+__all__ = ["MissingPrediction", "ReplayAgent"]
+
+ERRORS_SUFFIX = "_errors.json"
+SETUP_SUFFIX = "_setup.sh"
+REPO_PREFIX = "error_gen_"
+RECORDS_FILE = "processing_records.jsonl"
+# The fields EnConda-Bench's inference writes, and spellings of the fix it is read from.
+_FIX_FIELDS = ("fix_answer", "fix_suggestion", "golden_answer", "fix")
+
+
+class MissingPrediction(EncondaError):
+    """The predictions hold nothing for this case."""
+
+    def __init__(self, case_id: str, path: Path) -> None:
+        self.case_id = case_id
+        self.path = path
+        super().__init__(f"no recorded prediction for case {case_id} in {path}")
+
+
+def _unknown_type(where: str, error: PredictedError) -> str:
+    return (
+        f"{where}.error_type: {error.error_type!r} is not one of {', '.join(ERROR_TYPES)}; "
+        "kept (graded as a wrong type)"
+    )
+
+
+def _short(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or '<root>'}: {err['msg']}"
+        for err in error.errors()[:5]
+    )
+
+
+class _Recorded:
+    """What was recorded for one case: an outcome, or why it could not be read."""
+
+    def __init__(self, outcome: AgentOutcome | None, source: str, failure: str = "") -> None:
+        self.outcome = outcome
+        self.source = source
+        self.failure = failure
+
+
+class ReplayAgent:
+    name = "replay"
+
+    def __init__(self, predictions: Path | str, **_: Any) -> None:
+        self.predictions = Path(predictions)
+        # Problems that belong to no case (a JSONL line without case_id, a stray file).
+        # Filled on first use: the agent loads its predictions lazily, once.
+        self.load_problems: list[str] = []
+        self._by_case_id: dict[str, _Recorded] = {}
+        self._by_folder: dict[tuple[str, str], _Recorded] = {}
+        self._by_instance: dict[str, list[_Recorded]] = defaultdict(list)
+        self._loaded = False
+        self._lock = threading.Lock()
+
+    # ------------------------------------------------------------------------- protocol
+
+    def run(self, task: AgentTask) -> AgentOutcome:
+        self._load()
+        case = task.case
+        recorded = self._lookup(case.id, case.case_dir)
+        if recorded is None:
+            raise MissingPrediction(case.id, self.predictions)
+        if recorded.outcome is None:
+            return AgentOutcome(
+                case_id=case.id,
+                agent=self.name,
+                status="no_prediction",
+                message=recorded.failure,
+                problems=[recorded.failure],
+            )
+        return recorded.outcome.model_copy(update={"case_id": case.id}, deep=True)
+
+    def case_ids(self) -> set[str]:
+        """Case ids of the JSONL records (EnConda folders are keyed by folder, not id)."""
+        self._load()
+        return set(self._by_case_id)
+
+    # ------------------------------------------------------------------------- lookup
+
+    def _lookup(self, case_id: str, case_dir: Path) -> _Recorded | None:
+        if case_id in self._by_case_id:
+            return self._by_case_id[case_id]
+        instance = case_dir.name
+        key = case_dir.parent.name.removeprefix(REPO_PREFIX)
+        if (key, instance) in self._by_folder:
+            return self._by_folder[(key, instance)]
+        # Results whose folder does not name the repository: the instance folder's exact name
+        # decides, and only when one such prediction has it.
+        candidates = self._by_instance.get(instance, [])
+        return candidates[0] if len(candidates) == 1 else None
+
+    # ------------------------------------------------------------------------- loading
+
+    def _load(self) -> None:
+        with self._lock:
+            if self._loaded:
+                return
+            path = self.predictions
+            if path.is_file():
+                self._load_jsonl(path)
+            elif path.is_dir():
+                self._load_dir(path)
+            else:
+                self.load_problems.append(f"{path}: no such file or directory")
+            self._loaded = True
+
+    def _load_dir(self, path: Path) -> None:
+        outcomes = sorted(path.glob("cases/*/agent/outcome.json"))
+        if outcomes:
+            for file in outcomes:
+                self._load_outcome_json(file)
+            return
+        results = path / "results" if (path / "results").is_dir() else path
+        records = self._read_processing_records(results.parent / RECORDS_FILE)
+        found = False
+        for file in sorted(results.glob(f"*/*{ERRORS_SUFFIX}")) + sorted(
+            results.glob(f"*{ERRORS_SUFFIX}")
+        ):
+            found = True
+            self._load_enconda(file, results, records)
+        jsonl = sorted(path.glob("*.jsonl"))
+        for file in jsonl:
+            if file.name != RECORDS_FILE:
+                found = True
+                self._load_jsonl(file)
+        self._add_failed_records(records)
+        if not found and not records:
+            self.load_problems.append(
+                f"{path}: no predictions found (expected *{ERRORS_SUFFIX} under results/, "
+                "an AgentOutcome JSONL, or cases/*/agent/outcome.json)"
+            )
+
+    # --- our own outcomes
+
+    def _load_jsonl(self, path: Path) -> None:
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            self.load_problems.append(f"{path}: cannot read: {exc}")
+            return
+        for number, line in enumerate(lines, start=1):
+            if line.strip():
+                self._add_outcome_record(line, f"{path}:{number}")
+
+    def _load_outcome_json(self, path: Path) -> None:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            self.load_problems.append(f"{path}: cannot read: {exc}")
+            return
+        self._add_outcome_record(text, str(path))
+
+    def _add_outcome_record(self, text: str, where: str) -> None:
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            self.load_problems.append(f"{where}: not valid JSON: {exc}")
+            return
+        if not isinstance(data, dict) or not isinstance(data.get("case_id"), str):
+            self.load_problems.append(f"{where}: not an AgentOutcome (no case_id)")
+            return
+        case_id = data["case_id"]
+        try:
+            outcome = AgentOutcome.model_validate(data)
+        except ValidationError as exc:
+            # _salvage checks each diagnosis entry, its types included.
+            outcome = self._salvage(data, where, exc)
+        else:
+            for index, error in enumerate(outcome.diagnosis):
+                if error.error_type not in ERROR_TYPES:
+                    outcome.problems.append(_unknown_type(f"{where}: diagnosis[{index}]", error))
+        previous = self._by_case_id.get(case_id)
+        if previous is not None:
+            outcome.problems.append(
+                f"{where}: replaces an earlier record for this case ({previous.source})"
+            )
+        self._by_case_id[case_id] = _Recorded(outcome, where)
+
+    def _salvage(self, data: dict[str, Any], where: str, exc: ValidationError) -> AgentOutcome:
+        """Keep every field that is valid on its own; report the rest."""
+        problems = [f"{where}: {_short(exc)}"]
+        diagnosis = self._diagnosis(
+            data.get("diagnosis", []),
+            where,
+            problems,
+            fix_field="fix_suggestion",
+            label="diagnosis",
+        )
+        kept: dict[str, Any] = {"case_id": data["case_id"], "agent": self.name}
+        for field in AgentOutcome.model_fields:
+            if field in ("case_id", "agent", "diagnosis", "problems") or field not in data:
+                continue
+            try:
+                AgentOutcome.model_validate({"case_id": "x", "agent": "x", field: data[field]})
+            except ValidationError:
+                continue
+            kept[field] = data[field]
+        previous = data.get("problems")
+        if isinstance(previous, list):
+            problems = [str(p) for p in previous] + problems
+        return AgentOutcome.model_validate({**kept, "diagnosis": diagnosis, "problems": problems})
+
+    # --- EnConda-Bench's results
+
+    @staticmethod
+    def _read_processing_records(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+        """(repo_name, readme_name) → the last record; unreadable lines are skipped."""
+        records: dict[tuple[str, str], dict[str, Any]] = {}
+        if not path.is_file():
+            return records
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            return records
+        for line in lines:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                key = (str(record.get("repo_name", "")), str(record.get("readme_name", "")))
+                records[key] = record
+        return records
+
+    def _register_folder(self, key: str | None, instance: str, recorded: _Recorded) -> None:
+        if key is not None:
+            self._by_folder[(key, instance)] = recorded
+        else:
+            self._by_instance[instance].append(recorded)
+
+    @staticmethod
+    def _split_folder(folder: str, instance: str) -> str | None:
+        """``<key>_<instance>`` → ``<key>``; None when the folder is not named that way."""
+        suffix = f"_{instance}"
+        if folder.endswith(suffix) and len(folder) > len(suffix):
+            return folder[: -len(suffix)]
+        return None
+
+    def _load_enconda(
+        self, file: Path, results: Path, records: dict[tuple[str, str], dict[str, Any]]
+    ) -> None:
+        instance = file.name[: -len(ERRORS_SUFFIX)]
+        folder = file.parent.name if file.parent != results else ""
+        key = self._split_folder(folder, instance) if folder else None
+        where = str(file)
+        problems: list[str] = []
+        if folder and key is None:
+            problems.append(
+                f"{where}: folder {folder!r} is not named <owner>_<name>_{instance}; "
+                "matched by instance name alone"
+            )
+        try:
+            data = json.loads(file.read_bytes().decode("utf-8-sig"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            failure = f"cannot read {file}: {exc}"
+            self._register_folder(key, instance, _Recorded(None, where, failure))
+            return
+        if not isinstance(data, dict):
+            failure = f"cannot read {file}: expected a JSON object, got {type(data).__name__}"
+            self._register_folder(key, instance, _Recorded(None, where, failure))
+            return
+        readme_name = data.get("readme_name")
+        if readme_name is not None and readme_name != instance:
+            problems.append(
+                f"{where}: readme_name {readme_name!r} differs from the file name ({instance!r}); "
+                "the file name is used"
+            )
+        diagnosis = self._diagnosis(data.get("errors"), where, problems, fix_field="fix_answer")
+        setup = file.with_name(instance + SETUP_SUFFIX)
+        script = ""
+        if setup.is_file():
+            try:
+                script = setup.read_text(encoding="utf-8", errors="replace")
+            except OSError as exc:
+                problems.append(f"{setup}: cannot read: {exc}")
+        elif isinstance(data.get("shell_script"), str):
+            script = data["shell_script"]
+        else:
+            problems.append(f"{setup}: no setup script recorded")
+        record = records.get((folder, instance), {})
+        usage = record.get("token_usage") if isinstance(record, dict) else None
+        tokens = TokenUsage()
+        if isinstance(usage, dict):
+            tokens = TokenUsage(
+                prompt_tokens=int(usage.get("input_tokens") or 0),
+                completion_tokens=int(usage.get("output_tokens") or 0),
+                total_tokens=int(usage.get("total_tokens") or 0),
+                calls=1,
+            )
+        outcome = AgentOutcome(
+            case_id=f"{folder or '?'}/{instance}",
+            agent=self.name,
+            diagnosis=diagnosis,
+            setup_script=script,
+            usage=tokens,
+            status="completed",
+            problems=problems,
+        )
+        self._register_folder(key, instance, _Recorded(outcome, where))
+
+    def _add_failed_records(self, records: dict[tuple[str, str], dict[str, Any]]) -> None:
+        """Instances whose inference failed: EnConda-Bench writes a record but no files."""
+        for (repo_name, readme_name), record in records.items():
+            if record.get("success", True) or not readme_name:
+                continue
+            # A failed record names the repository folder (``error_gen_<key>``) itself.
+            key = repo_name.removeprefix(REPO_PREFIX)
+            if (key, readme_name) in self._by_folder:
+                continue
+            failure = f"inference failed: {record.get('error_message') or 'no message'}"
+            recorded = _Recorded(None, RECORDS_FILE, failure)
+            self._register_folder(key, readme_name, recorded)
+
+    # --- diagnosis entries
+
+    def _diagnosis(
+        self, raw: object, where: str, problems: list[str], fix_field: str, label: str = "errors"
+    ) -> list[PredictedError]:
+        if raw is None:
+            problems.append(f"{where}: no {label} list; nothing diagnosed")
+            return []
+        if not isinstance(raw, list):
+            problems.append(f"{where}: {label}: expected a list, got {type(raw).__name__}")
+            return []
+        diagnosis: list[PredictedError] = []
+        for index, entry in enumerate(raw):
+            at = f"{where}: {label}[{index}]"
+            if not isinstance(entry, dict):
+                problems.append(f"{at}: expected an object, got {type(entry).__name__}; skipped")
+                continue
+            fields: dict[str, str] = {}
+            for field in ("error_type", "error_description"):
+                fields[field] = self._text(entry.get(field), f"{at}.{field}", problems)
+            name = next((n for n in (fix_field, *_FIX_FIELDS) if n in entry), fix_field)
+            if name != fix_field:
+                problems.append(f"{at}: fix read from {name!r} (expected {fix_field!r})")
+            fields["fix_suggestion"] = self._text(entry.get(name), f"{at}.{name}", problems)
+            error = PredictedError(**fields)
+            # A missing type was reported above; an unknown one is kept and graded as wrong.
+            if error.error_type and error.error_type not in ERROR_TYPES:
+                problems.append(_unknown_type(at, error))
+            diagnosis.append(error)
+        return diagnosis
+
+    @staticmethod
+    def _text(value: object, where: str, problems: list[str]) -> str:
+        if value is None:
+            problems.append(f"{where}: missing")
+            return ""
+        if isinstance(value, str):
+            return value
+        problems.append(f"{where}: expected text, got {type(value).__name__}; converted")
+        return json.dumps(value) if isinstance(value, dict | list) else str(value)

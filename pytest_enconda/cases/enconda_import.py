@@ -1,0 +1,611 @@
+"""Import EnConda-Bench's released layout directly as cases.
+
+Layout (``--cases PATH`` may name any of the three levels)::
+
+    enconda-dev/
+        repo_info.jsonl                 {"repository": "owner/name", "revision": "<commit>"}
+        instances/
+            error_gen_<owner>_<name>/   one folder per repository
+                <instance>/             README.md|README.rst|... and README.json (the golden)
+
+The golden answer of an instance is the ``README.json`` in the instance's own folder, never one
+found by a name search: EnConda-Bench's evaluator matches folder names by substring, so
+``readme_1`` picks up ``readme_1_only_E1`` or ``readme_10``.
+
+Golden files vary in places. Unambiguous variants are normalised and recorded as *notes*
+(``readme.json`` spelled in lower case, ``"level10"`` capping 12 errors, ``"e1"`` for ``E1``, a
+single string for ``correction_candidates``); anything else makes the instance a *problem*, named
+by file and reason, and the other instances still load.
+
+Decisions, with the data that motivated them (2,074 instance folders of ``enconda-dev``):
+
+- ``level`` is the number of errors. The generator caps its ``levelN`` at 10 (16 instances list
+  11 to 14 errors under ``"level10"``), so a disagreeing file ``level`` is a note, not a problem.
+- 33 instances have no errors (``"level0"``): they load, as cases whose correct diagnosis is
+  empty, with a note.
+- An instance whose repository has no ``repo_info.jsonl`` entry is a problem: without a pinned
+  revision the execution item could not be reproduced, and ``RepoSource`` requires one.
+- ``test_command`` defaults to ``python -m pytest -q``. EnConda-Bench's execution harness
+  (``Evaluation/Execution``) is not in its public repository snapshot we could read, so what its
+  Pass@1 check runs could not be confirmed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .models import ERROR_TYPES, Case, CaseSpec, GoldenAnswer, RepoSource, parse_level
+
+__all__ = ["DEFAULT_TEST_COMMAND", "DatasetLoad", "ImportProblem", "load_dataset"]
+
+DEFAULT_TEST_COMMAND = "python -m pytest -q"
+REPO_INFO = "repo_info.jsonl"
+INSTANCES = "instances"
+REPO_PREFIX = "error_gen_"
+GOLDEN_NAME = "README.json"
+# EnConda-Bench's own preference when an instance holds several READMEs.
+README_SUFFIX_ORDER = (".md", ".rst", ".txt", "")
+
+# Names of the error types in ``error_types.json``; a golden file may spell the type this way.
+_TYPE_NAMES = {
+    "dependency installation error": "E1",
+    "command usage or syntax error": "E2",
+    "file path or missing file error": "E4",
+    "logical order error": "E6",
+    "version compatibility error": "E7",
+    "other miscellaneous errors": "E8",
+    "other miscellaneous error": "E8",
+}
+_TYPE_CODE = re.compile(r"^\s*E\s*[-_]?\s*(\d+)\b", re.IGNORECASE)
+# Other spellings of the golden error fields, mapped to EnConda-Bench's released names.
+_FIELD_ALIASES = {
+    "type": "error_type",
+    "errortype": "error_type",
+    "error-type": "error_type",
+    "description": "error_description",
+    "errordescription": "error_description",
+    "error-description": "error_description",
+    "candidates": "correction_candidates",
+    "correction_candidate": "correction_candidates",
+    "correctioncandidates": "correction_candidates",
+    "answer": "golden_answer",
+    "goldenanswer": "golden_answer",
+    "golden": "golden_answer",
+    "fix_answer": "golden_answer",
+}
+_GOLDEN_FIELDS = ("error_type", "error_description", "correction_candidates", "golden_answer")
+_CASE_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._/-]+")
+_NATURAL = re.compile(r"(\d+)")
+
+
+class ImportProblem(BaseModel):
+    """One thing the importer could not read (or, as a note, had to normalise)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    file: str
+    reason: str
+
+
+class DatasetLoad(BaseModel):
+    """The cases of a dataset, and what could not be read (``problems``) or was normalised."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    root: Path
+    cases: list[Case] = Field(default_factory=list)
+    problems: list[ImportProblem] = Field(default_factory=list)
+    notes: list[ImportProblem] = Field(default_factory=list)
+
+    def counts_by_type(self) -> dict[str, int]:
+        """Golden errors per error type over all cases."""
+        counts = Counter(error_type for case in self.cases for error_type in case.error_types)
+        return {error_type: counts.get(error_type, 0) for error_type in ERROR_TYPES}
+
+    def counts_by_level(self) -> dict[int, int]:
+        counts = Counter(case.level for case in self.cases)
+        return dict(sorted(counts.items()))
+
+
+class _Report:
+    def __init__(self) -> None:
+        self.problems: list[ImportProblem] = []
+        self.notes: list[ImportProblem] = []
+
+    def problem(self, file: Path | str, reason: str) -> None:
+        self.problems.append(ImportProblem(file=str(file), reason=reason))
+
+    def note(self, file: Path | str, reason: str) -> None:
+        self.notes.append(ImportProblem(file=str(file), reason=reason))
+
+
+class _Repo(BaseModel):
+    owner: str
+    name: str
+    revision: str
+
+    @property
+    def full_name(self) -> str:
+        return f"{self.owner}/{self.name}"
+
+
+# ----------------------------------------------------------------------------- public API
+
+
+def load_dataset(root: Path, *, test_command: str = DEFAULT_TEST_COMMAND) -> DatasetLoad:
+    """Load every instance under ``root``; unreadable ones are listed in ``problems``.
+
+    ``root`` may be the dataset folder (``instances/`` and ``repo_info.jsonl``), the
+    ``instances`` folder, one ``error_gen_*`` repository folder, or one instance folder.
+    """
+    root = Path(root)
+    report = _Report()
+    load = DatasetLoad(root=root)
+    layout = _layout(root, report)
+    if layout is None:
+        load.problems = report.problems
+        return load
+    repo_dirs, only_instance, repo_info_path = layout
+    repos = _read_repo_info(repo_info_path, report) if repo_info_path else {}
+    if repo_info_path is None:
+        report.problem(root, f"no {REPO_INFO} found beside or above it: revisions are unknown")
+    seen_ids: set[str] = set()
+    for repo_dir in repo_dirs:
+        load.cases.extend(
+            _load_repo(
+                repo_dir, repos, repo_info_path, only_instance, test_command, seen_ids, report
+            )
+        )
+    load.problems = report.problems
+    load.notes = report.notes
+    return load
+
+
+# ----------------------------------------------------------------------------- layout
+
+
+def _natural_key(name: str) -> list[Any]:
+    return [int(part) if part.isdigit() else part for part in _NATURAL.split(name)]
+
+
+def _find_up(start: Path, name: str, levels: int) -> Path | None:
+    folder = start
+    for _ in range(levels):
+        if (folder / name).is_file():
+            return folder / name
+        folder = folder.parent
+    return None
+
+
+def _subdirs(folder: Path) -> list[Path]:
+    with os.scandir(folder) as entries:
+        dirs = [Path(entry.path) for entry in entries if entry.is_dir()]
+    return sorted(dirs, key=lambda path: _natural_key(path.name))
+
+
+def _layout(root: Path, report: _Report) -> tuple[list[Path], str | None, Path | None] | None:
+    """(repository folders, the one instance to load or None, repo_info.jsonl or None)."""
+    if not root.is_dir():
+        report.problem(root, "not a directory")
+        return None
+    if (root / INSTANCES).is_dir():
+        repo_info = root / REPO_INFO if (root / REPO_INFO).is_file() else None
+        return _repo_dirs(root / INSTANCES), None, repo_info
+    if root.name.startswith(REPO_PREFIX) and not _is_instance(root):
+        return [root], None, _find_up(root.parent, REPO_INFO, 2)
+    if _is_instance(root):
+        return [root.parent], root.name, _find_up(root.parent.parent, REPO_INFO, 2)
+    repo_dirs = _repo_dirs(root)
+    if repo_dirs:
+        return repo_dirs, None, _find_up(root, REPO_INFO, 2)
+    report.problem(
+        root,
+        f"no EnConda-Bench layout: expected {INSTANCES}/ or {REPO_PREFIX}<owner>_<name>/ "
+        "folders holding <instance>/README.json",
+    )
+    return None
+
+
+def _repo_dirs(folder: Path) -> list[Path]:
+    return [path for path in _subdirs(folder) if path.name.startswith(REPO_PREFIX)]
+
+
+def _is_instance(folder: Path) -> bool:
+    return any(path.name.lower() == GOLDEN_NAME.lower() for path in folder.iterdir())
+
+
+# ----------------------------------------------------------------------------- repo_info.jsonl
+
+
+def _read_repo_info(path: Path, report: _Report) -> dict[str, _Repo]:
+    """Folder key (``owner_name``) → repository; bad lines are problems of that line."""
+    repos: dict[str, _Repo] = {}
+    ambiguous: set[str] = set()
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        report.problem(path, f"cannot read: {exc}")
+        return repos
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        where = f"{path}:{number}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            report.problem(where, f"not valid JSON: {exc}")
+            continue
+        if not isinstance(record, dict):
+            report.problem(where, "expected a JSON object")
+            continue
+        repository = record.get("repository")
+        revision = record.get("revision")
+        if not isinstance(repository, str) or repository.count("/") != 1:
+            report.problem(where, f"repository: expected 'owner/name', got {repository!r}")
+            continue
+        if not isinstance(revision, str) or not revision.strip():
+            report.problem(where, f"revision: expected a commit, got {revision!r}")
+            continue
+        owner, name = repository.split("/")
+        key = f"{owner}_{name}"
+        repo = _Repo(owner=owner, name=name, revision=revision.strip())
+        known = repos.get(key)
+        if known is None:
+            repos[key] = repo
+        elif known.full_name != repo.full_name:
+            # ``a_b/c`` and ``a/b_c`` share the folder ``error_gen_a_b_c``: no way to tell.
+            report.problem(
+                where,
+                f"{repository} and {known.full_name} both map to folder {REPO_PREFIX}{key}",
+            )
+            ambiguous.add(key)
+        elif known.revision != repo.revision:
+            report.problem(
+                where,
+                f"{repository} listed again with revision {repo.revision}; "
+                f"keeping the first ({known.revision})",
+            )
+    for key in ambiguous:
+        del repos[key]
+    return repos
+
+
+def _match_repo(key: str, repos: dict[str, _Repo], folder: Path, report: _Report) -> _Repo | None:
+    if key in repos:
+        return repos[key]
+    # EnConda-Bench's own loader compares names with ``-`` read as ``_``, case kept; we also
+    # ignore case, and accept the match only when it is unique.
+    loose = key.replace("-", "_").lower()
+    matches = [repo for k, repo in repos.items() if k.replace("-", "_").lower() == loose]
+    if len(matches) == 1:
+        report.note(folder, f"matched to {matches[0].full_name} in {REPO_INFO} ignoring case/-/_")
+        return matches[0]
+    return None
+
+
+# ----------------------------------------------------------------------------- instances
+
+
+def _load_repo(
+    repo_dir: Path,
+    repos: dict[str, _Repo],
+    repo_info_path: Path | None,
+    only_instance: str | None,
+    test_command: str,
+    seen_ids: set[str],
+    report: _Report,
+) -> list[Case]:
+    key = repo_dir.name.removeprefix(REPO_PREFIX)
+    try:
+        instance_dirs = _subdirs(repo_dir)
+    except OSError as exc:
+        report.problem(repo_dir, f"cannot list: {exc}")
+        return []
+    if only_instance is not None:
+        instance_dirs = [path for path in instance_dirs if path.name == only_instance]
+    elif not instance_dirs:
+        report.note(repo_dir, "no instance folders")
+        return []
+    if only_instance is None:
+        stray = sorted(p.name for p in repo_dir.iterdir() if p.is_file())
+        if stray:
+            report.note(repo_dir, f"ignored files outside instance folders: {', '.join(stray)}")
+    repo = _match_repo(key, repos, repo_dir, report)
+    if repo is None:
+        where = repo_info_path or REPO_INFO
+        for instance_dir in instance_dirs:
+            report.problem(
+                instance_dir,
+                f"no revision: repository {key!r} has no entry in {where}",
+            )
+        return []
+    short_names = _short_names(key, [path.name for path in instance_dirs])
+    # Merged instances sort among the others by what follows the repository name.
+    instance_dirs.sort(key=lambda path: _natural_key(short_names[path.name]))
+    cases = []
+    for instance_dir in instance_dirs:
+        case = _load_instance(
+            instance_dir, repo, short_names[instance_dir.name], test_command, seen_ids, report
+        )
+        if case is not None:
+            cases.append(case)
+    return cases
+
+
+def _short_names(key: str, names: list[str]) -> dict[str, str]:
+    """``<key>_error_readme_1`` / ``error_gen_<key>_error_readme_merge_k2`` → the part after.
+
+    Falls back to the full folder name where stripping would make two instances alike.
+    """
+    short: dict[str, str] = {}
+    for name in names:
+        for prefix in (f"{REPO_PREFIX}{key}_", f"{key}_"):
+            if name.startswith(prefix) and len(name) > len(prefix):
+                short[name] = name[len(prefix) :]
+                break
+        else:
+            short[name] = name
+    counts = Counter(short.values())
+    return {name: (value if counts[value] == 1 else name) for name, value in short.items()}
+
+
+def _pick_files(instance_dir: Path, report: _Report) -> tuple[Path, Path] | None:
+    """(README, golden) of an instance folder, exactly as named there."""
+    try:
+        with os.scandir(instance_dir) as entries:
+            files = {entry.name: Path(entry.path) for entry in entries if entry.is_file()}
+    except OSError as exc:
+        report.problem(instance_dir, f"cannot list: {exc}")
+        return None
+    golden = files.get(GOLDEN_NAME)
+    if golden is None:
+        spelled = [path for name, path in files.items() if name.lower() == GOLDEN_NAME.lower()]
+        if len(spelled) != 1:
+            report.problem(instance_dir / GOLDEN_NAME, "golden file not found in the folder")
+            return None
+        golden = spelled[0]
+        report.note(golden, f"golden file spelled {golden.name!r}; read as {GOLDEN_NAME}")
+    readmes = [
+        path
+        for name, path in files.items()
+        if Path(name).stem.lower() == "readme" and path.suffix.lower() != ".json"
+    ]
+    if not readmes:
+        report.problem(instance_dir, "no README file (README.md, README.rst, ...) in the folder")
+        return None
+
+    def preference(path: Path) -> tuple[int, int, str]:
+        suffix = path.suffix.lower()
+        order = README_SUFFIX_ORDER.index(suffix) if suffix in README_SUFFIX_ORDER else 9
+        return (order, 0 if path.stem == "README" else 1, path.name)
+
+    readmes.sort(key=preference)
+    if len(readmes) > 1:
+        others = ", ".join(path.name for path in readmes[1:])
+        report.note(instance_dir, f"several READMEs; using {readmes[0].name}, not {others}")
+    return readmes[0], golden
+
+
+def _case_id(repo: _Repo, short: str, instance_dir: Path, report: _Report) -> str:
+    raw = f"{repo.owner}/{repo.name}/{short}"
+    case_id = _CASE_ID_UNSAFE.sub("-", raw).lstrip("._/-")
+    if case_id != raw:
+        report.note(instance_dir, f"case id {raw!r} has characters ids cannot hold: {case_id!r}")
+    return case_id
+
+
+def _load_instance(
+    instance_dir: Path,
+    repo: _Repo,
+    short: str,
+    test_command: str,
+    seen_ids: set[str],
+    report: _Report,
+) -> Case | None:
+    picked = _pick_files(instance_dir, report)
+    if picked is None:
+        return None
+    readme_path, golden_path = picked
+    golden = _read_golden(golden_path, report)
+    if golden is None:
+        return None
+    try:
+        raw = readme_path.read_bytes()
+    except OSError as exc:
+        report.problem(readme_path, f"cannot read: {exc}")
+        return None
+    try:
+        readme_text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        readme_text = raw.decode("utf-8", errors="replace")
+        report.note(readme_path, f"not UTF-8 ({exc.reason} at byte {exc.start}); bytes replaced")
+
+    case_id = _case_id(repo, short, instance_dir, report)
+    if case_id in seen_ids:
+        report.problem(instance_dir, f"case id {case_id!r} is already taken by another instance")
+        return None
+    # The README goes where upstream keeps it; generated folders sometimes spell it lower case.
+    target = "README" + readme_path.suffix
+    if readme_path.name != target:
+        report.note(readme_path, f"README spelled {readme_path.name!r}; placed as {target}")
+    kind = "merge" if "_merge_k" in instance_dir.name else None
+    only = re.search(r"_only_(E\d+)$", instance_dir.name)
+    tags = ["enconda"] + ([kind] if kind else []) + ([f"only_{only.group(1)}"] if only else [])
+    try:
+        spec = CaseSpec(
+            id=case_id,
+            suite="diagnosis",
+            title=f"{repo.full_name} {instance_dir.name}",
+            repository=RepoSource(
+                kind="url", url=f"https://github.com/{repo.full_name}", revision=repo.revision
+            ),
+            readme=readme_path.name,
+            readme_target=target,
+            golden=golden_path.name,
+            test_command=test_command,
+            tags=tags,
+        )
+    except ValidationError as exc:
+        report.problem(instance_dir, f"cannot make a case: {_first_errors(exc)}")
+        return None
+    seen_ids.add(case_id)
+    return Case(spec=spec, case_dir=instance_dir, readme_text=readme_text, golden=golden)
+
+
+# ----------------------------------------------------------------------------- golden files
+
+
+def _first_errors(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or '<root>'}: {err['msg']}"
+        for err in exc.errors()[:5]
+    )
+
+
+def _read_golden(path: Path, report: _Report) -> GoldenAnswer | None:
+    try:
+        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+    except OSError as exc:
+        report.problem(path, f"cannot read: {exc}")
+        return None
+    except UnicodeDecodeError as exc:
+        report.problem(path, f"not UTF-8: {exc.reason} at byte {exc.start}")
+        return None
+    except json.JSONDecodeError as exc:
+        report.problem(path, f"not valid JSON: {exc}")
+        return None
+    problems: list[str] = []
+    notes: list[str] = []
+    golden = _normalise_golden(data, problems, notes)
+    for message in notes:
+        report.note(path, message)
+    for message in problems:
+        report.problem(path, message)
+    return None if problems else golden
+
+
+def _normalise_type(value: object) -> str | None:
+    if not isinstance(value, str):
+        return None
+    match = _TYPE_CODE.match(value)
+    if match:
+        code = f"E{int(match.group(1))}"
+        return code if code in ERROR_TYPES else None
+    return _TYPE_NAMES.get(" ".join(value.lower().split()))
+
+
+def _normalise_error(
+    index: int, raw: object, problems: list[str], notes: list[str]
+) -> dict[str, Any] | None:
+    where = f"errors[{index}]"
+    if not isinstance(raw, dict):
+        problems.append(f"{where}: expected an object, got {type(raw).__name__}")
+        return None
+    error: dict[str, Any] = {}
+    for field, value in raw.items():
+        canonical = field if field in _GOLDEN_FIELDS else _FIELD_ALIASES.get(field.lower())
+        if canonical is None:
+            notes.append(f"{where}.{field}: unknown field dropped")
+        elif canonical in error or (canonical != field and canonical in raw):
+            notes.append(f"{where}.{field}: duplicate of {canonical} dropped")
+        else:
+            if canonical != field:
+                notes.append(f"{where}.{field}: read as {canonical}")
+            error[canonical] = value
+    before = len(problems)
+
+    error_type = error.get("error_type")
+    code = _normalise_type(error_type)
+    if code is None:
+        expected = ", ".join(ERROR_TYPES)
+        if error_type is None:
+            problems.append(f"{where}.error_type: required field is missing")
+        else:
+            problems.append(f"{where}.error_type: expected one of {expected}, got {error_type!r}")
+    elif code != error_type:
+        notes.append(f"{where}.error_type: {error_type!r} read as {code}")
+        error["error_type"] = code
+
+    for field in ("error_description", "golden_answer"):
+        value = error.get(field)
+        if value is None:
+            problems.append(f"{where}.{field}: required field is missing")
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            notes.append(f"{where}.{field}: number {value!r} read as text")
+            error[field] = str(value)
+        elif not isinstance(value, str):
+            problems.append(f"{where}.{field}: expected text, got {type(value).__name__}")
+
+    candidates = error.get("correction_candidates")
+    if candidates is None:
+        if "correction_candidates" not in error:
+            notes.append(f"{where}.correction_candidates: missing; read as []")
+        else:
+            notes.append(f"{where}.correction_candidates: null read as []")
+        error["correction_candidates"] = []
+    elif isinstance(candidates, str):
+        notes.append(f"{where}.correction_candidates: a single string read as a list of one")
+        error["correction_candidates"] = [candidates]
+    elif isinstance(candidates, list):
+        if not all(isinstance(item, str) for item in candidates):
+            if all(isinstance(item, str | int | float) for item in candidates):
+                notes.append(f"{where}.correction_candidates: numbers read as text")
+                error["correction_candidates"] = [str(item) for item in candidates]
+            else:
+                problems.append(f"{where}.correction_candidates: expected a list of text")
+    else:
+        problems.append(
+            f"{where}.correction_candidates: expected a list of text, "
+            f"got {type(candidates).__name__}"
+        )
+    return error if len(problems) == before else None
+
+
+def _normalise_golden(data: object, problems: list[str], notes: list[str]) -> GoldenAnswer | None:
+    if not isinstance(data, dict):
+        problems.append(f"<root>: expected a JSON object, got {type(data).__name__}")
+        return None
+    raw_errors = data.get("errors")
+    if raw_errors is None:
+        problems.append("errors: required field is missing")
+        return None
+    if isinstance(raw_errors, dict):
+        notes.append("errors: a single object read as a list of one")
+        raw_errors = [raw_errors]
+    if not isinstance(raw_errors, list):
+        problems.append(f"errors: expected a list, got {type(raw_errors).__name__}")
+        return None
+    errors = [_normalise_error(i, raw, problems, notes) for i, raw in enumerate(raw_errors)]
+    if problems:
+        return None
+
+    count = len(errors)
+    raw_level = data.get("level")
+    if raw_level is None:
+        notes.append(f"level: missing; the number of errors ({count}) is the level")
+    else:
+        try:
+            level = parse_level(raw_level)
+        except ValueError:
+            notes.append(f"level: unreadable {raw_level!r}; the number of errors ({count}) is used")
+        else:
+            if level != count:
+                notes.append(
+                    f"level: file says {raw_level!r} but lists {count} errors; using {count}"
+                )
+    if count == 0:
+        notes.append("no injected errors: the correct diagnosis is empty")
+
+    extra = {k: v for k, v in data.items() if k not in ("errors", "level")}
+    try:
+        return GoldenAnswer.model_validate({**extra, "errors": errors, "level": count})
+    except ValidationError as exc:
+        problems.append(_first_errors(exc))
+        return None

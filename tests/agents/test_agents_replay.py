@@ -1,0 +1,309 @@
+"""The ``replay`` agent on both layouts: our AgentOutcome JSONL and EnConda-Bench's results."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_enconda.agents import registry
+from pytest_enconda.agents.base import AgentOutcome, AgentTask, PredictedError
+from pytest_enconda.agents.replay import MissingPrediction, ReplayAgent
+from pytest_enconda.cases.enconda_import import load_dataset
+from pytest_enconda.cases.models import Case
+from pytest_enconda.errors import EncondaError
+
+KEY = "my-org_my_repo"
+INSTANCES = [
+    f"{KEY}_error_readme_1",
+    f"{KEY}_error_readme_1_only_E1",
+    f"{KEY}_error_readme_10",
+    f"error_gen_{KEY}_error_readme_merge_k2",
+]
+
+
+@pytest.fixture
+def cases(tmp_path: Path) -> dict[str, Case]:
+    """Real imported cases (folder name → case) with the sibling names that confuse substrings."""
+    root = tmp_path / "dataset"
+    root.mkdir()
+    (root / "repo_info.jsonl").write_text('{"repository": "my-org/my_repo", "revision": "abc"}\n')
+    error = {
+        "error_type": "E1",
+        "error_description": "d",
+        "correction_candidates": [],
+        "golden_answer": "g",
+    }
+    for name in INSTANCES:
+        folder = root / "instances" / f"error_gen_{KEY}" / name
+        folder.mkdir(parents=True)
+        (folder / "README.md").write_text("```bash\npip install x\n```\n")
+        (folder / "README.json").write_text(json.dumps({"level": "level1", "errors": [error]}))
+    loaded = load_dataset(root)
+    assert loaded.problems == []
+    return {case.case_dir.name: case for case in loaded.cases}
+
+
+def task(case: Case) -> AgentTask:
+    return AgentTask(case=case, readme_text=case.readme_text, readme_name="README.md")
+
+
+def write_result(
+    results: Path,
+    instance: str,
+    errors: Any,
+    *,
+    folder: str | None = None,
+    setup: str | None = "#!/bin/bash\npip install x\n",
+    **extra: Any,
+) -> Path:
+    """Write one prediction as EnConda-Bench's OutputManager does."""
+    repo_name = folder or f"{KEY}_{instance}"
+    directory = results / repo_name
+    directory.mkdir(parents=True, exist_ok=True)
+    data = {
+        "repo_name": repo_name,
+        "readme_name": instance,
+        "timestamp": "2025-01-01T00:00:00",
+        "errors": errors,
+        **extra,
+    }
+    path = directory / f"{instance}_errors.json"
+    path.write_text(json.dumps(data))
+    if setup is not None:
+        (directory / f"{instance}_setup.sh").write_text(setup)
+    return path
+
+
+def error(error_type: str, text: str) -> dict[str, str]:
+    return {"error_type": error_type, "error_description": text, "fix_answer": f"fix {text}"}
+
+
+# ----------------------------------------------------------------------------- EnConda layout
+
+
+def test_enconda_results_match_each_case_exactly(tmp_path: Path, cases: dict[str, Case]) -> None:
+    out = tmp_path / "out"
+    for index, instance in enumerate(INSTANCES):
+        write_result(out / "results", instance, [error("E1", instance)], setup=f"echo {index}\n")
+    # Both the output folder and its results/ folder are accepted.
+    for path in (out, out / "results"):
+        agent = registry.create("replay", predictions=path, model="ignored")
+        for index, instance in enumerate(INSTANCES):
+            outcome = agent.run(task(cases[instance]))
+            assert outcome.case_id == cases[instance].id
+            assert outcome.diagnosis == [
+                PredictedError(
+                    error_type="E1", error_description=instance, fix_suggestion=f"fix {instance}"
+                )
+            ]
+            assert outcome.setup_script == f"echo {index}\n"
+            assert outcome.status == "completed"
+            assert outcome.problems == []
+
+
+def test_enconda_missing_case_raises_naming_the_case(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    results = tmp_path / "results"
+    write_result(results, INSTANCES[0], [error("E1", "x")])
+    # readme_10 and readme_1_only_E1 must not pick up readme_1's prediction (or vice versa).
+    agent = ReplayAgent(results)
+    assert agent.run(task(cases[INSTANCES[0]])).diagnosis[0].error_description == "x"
+    for instance in INSTANCES[1:]:
+        case = cases[instance]
+        with pytest.raises(MissingPrediction) as info:
+            agent.run(task(case))
+        assert str(info.value) == f"no recorded prediction for case {case.id} in {results}"
+        assert isinstance(info.value, EncondaError)
+
+
+def test_enconda_malformed_fields_are_graded_as_far_as_possible(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    results = tmp_path / "results"
+    errors = [
+        {"error_type": "E3", "error_description": "unknown type", "fix_answer": "f"},
+        {"error_type": "E2", "fix_answer": "no description"},
+        {"error_type": "E4", "error_description": ["a", "list"], "golden_answer": "g"},
+        "not an object",
+    ]
+    write_result(results, INSTANCES[0], errors, setup=None, readme_name="something_else")
+    outcome = ReplayAgent(results).run(task(cases[INSTANCES[0]]))
+    assert [e.error_type for e in outcome.diagnosis] == ["E3", "E2", "E4"]
+    assert outcome.diagnosis[1].error_description == ""
+    assert outcome.diagnosis[1].fix_suggestion == "no description"
+    assert outcome.diagnosis[2].error_description == '["a", "list"]'
+    assert outcome.diagnosis[2].fix_suggestion == "g"
+    assert outcome.setup_script == ""
+    assert outcome.status == "completed"
+    text = "\n".join(outcome.problems)
+    assert "errors[0].error_type: 'E3' is not one of E1, E2, E4, E6, E7, E8" in text
+    assert "errors[1].error_description: missing" in text
+    assert "errors[2].error_description: expected text, got list" in text
+    assert "errors[2]: fix read from 'golden_answer' (expected 'fix_answer')" in text
+    assert "errors[3]: expected an object, got str; skipped" in text
+    assert "no setup script recorded" in text
+    assert "readme_name 'something_else' differs from the file name" in text
+
+
+def test_enconda_unreadable_file_is_a_no_prediction_outcome(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    results = tmp_path / "results"
+    path = write_result(results, INSTANCES[2], [])
+    path.write_text("{truncated")
+    outcome = ReplayAgent(results).run(task(cases[INSTANCES[2]]))
+    assert outcome.status == "no_prediction"
+    assert outcome.message.startswith(f"cannot read {path}")
+    assert outcome.problems == [outcome.message]
+
+
+def test_enconda_shell_script_in_json_and_records(tmp_path: Path, cases: dict[str, Case]) -> None:
+    out = tmp_path / "out"
+    write_result(out / "results", INSTANCES[0], [], setup=None, shell_script="make\n")
+    records = [
+        {
+            "repo_name": f"{KEY}_{INSTANCES[0]}",
+            "readme_name": INSTANCES[0],
+            "success": True,
+            "token_usage": {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15},
+        },
+        {
+            "repo_name": f"error_gen_{KEY}",
+            "readme_name": INSTANCES[1],
+            "success": False,
+            "error_message": "Analysis failed",
+        },
+    ]
+    (out / "processing_records.jsonl").write_text("\n".join(json.dumps(r) for r in records))
+    agent = ReplayAgent(out)
+    first = agent.run(task(cases[INSTANCES[0]]))
+    assert first.setup_script == "make\n"
+    assert (first.usage.prompt_tokens, first.usage.completion_tokens) == (10, 5)
+    assert first.usage.total_tokens == 15
+    failed = agent.run(task(cases[INSTANCES[1]]))
+    assert failed.status == "no_prediction"
+    assert failed.message == "inference failed: Analysis failed"
+    with pytest.raises(MissingPrediction):
+        agent.run(task(cases[INSTANCES[2]]))
+
+
+def test_enconda_folder_not_named_after_the_repository(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    results = tmp_path / "results"
+    write_result(results, INSTANCES[2], [error("E6", "x")], folder="renamed")
+    outcome = ReplayAgent(results).run(task(cases[INSTANCES[2]]))
+    assert outcome.diagnosis[0].error_type == "E6"
+    assert "matched by instance name alone" in outcome.problems[0]
+
+
+# ----------------------------------------------------------------------------- our JSONL
+
+
+def outcome_line(case_id: str, **fields: Any) -> str:
+    data = AgentOutcome(case_id=case_id, agent="llm", model="m", **fields).model_dump(mode="json")
+    return json.dumps(data)
+
+
+def test_jsonl_outcomes_by_case_id(tmp_path: Path, cases: dict[str, Case]) -> None:
+    case_a, case_b = cases[INSTANCES[0]], cases[INSTANCES[2]]
+    diagnosis = [PredictedError(error_type="E1", error_description="d", fix_suggestion="f")]
+    path = tmp_path / "outcomes.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                outcome_line(case_a.id, setup_script="old"),
+                outcome_line(case_b.id, diagnosis=diagnosis, setup_script="b", wall_time=3.0),
+                outcome_line(case_a.id, setup_script="new"),
+                "",
+            ]
+        )
+    )
+    agent = ReplayAgent(path)
+    outcome_b = agent.run(task(case_b))
+    assert outcome_b.diagnosis == diagnosis
+    assert (outcome_b.setup_script, outcome_b.wall_time, outcome_b.model) == ("b", 3.0, "m")
+    assert outcome_b.problems == []
+    outcome_a = agent.run(task(case_a))
+    assert outcome_a.setup_script == "new"
+    assert "replaces an earlier record" in outcome_a.problems[0]
+    assert agent.case_ids() == {case_a.id, case_b.id}
+    # Returned outcomes are copies: changing one does not change the next replay.
+    outcome_a.problems.append("changed")
+    assert "changed" not in agent.run(task(case_a)).problems
+    with pytest.raises(MissingPrediction, match=cases[INSTANCES[1]].id):
+        agent.run(task(cases[INSTANCES[1]]))
+
+
+def test_jsonl_malformed_records(tmp_path: Path, cases: dict[str, Case]) -> None:
+    case = cases[INSTANCES[0]]
+    record = {
+        "case_id": case.id,
+        "agent": "llm",
+        "status": "exploded",
+        "wall_time": "fast",
+        "setup_script": "make\n",
+        "diagnosis": [
+            {"error_type": "E9", "error_description": "d", "fix_suggestion": "f"},
+            {"error_description": "no type"},
+            42,
+        ],
+    }
+    path = tmp_path / "outcomes.jsonl"
+    path.write_text(
+        "\n".join([json.dumps(record), "{broken", json.dumps({"no": "case id"})]) + "\n"
+    )
+    agent = ReplayAgent(path)
+    outcome = agent.run(task(case))
+    assert outcome.setup_script == "make\n"
+    assert outcome.status == "completed"
+    assert outcome.wall_time == 0.0
+    assert [e.error_type for e in outcome.diagnosis] == ["E9", ""]
+    text = "\n".join(outcome.problems)
+    assert "status" in text and "wall_time" in text
+    assert "diagnosis[0].error_type: 'E9' is not one of" in text
+    assert "diagnosis[1].error_type: missing" in text
+    assert "diagnosis[1].error_type: '' is not" not in text
+    assert "diagnosis[2]: expected an object, got int; skipped" in text
+    assert [p.split(": ", 1)[1][:19] for p in agent.load_problems] == [
+        "not valid JSON: Exp",
+        "not an AgentOutcome",
+    ]
+    assert agent.load_problems[0].startswith(f"{path}:2: ")
+
+
+def test_jsonl_valid_record_with_unknown_type_is_kept_and_reported(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    case = cases[INSTANCES[0]]
+    diagnosis = [PredictedError(error_type="E5", error_description="d")]
+    path = tmp_path / "o.jsonl"
+    path.write_text(outcome_line(case.id, diagnosis=diagnosis) + "\n")
+    outcome = ReplayAgent(path).run(task(case))
+    assert outcome.diagnosis[0].error_type == "E5"
+    assert "'E5' is not one of" in outcome.problems[0]
+
+
+def test_run_directory_outcomes(tmp_path: Path, cases: dict[str, Case]) -> None:
+    case = cases[INSTANCES[3]]
+    folder = tmp_path / "run" / "cases" / "x" / "agent"
+    folder.mkdir(parents=True)
+    (folder / "outcome.json").write_text(outcome_line(case.id, setup_script="s"))
+    assert ReplayAgent(tmp_path / "run").run(task(case)).setup_script == "s"
+
+
+def test_nothing_to_replay(tmp_path: Path, cases: dict[str, Case]) -> None:
+    agent = ReplayAgent(tmp_path / "missing.jsonl")
+    with pytest.raises(MissingPrediction):
+        agent.run(task(cases[INSTANCES[0]]))
+    assert agent.load_problems == [f"{tmp_path / 'missing.jsonl'}: no such file or directory"]
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    agent = ReplayAgent(empty)
+    with pytest.raises(MissingPrediction):
+        agent.run(task(cases[INSTANCES[0]]))
+    assert "no predictions found" in agent.load_problems[0]
