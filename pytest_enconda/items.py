@@ -114,6 +114,7 @@ class CaseItem(pytest.Item):
         self.aspect = aspect
         self.user_properties.append(("enconda_case", case.id))
         self.user_properties.append(("enconda_item", aspect))
+        self.user_properties.append(("enconda_level", case.level))
 
     def setup(self) -> None:
         # Harness work and grading happen here: an exception in setup is an *error* outcome,

@@ -101,8 +101,7 @@ class _ResultsRecorder:
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    if getattr(session.config, "workerinput", None) is None:
-        session.config.stash[SESSION_KEY].finish()
+    session.config.stash[SESSION_KEY].finish()
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -324,6 +324,7 @@ class EncondaSession:
         row = {
             "case": case_id,
             "item": item,
+            "level": props.get("enconda_level"),
             "outcome": outcome,
             "message": message[-4000:],
             "duration": round(report.duration, 3),
@@ -347,8 +348,13 @@ class EncondaSession:
             )
 
     def finish(self) -> None:
-        """Compact results and write the summary (controller only)."""
-        if not self._results:
+        """Every process saves its judge's stats; the controller then writes the summary."""
+        if self._judge is not None:
+            from .report.summary import JUDGE_STATS_DIR
+
+            name = f"{self.worker_id or 'main'}-{os.getpid()}.json"
+            write_model(self.run_dir / JUDGE_STATS_DIR / name, self._judge.stats())
+        if self.worker_id is not None or not self._results:
             return
         self._rewrite_results()
         from .report.summary import build_summary, write_summary

@@ -7,8 +7,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import atomic_write_text
+from ..artifacts import CaseDir, atomic_write_text, read_model
+from ..grading.aggregate import CaseResult, aggregate
+from ..grading.diagnosis import DiagnosisGrade
+from ..grading.judges.base import JudgeStats
 from ..settings import EncondaSettings
+from .tables import render_markdown
+
+JUDGE_STATS_DIR = "judge-stats"
 
 
 def _outcomes(results: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, int]]:
@@ -18,31 +24,57 @@ def _outcomes(results: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[
     return {item: dict(counts) for item, counts in sorted(per_item.items())}
 
 
+def _case_results(
+    run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]
+) -> list[CaseResult]:
+    by_case: dict[str, dict[str, dict[str, Any]]] = {}
+    for (case, item), row in results.items():
+        by_case.setdefault(case, {})[item] = row
+    out = []
+    for case, rows in sorted(by_case.items()):
+        diagnosis_path = CaseDir(run_dir, case).root / "grading" / "diagnosis.json"
+        diagnosis = None
+        graded = any(item in rows for item in ("error_types", "descriptions", "fixes"))
+        if graded and diagnosis_path.is_file():
+            diagnosis = read_model(diagnosis_path, DiagnosisGrade)
+        execution = rows.get("execution", {}).get("outcome")
+        level = next((row["level"] for row in rows.values() if "level" in row), None)
+        if level is None:
+            level = len(diagnosis.golden_types) if diagnosis else 0
+        out.append(
+            CaseResult(
+                case_id=case,
+                level=level,
+                diagnosis=diagnosis,
+                execution_passed={"passed": True, "failed": False}.get(execution or ""),
+            )
+        )
+    return out
+
+
+def judge_stats(run_dir: Path, name: str) -> JudgeStats:
+    """Sum the stats each process (controller or xdist worker) wrote for its judge."""
+    total = JudgeStats(name=name)
+    for path in sorted((run_dir / JUDGE_STATS_DIR).glob("*.json")):
+        total = total.merged(read_model(path, JudgeStats))
+    return total
+
+
 def build_summary(
     run_dir: Path, results: dict[tuple[str, str], dict[str, Any]], settings: EncondaSettings
 ) -> dict[str, Any]:
-    cases = sorted({case for case, _item in results})
+    cases = _case_results(run_dir, results)
+    summary = aggregate(cases).to_summary_json(
+        agent=settings.agent, model=settings.model, judge=judge_stats(run_dir, settings.judge)
+    )
     execution = [row for (_c, item), row in results.items() if item == "execution"]
-    graded = [row for row in execution if row["outcome"] in ("passed", "failed")]
-    summary: dict[str, Any] = {
-        "agent": settings.agent,
-        "model": settings.model,
-        "judge_name": settings.judge,
-        "cases": len(cases),
-        "items": _outcomes(results),
-        "pass_at_1": (sum(r["outcome"] == "passed" for r in graded) / len(graded))
-        if graded
-        else None,
-        "pass_at_1_counts": {
-            "passed": sum(r["outcome"] == "passed" for r in graded),
-            "graded": len(graded),
-            "errors": sum(r["outcome"] == "error" for r in execution),
-        },
-    }
+    summary["items"] = _outcomes(results)
+    summary["execution_errors"] = sum(row["outcome"] == "error" for row in execution)
+    summary["run_dir"] = str(run_dir)
     return summary
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
-    atomic_write_text(
-        run_dir / "summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n"
-    )
+    text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    atomic_write_text(run_dir / "summary.json", text)
+    atomic_write_text(run_dir / "summary.md", render_markdown(summary))

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+MAX_PROBLEMS_SHOWN = 50
+
 
 def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
-    summary = session.summary
-    if session.import_problems:
+    problems = session.import_problems
+    if problems:
         terminalreporter.section("enconda: instances that could not be read", sep="-")
-        for file, reason in session.import_problems[:50]:
+        for file, reason in problems[:MAX_PROBLEMS_SHOWN]:
             terminalreporter.write_line(f"{file}: {reason}")
-        if len(session.import_problems) > 50:
-            terminalreporter.write_line(f"... and {len(session.import_problems) - 50} more")
+        if len(problems) > MAX_PROBLEMS_SHOWN:
+            terminalreporter.write_line(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
+    summary = session.summary
     if not summary:
         return
+    from .tables import render_terminal
+
     terminalreporter.section("enconda summary", sep="=")
+    width = terminalreporter._tw.fullwidth
+    terminalreporter.write(render_terminal(summary, console_width=width))
     terminalreporter.write_line(f"run directory: {session.run_dir}")
-    counts = summary["pass_at_1_counts"]
-    value = summary["pass_at_1"]
-    shown = "n/a" if value is None else f"{value:.3f}"
-    terminalreporter.write_line(
-        f"agent={summary['agent']} cases={summary['cases']} "
-        f"Pass@1={shown} ({counts['passed']}/{counts['graded']}, harness errors {counts['errors']})"
-    )

@@ -1,0 +1,283 @@
+"""Run-level metrics from per-case grades, under both definitions, overall and by level.
+
+Aggregation is a pure function of the cases given, so any subset (``-k``, one level, a resumed
+run) gives the numbers of exactly those cases. ``Summary.to_summary_json`` is the stable,
+script-facing form written to ``summary.json``: fractions in [0, 1], ``null`` where a number cannot
+be computed (no prediction, no golden error, no execution).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from ..cases.models import ERROR_TYPES
+from .diagnosis import DiagnosisGrade
+from .judges.base import JudgeStats
+
+SCHEMA_VERSION = 1
+
+DEFINITIONS = {
+    "paper": (
+        "EnConda-Bench's published definition: per instance, sets of predicted and golden error "
+        "types; TP/FP/FN summed over instances, precision/recall/F1 computed once (micro). A "
+        "prediction matches a golden error of the same type, greedily in prediction order. "
+        "Description (fix) accuracy: per instance, accepted matched pairs / matched pairs (0 when "
+        "nothing matched), averaged over instances with at least one golden error (the official "
+        "script also averages in instances without errors, as 0; they are excluded here and "
+        "counted in instances_without_errors)."
+    ),
+    "per_error": (
+        "Stricter: multisets of types per instance (two E1 errors need two E1 predictions); "
+        "predictions assigned one-to-one to same-type golden errors by optimal assignment "
+        "(scipy linear_sum_assignment) maximising accepted descriptions and fixes; description "
+        "(fix) accuracy = accepted matched pairs / golden errors, summed over instances (micro)."
+    ),
+    "judge_errors": (
+        "A pair the judge could not grade is left out of both numerator and denominator of the "
+        "accuracies and counted in the judge_error fields, never scored as 'not similar'."
+    ),
+    "pass_at_1": "setup script and tests passed in a fresh container / cases whose execution ran",
+}
+
+
+def _ratio(num: float, den: float) -> float | None:
+    return num / den if den else None
+
+
+class CaseResult(BaseModel):
+    case_id: str
+    level: int
+    diagnosis: DiagnosisGrade | None = None
+    execution_passed: bool | None = Field(None, description="None: not run, or a harness error")
+
+
+class PRF(BaseModel):
+    tp: int = 0
+    fp: int = 0
+    fn: int = 0
+
+    @property
+    def precision(self) -> float | None:
+        return _ratio(self.tp, self.tp + self.fp)
+
+    @property
+    def recall(self) -> float | None:
+        return _ratio(self.tp, self.tp + self.fn)
+
+    @property
+    def f1(self) -> float | None:
+        # Equal to 2PR/(P+R) wherever that is defined, and 0 when TP = 0 but errors exist.
+        return _ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
+
+    def add(self, tp: int, fp: int, fn: int) -> None:
+        self.tp += tp
+        self.fp += fp
+        self.fn += fn
+
+    def as_dict(self, prefix: str = "") -> dict[str, Any]:
+        return {
+            f"{prefix}precision": self.precision,
+            f"{prefix}recall": self.recall,
+            f"{prefix}f1": self.f1,
+            f"{prefix}tp": self.tp,
+            f"{prefix}fp": self.fp,
+            f"{prefix}fn": self.fn,
+        }
+
+
+class PaperMetrics(BaseModel):
+    type: PRF = Field(default_factory=PRF)
+    description_acc: float | None = None
+    fix_acc: float | None = None
+    instances_with_errors: int = 0
+    instances_without_errors: int = 0
+    description_judge_error_instances: int = Field(
+        0, description="instances left out of description_acc: judge errors on every matched pair"
+    )
+    fix_judge_error_instances: int = 0
+
+
+class PerErrorMetrics(BaseModel):
+    type: PRF = Field(default_factory=PRF)
+    golden_errors: int = 0
+    predicted_errors: int = 0
+    matched: int = 0
+    description_accepted: int = 0
+    fix_accepted: int = 0
+    description_judge_errors: int = 0
+    fix_judge_errors: int = 0
+
+    @property
+    def description_acc(self) -> float | None:
+        return _ratio(self.description_accepted, self.golden_errors - self.description_judge_errors)
+
+    @property
+    def fix_acc(self) -> float | None:
+        return _ratio(self.fix_accepted, self.golden_errors - self.fix_judge_errors)
+
+
+class TypeMetrics(BaseModel):
+    predicted: int = 0
+    golden: int = 0
+    per_error: PRF = Field(default_factory=PRF)
+    paper: PRF = Field(default_factory=PRF)
+
+
+class Block(BaseModel):
+    """All metrics of one group of cases (the run, or one level)."""
+
+    cases: int = 0
+    diagnosed: int = 0
+    paper: PaperMetrics = Field(default_factory=PaperMetrics)
+    per_error: PerErrorMetrics = Field(default_factory=PerErrorMetrics)
+    per_type: dict[str, TypeMetrics] = Field(default_factory=dict)
+    invalid_types: dict[str, int] = Field(default_factory=dict)
+    executed: int = 0
+    execution_passed: int = 0
+
+    @property
+    def pass_at_1(self) -> float | None:
+        return _ratio(self.execution_passed, self.executed)
+
+    def to_json(self) -> dict[str, Any]:
+        paper = self.paper
+        per = self.per_error
+        return {
+            "cases": self.cases,
+            "diagnosed_cases": self.diagnosed,
+            "paper": {
+                **paper.type.as_dict("type_"),
+                "description_acc": paper.description_acc,
+                "fix_acc": paper.fix_acc,
+                "instances_with_errors": paper.instances_with_errors,
+                "instances_without_errors": paper.instances_without_errors,
+                "description_judge_error_instances": paper.description_judge_error_instances,
+                "fix_judge_error_instances": paper.fix_judge_error_instances,
+            },
+            "per_error": {
+                **per.type.as_dict("type_"),
+                "description_acc": per.description_acc,
+                "fix_acc": per.fix_acc,
+                "golden_errors": per.golden_errors,
+                "predicted_errors": per.predicted_errors,
+                "matched": per.matched,
+                "description_accepted": per.description_accepted,
+                "fix_accepted": per.fix_accepted,
+                "description_judge_errors": per.description_judge_errors,
+                "fix_judge_errors": per.fix_judge_errors,
+            },
+            "pass_at_1": self.pass_at_1,
+            "execution": {"run": self.executed, "passed": self.execution_passed},
+            "per_type": {
+                name: {
+                    **metrics.per_error.as_dict(),
+                    "predicted": metrics.predicted,
+                    "golden": metrics.golden,
+                    "paper": metrics.paper.as_dict(),
+                }
+                for name, metrics in self.per_type.items()
+            },
+            "invalid_types": dict(self.invalid_types),
+        }
+
+
+def _block(results: Iterable[CaseResult]) -> Block:
+    block = Block(per_type={t: TypeMetrics() for t in ERROR_TYPES})
+    description_shares: list[float] = []
+    fix_shares: list[float] = []
+    invalid: Counter[str] = Counter()
+    for result in results:
+        block.cases += 1
+        if result.execution_passed is not None:
+            block.executed += 1
+            block.execution_passed += int(result.execution_passed)
+        grade = result.diagnosis
+        if grade is None:
+            continue
+        block.diagnosed += 1
+        paper, per = grade.paper, grade.per_error
+        block.paper.type.add(paper.tp, paper.fp, paper.fn)
+        block.per_error.type.add(per.tp, per.fp, per.fn)
+        if grade.golden_errors:
+            block.paper.instances_with_errors += 1
+            if paper.description_acc is None:
+                block.paper.description_judge_error_instances += 1
+            else:
+                description_shares.append(paper.description_acc)
+            if paper.fix_acc is None:
+                block.paper.fix_judge_error_instances += 1
+            else:
+                fix_shares.append(paper.fix_acc)
+        else:
+            block.paper.instances_without_errors += 1
+        block.per_error.golden_errors += grade.golden_errors
+        block.per_error.predicted_errors += len(grade.predicted_types)
+        block.per_error.matched += len(per.matched)
+        block.per_error.description_accepted += per.description_accepted
+        block.per_error.fix_accepted += per.fix_accepted
+        block.per_error.description_judge_errors += per.description_judge_errors
+        block.per_error.fix_judge_errors += per.fix_judge_errors
+        for error_type, counts in grade.multiset_counts.items():
+            if error_type not in block.per_type:
+                continue
+            metrics = block.per_type[error_type]
+            metrics.per_error.add(counts.tp, counts.fp, counts.fn)
+            metrics.predicted += counts.tp + counts.fp
+            metrics.golden += counts.tp + counts.fn
+            paper_counts = grade.set_counts[error_type]
+            metrics.paper.add(paper_counts.tp, paper_counts.fp, paper_counts.fn)
+        invalid.update(grade.invalid_types)
+    block.paper.description_acc = _mean(description_shares)
+    block.paper.fix_acc = _mean(fix_shares)
+    block.invalid_types = dict(sorted(invalid.items()))
+    return block
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return sum(values) / len(values) if values else None
+
+
+class Summary(BaseModel):
+    overall: Block
+    by_level: dict[int, Block] = Field(default_factory=dict)
+
+    def to_summary_json(
+        self,
+        agent: str,
+        model: str | None,
+        judge: JudgeStats | Mapping[str, Any] | None = None,
+    ) -> dict[str, Any]:
+        if isinstance(judge, JudgeStats):
+            judge_json: dict[str, Any] = judge.model_dump()
+        elif judge is not None:
+            judge_json = dict(judge)
+        else:
+            judge_json = {"name": None}
+        for key in ("calls", "cache_hits", "errors"):
+            judge_json.setdefault(key, 0)
+        overall = self.overall.to_json()
+        return {
+            "schema_version": SCHEMA_VERSION,
+            "agent": agent,
+            "model": model,
+            "judge_name": judge_json.get("name"),
+            "judge": judge_json,
+            "definitions": DEFINITIONS,
+            **overall,
+            "by_level": {str(level): block.to_json() for level, block in self.by_level.items()},
+        }
+
+
+def aggregate(grades: Sequence[CaseResult]) -> Summary:
+    """Metrics of exactly these cases (overall and per level)."""
+    levels: dict[int, list[CaseResult]] = {}
+    for result in grades:
+        levels.setdefault(result.level, []).append(result)
+    return Summary(
+        overall=_block(grades),
+        by_level={level: _block(levels[level]) for level in sorted(levels)},
+    )

@@ -1,0 +1,324 @@
+"""The LLM judge through litellm against a real HTTP server on 127.0.0.1 with scripted answers.
+
+The server speaks the OpenAI chat-completions protocol (what ``--judge-api-base`` points at),
+counts the requests it receives and can answer 500, garbage or slowly.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_enconda.agents.base import PredictedError
+from pytest_enconda.cases.models import GoldenAnswer, GoldenError
+from pytest_enconda.grading.diagnosis import grade_diagnosis
+from pytest_enconda.grading.judges import create_judge
+from pytest_enconda.grading.judges.base import JudgeRequest
+from pytest_enconda.grading.judges.llm import LlmJudge, build_messages, parse_answer
+
+pytest.importorskip("litellm", reason="the llm judge needs litellm (pip install '.[llm]')")
+
+VERDICT_YES = '{"similar": true, "confidence": 0.9, "reason": "same package and command"}'
+VERDICT_NO = '{"similar": false, "confidence": 0.8, "reason": "different package"}'
+
+
+def completion(content: str, prompt_tokens: int = 120, completion_tokens: int = 20) -> dict:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "judge-model",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": content},
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "total_tokens": prompt_tokens + completion_tokens,
+        },
+    }
+
+
+class ScriptedServer:
+    """Answers from ``script`` (status, body) in order, then ``default``; records every request."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple[int, Any]] = []
+        self.default: tuple[int, Any] = (200, completion(VERDICT_YES))
+        self.responder: Callable[[dict], tuple[int, Any]] | None = None
+        self.delay = 0.0
+        self.requests: list[dict] = []
+        self.paths: list[str] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.requests.append(body)
+                    server.paths.append(self.path)
+                    server.in_flight += 1
+                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
+                    if server.responder is not None:
+                        status, payload = server.responder(body)
+                    elif server.script:
+                        status, payload = server.script.pop(0)
+                    else:
+                        status, payload = server.default
+                try:
+                    if server.delay:
+                        time.sleep(server.delay)
+                    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+                    self.send_response(status)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                finally:
+                    with server._lock:
+                        server.in_flight -= 1
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def api_base(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_port}/v1"
+
+    def start(self) -> None:
+        self.thread.start()
+
+    def stop(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[ScriptedServer]:
+    scripted = ScriptedServer()
+    scripted.start()
+    yield scripted
+    scripted.stop()
+
+
+def make_judge(server: ScriptedServer, cache: Path, **kwargs: Any) -> LlmJudge:
+    options: dict[str, Any] = {"retries": 2, "backoff": 0.01, "timeout": 10}
+    options.update(kwargs)
+    return LlmJudge("judge-model", api_base=server.api_base, cache_dir=cache, **options)
+
+
+REQUEST = JudgeRequest(
+    aspect="fix",
+    golden="pip install lhotse",
+    candidates=["pip install lhotse", "pip install lhotse-speech"],
+    predicted="Use `pip install lhotse`.",
+    context="error type E1",
+)
+
+
+def test_verdict_usage_and_request_shape(server: ScriptedServer, tmp_path: Path) -> None:
+    judge = make_judge(server, tmp_path / "cache")
+    [verdict] = judge.judge_many([REQUEST])
+    assert verdict.similar is True
+    assert verdict.confidence == 0.9
+    assert verdict.reason == "same package and command"
+    assert (verdict.prompt_tokens, verdict.completion_tokens) == (120, 20)
+    assert verdict.cached is False
+    assert len(server.requests) == 1
+    assert server.paths == ["/v1/chat/completions"]
+    body = server.requests[0]
+    assert body["model"] == "judge-model"
+    assert body["temperature"] == 0
+    assert body["messages"] == build_messages(REQUEST)
+    prompt = body["messages"][1]["content"]
+    assert "pip install lhotse-speech" in prompt  # the candidates are shown for a fix
+    assert "Use `pip install lhotse`." in prompt
+    stats = judge.stats()
+    assert (stats.calls, stats.requests, stats.errors, stats.cache_hits) == (1, 1, 0, 0)
+    assert (stats.prompt_tokens, stats.completion_tokens) == (120, 20)
+    # A local model has no price: counted as unknown, not as free.
+    assert stats.cost_unknown == 1
+    assert verdict.cost_usd is None
+
+
+def test_second_run_is_served_from_the_cache(server: ScriptedServer, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    first = make_judge(server, cache).judge_many([REQUEST])
+    assert len(server.requests) == 1
+    again = make_judge(server, cache)  # a new run: a new judge object, same cache folder
+    second = again.judge_many([REQUEST])
+    assert len(server.requests) == 1, "the cached verdict must not be asked again"
+    assert second[0].cached is True
+    assert second[0].similar == first[0].similar
+    assert second[0].reason == first[0].reason
+    assert again.stats().cache_hits == 1
+    assert again.stats().requests == 0
+    files = list(cache.rglob("*.json"))
+    assert len(files) == 1
+    record = json.loads(files[0].read_text())
+    assert record["model"] == "openai/judge-model"
+    assert record["answer"]["similar"] is True
+
+
+def test_cache_key_depends_on_model_and_prompt(server: ScriptedServer, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    make_judge(server, cache).judge_many([REQUEST])
+    other_prompt = REQUEST.model_copy(update={"predicted": "pip install lhotse==1.0"})
+    make_judge(server, cache).judge_many([other_prompt])
+    LlmJudge("other-model", api_base=server.api_base, cache_dir=cache).judge_many([REQUEST])
+    assert len(server.requests) == 3
+
+
+def test_retry_after_a_500(server: ScriptedServer, tmp_path: Path) -> None:
+    server.script = [(500, {"error": {"message": "overloaded"}})]
+    judge = make_judge(server, tmp_path / "cache")
+    [verdict] = judge.judge_many([REQUEST])
+    assert verdict.similar is True
+    assert len(server.requests) == 2
+    stats = judge.stats()
+    assert (stats.requests, stats.retries, stats.errors) == (2, 1, 0)
+
+
+def test_persistent_failure_is_a_judge_error_after_all_retries(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    server.default = (503, {"error": {"message": "down"}})
+    judge = make_judge(server, tmp_path / "cache", retries=2)
+    [verdict] = judge.judge_many([REQUEST])
+    assert verdict.similar is None
+    assert verdict.error is not None and "after 3 attempt(s)" in verdict.error
+    assert len(server.requests) == 3
+    assert judge.stats().errors == 1
+    assert list((tmp_path / "cache").rglob("*.json")) == []  # failures are not cached
+
+
+def test_authentication_failure_is_not_retried(server: ScriptedServer, tmp_path: Path) -> None:
+    server.default = (401, {"error": {"message": "bad key"}})
+    judge = make_judge(server, tmp_path / "cache", retries=3)
+    [verdict] = judge.judge_many([REQUEST])
+    assert verdict.similar is None
+    assert len(server.requests) == 1
+
+
+def test_garbage_answer_is_a_judge_error_not_a_no(server: ScriptedServer, tmp_path: Path) -> None:
+    server.default = (200, completion("I think they are probably the same thing."))
+    judge = make_judge(server, tmp_path / "cache")
+    [verdict] = judge.judge_many([REQUEST])
+    assert verdict.similar is None
+    assert verdict.error is not None and "unparseable answer" in verdict.error
+    assert verdict.reason.startswith("judge error: ")
+    assert judge.stats().errors == 1
+    assert len(server.requests) == 1  # no retry: temperature 0 repeats itself
+    judge.judge_many([REQUEST])
+    assert len(server.requests) == 2  # and not cached
+
+
+def test_judge_error_makes_the_item_an_error(server: ScriptedServer, tmp_path: Path) -> None:
+    server.default = (200, completion("not json"))
+    golden = GoldenAnswer(
+        errors=[
+            GoldenError(
+                error_type="E1",
+                error_description="The package name is wrong.",
+                golden_answer="pip install lhotse",
+            )
+        ]
+    )
+    prediction = PredictedError(
+        error_type="E1", error_description="Wrong name.", fix_suggestion="pip install lhotse"
+    )
+    grade = grade_diagnosis(golden, [prediction], make_judge(server, tmp_path / "cache"))
+    assert grade.items["descriptions"].outcome == "error"
+    assert "unparseable answer" in grade.items["descriptions"].message
+    assert grade.items["fixes"].outcome == "passed"  # identical text: no judge call
+    assert grade.per_error.description_judge_errors == 1
+    assert len(server.requests) == 1
+
+
+def test_concurrency_is_bounded(server: ScriptedServer, tmp_path: Path) -> None:
+    server.delay = 0.2
+    judge = make_judge(server, tmp_path / "cache", concurrency=2)
+    requests = [
+        REQUEST.model_copy(update={"predicted": f"pip install lhotse  # {i}"}) for i in range(6)
+    ]
+    verdicts = judge.judge_many(requests)
+    assert [v.similar for v in verdicts] == [True] * 6
+    assert len(server.requests) == 6
+    assert server.max_in_flight <= 2
+
+
+def test_verdicts_come_back_in_request_order(server: ScriptedServer, tmp_path: Path) -> None:
+    def answer(body: dict) -> tuple[int, Any]:
+        yes = "lhotse-speech" not in body["messages"][1]["content"].split("Predicted fix:")[1]
+        return 200, completion(VERDICT_YES if yes else VERDICT_NO)
+
+    server.responder = answer
+    judge = make_judge(server, tmp_path / "cache", concurrency=3)
+    predicted = ["pip install lhotse", "pip install lhotse-speech"] * 3
+    requests = [
+        REQUEST.model_copy(update={"predicted": p + " " * i}) for i, p in enumerate(predicted)
+    ]
+    verdicts = judge.judge_many(requests)
+    assert [v.similar for v in verdicts] == [True, False] * 3
+
+
+def test_create_judge_builds_an_llm_judge_for_a_local_server(
+    server: ScriptedServer, tmp_path: Path
+) -> None:
+    judge = create_judge(
+        "llm:judge-model", api_base=server.api_base, cache_dir=tmp_path, concurrency=1, retries=0
+    )
+    assert judge.name == "llm:judge-model"
+    assert judge.judge_many([REQUEST])[0].similar is True
+    with pytest.raises(ValueError, match="expected llm:<model>"):
+        create_judge("llm:")
+
+
+def test_litellm_mock_response_without_a_server(tmp_path: Path) -> None:
+    judge = LlmJudge(
+        "gpt-4o-mini",
+        cache_dir=tmp_path,
+        completion_kwargs={"mock_response": VERDICT_NO},
+    )
+    [verdict] = judge.judge_many([REQUEST])
+    assert verdict.similar is False
+    assert verdict.reason == "different package"
+
+
+@pytest.mark.parametrize(
+    ("content", "similar"),
+    [
+        (VERDICT_YES, True),
+        ("```json\n" + VERDICT_NO + "\n```", False),
+        ("Here is my verdict: " + VERDICT_YES + " Hope it helps.", True),
+        ('{"similar": "false", "confidence": 3, "reason": "x"}', False),
+    ],
+)
+def test_parse_answer_accepts_the_usual_wrappings(content: str, similar: bool) -> None:
+    answer = parse_answer(content)
+    assert answer.similar is similar
+    assert 0.0 <= answer.confidence <= 1.0
+
+
+@pytest.mark.parametrize("content", ["yes", "", '{"confidence": 1}', '{"similar": "maybe"}'])
+def test_parse_answer_rejects_what_is_not_a_verdict(content: str) -> None:
+    with pytest.raises(ValueError):
+        parse_answer(content)
