@@ -70,7 +70,7 @@ class EncondaSession:
         if capman is None:
             return
         with capman.global_and_fixture_disabled():
-            sys.stderr.write(line + "\n")
+            sys.stderr.write("\n" + line + "\n")  # a line of its own amid the progress dots
             sys.stderr.flush()
 
     # ----------------------------------------------------------------- lazy strategies
@@ -125,10 +125,12 @@ class EncondaSession:
                 overrides["ca_bundle"] = self.settings.ca_bundle
             if self.settings.base_image:
                 overrides["pull_base"] = self.settings.base_image
-            sandbox_settings = SandboxSettings(**overrides)
+            sandbox_settings = SandboxSettings.from_env(**overrides)
             self._sandbox = Sandbox(sandbox_settings, run_id=self.run_dir.name)
-            self._sandbox.reap_orphans()
-            self._images = ImageBuilder(sandbox_settings)
+            reaped = self._sandbox.reap_orphans()
+            if reaped:
+                self.progress(f"removed {len(reaped)} containers left by dead runs")
+            self._images = ImageBuilder(sandbox_settings, run_id=self.run_dir.name)
         return self._sandbox
 
     # ----------------------------------------------------------------- stages
@@ -200,8 +202,7 @@ class EncondaSession:
     def _build_task_image(self, case: Case) -> str:
         from .sandbox.repo import materialize
 
-        sandbox = self.sandbox()
-        del sandbox  # created for its image builder and orphan reaping
+        self.sandbox()  # creates the image builder beside it and reaps orphans first
         images = self._images
         spec = case.spec
         self.progress(f"{case.id}: preparing image (base {spec.base_image})")
@@ -209,12 +210,16 @@ class EncondaSession:
         env = images.ensure_environment(base, spec.environment, progress=self.progress)
         with tempfile.TemporaryDirectory(prefix="enconda-repo-") as tmp:
             repo_dir = Path(tmp) / "repo"
-            materialize(
-                spec.repository, case.case_dir, repo_dir, mirror_dir=self.settings.repo_mirror
+            digest = materialize(
+                spec.repository,
+                case.case_dir,
+                repo_dir,
+                mirror_dir=self.settings.repo_mirror,
+                cache_dir=images.settings.cache_dir,
             )
             overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
             return images.ensure_task_image(
-                env, repo_dir, overrides, case.id, progress=self.progress
+                env, repo_dir, overrides, case.id, progress=self.progress, tree_hash=digest
             )
 
     def execution_record(self, case: Case) -> ExecutionRecord:

@@ -59,7 +59,7 @@ def test_at_least_one_case_has_three_errors(cases: list[Case]) -> None:
 
 
 def test_breaking_types_appear_in_cases_tagged_execution_breaking(cases: list[Case]) -> None:
-    breaking = [case for case in cases if "execution-breaking" in case.spec.tags]
+    breaking = [case for case in cases if "breaks-setup" in case.spec.tags]
     types = {error_type for case in breaking for error_type in case.error_types}
     assert set(BREAKING_TYPES) <= types, types
 

@@ -1,0 +1,169 @@
+"""Pass@1 end to end on the real Docker engine: oracle, readme agent, -n 2, resume, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from casefactory import golden_error, write_case
+
+pytest_plugins = ["pytester"]
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("base_image")]
+
+BROKEN_README = "# toy\n\n```bash\ncat does-not-exist.txt\ntouch ok\n```\n"
+
+
+def _results(run_dir: Path) -> list[dict]:
+    return [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+
+
+def _outcomes(run_dir: Path) -> dict[tuple[str, str], str]:
+    return {(row["case"], row["item"]): row["outcome"] for row in _results(run_dir)}
+
+
+def test_oracle_passes_readme_agent_fails_on_broken_readme(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "toy-e4", readme=BROKEN_README)
+    run = pytester.path / "run-oracle"
+    result = pytester.runpytest("cases", "-k", "execution", "--run-dir", str(run))
+    result.assert_outcomes(passed=1)
+    assert (run / "cases" / "toy-e4" / "execution" / "setup.log").is_file()
+    record = json.loads((run / "cases" / "toy-e4" / "execution" / "record.json").read_text())
+    assert [step["exit_code"] for step in record["steps"]] == [0, 0]
+
+    run = pytester.path / "run-readme"
+    result = pytester.runpytest(
+        "cases", "-k", "execution", "--agent", "readme", "--run-dir", str(run)
+    )
+    result.assert_outcomes(failed=1)
+    text = result.stdout.str()
+    assert "setup step exited with 1" in text
+    assert "does-not-exist.txt: No such file or directory" in text
+    assert _outcomes(run) == {("toy-e4", "execution"): "failed"}
+
+    run = pytester.path / "run-original"
+    result = pytester.runpytest(
+        "cases",
+        "-k",
+        "execution",
+        "--agent",
+        "readme",
+        "--readme-variant",
+        "original",
+        "--run-dir",
+        str(run),
+    )
+    result.assert_outcomes(passed=1)
+
+
+def test_failing_tests_and_timeouts_are_failures(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "wrong", test_command="python -c 'raise SystemExit(3)'")
+    write_case(pytester.path, "slow", setup="sleep 1000\n", extra_toml="")
+    toml = pytester.path / "cases" / "slow" / "case.toml"
+    toml.write_text(toml.read_text().replace("setup_seconds = 60", "setup_seconds = 2"))
+    run = pytester.path / "run"
+    result = pytester.runpytest("cases", "-k", "execution", "--run-dir", str(run))
+    result.assert_outcomes(failed=2)
+    text = result.stdout.str()
+    assert "test step exited with 3: python -c 'raise SystemExit(3)'" in text
+    assert "setup step timed out after 2 s" in text
+
+
+def test_unreachable_repository_is_a_harness_error(pytester: pytest.Pytester) -> None:
+    case_dir = write_case(pytester.path, "remote")
+    toml = case_dir / "case.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'kind = "folder"\npath = "repo"',
+            'kind = "url"\nurl = "https://github.com/nonexistent-owner/nonexistent-repo"\n'
+            'revision = "0123456789abcdef0123456789abcdef01234567"',
+        )
+    )
+    run = pytester.path / "run"
+    result = pytester.runpytest("cases", "-k", "execution", "--run-dir", str(run))
+    result.assert_outcomes(errors=1)
+    assert (
+        "repository unavailable: https://github.com/nonexistent-owner/nonexistent-repo"
+        "@0123456789abcdef0123456789abcdef01234567 (use --repo-mirror DIR)"
+    ) in result.stdout.str()
+    assert _outcomes(run) == {("remote", "execution"): "error"}
+
+
+def _agent_runs(run_dir: Path) -> dict[str, int]:
+    return {
+        path.parent.parent.name: len(path.read_text().splitlines())
+        for path in (run_dir / "cases").glob("*/agent/runs.jsonl")
+    }
+
+
+def test_xdist_runs_each_agent_once_with_serial_outcomes(pytester: pytest.Pytester) -> None:
+    for index, kind in enumerate(["E1", "E2", "E4", "E6"]):
+        write_case(
+            pytester.path,
+            f"case{index}-{kind.lower()}",
+            errors=[golden_error(kind)],
+            test_command="test -f ok" if index % 2 == 0 else "false",
+        )
+    serial = pytester.path / "serial"
+    pytester.runpytest_subprocess(
+        "cases", "-k", "execution or error_types", "--run-dir", str(serial)
+    )
+    parallel = pytester.path / "parallel"
+    result = pytester.runpytest_subprocess(
+        "cases", "-n", "2", "-k", "execution or error_types", "--run-dir", str(parallel)
+    )
+    assert "2 workers" in result.stdout.str()
+    assert _outcomes(parallel) == _outcomes(serial)
+    assert len(_outcomes(parallel)) == 8
+    assert _agent_runs(parallel) == {
+        f"case{i}-{k.lower()}": 1 for i, k in enumerate(["E1", "E2", "E4", "E6"])
+    }
+    workers = {
+        json.loads(line)["worker"]
+        for path in (parallel / "cases").glob("*/agent/runs.jsonl")
+        for line in path.read_text().splitlines()
+    }
+    assert workers <= {"gw0", "gw1"} and workers
+
+
+def test_killed_run_resumes_to_the_same_outcomes(pytester: pytest.Pytester) -> None:
+    for index in range(3):
+        write_case(pytester.path, f"case{index}", setup="sleep 2\ntouch ok\n")
+    reference = pytester.path / "reference"
+    pytester.runpytest_subprocess("cases", "--run-dir", str(reference))
+
+    run = pytester.path / "run"
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "cases", "--run-dir", str(run), "-p", "no:cacheprovider"],
+        cwd=pytester.path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    results = run / "results.jsonl"
+    while time.monotonic() < deadline:
+        if results.exists() and len(results.read_text().splitlines()) >= 5:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    partial = len(results.read_text().splitlines())
+    finished = {p.parent.parent.name for p in (run / "cases").glob("*/agent/outcome.json")}
+    assert 5 <= partial < 12, "the run should have been killed part-way"
+
+    result = pytester.runpytest_subprocess("cases", "--resume", str(run))
+    lines = results.read_text().splitlines()
+    keys = [(json.loads(line)["case"], json.loads(line)["item"]) for line in lines]
+    assert len(keys) == len(set(keys)) == 12
+    assert _outcomes(run) == _outcomes(reference)
+    assert result.ret == pytest.ExitCode.OK
+    # Agents that had finished before the kill were not run again.
+    runs = _agent_runs(run)
+    assert finished and all(runs[case] == 1 for case in finished)
