@@ -1,5 +1,79 @@
-"""Shared test configuration."""
+"""Shared fixtures: the Docker engine, the sandbox and the base image.
+
+The base image is built once and then reused from the Docker engine across sessions: its tag is
+the hash of its recipe.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import uuid
+from collections.abc import Callable, Iterator
+
+import pytest
 
 # pytester's in-process runs drop modules first imported during a run; numpy (behind scipy,
 # which grading uses) cannot be imported twice in one process, so load it before any run.
 import scipy.optimize  # noqa: F401
+
+from pytest_enconda.errors import HarnessError
+from pytest_enconda.sandbox.common import docker_client as connect_docker
+from pytest_enconda.sandbox.containers import Sandbox
+from pytest_enconda.sandbox.images import ImageBuilder
+from pytest_enconda.sandbox.settings import SandboxSettings
+
+BASE_RECIPE = "bookworm-py3.11"
+_IMPORTANT = ("Step ", "debootstrap", "building", "base image", "rootfs", "waiting", "lock")
+
+
+def terminal_progress() -> Callable[[str], None]:
+    """Build progress past pytest's capture: steps always, other log lines one in 25."""
+    stream = sys.__stderr__ or sys.stderr
+    seen = [0]
+
+    def emit(line: str) -> None:
+        seen[0] += 1
+        if line.startswith(_IMPORTANT) or seen[0] % 25 == 0:
+            print(f"\n[enconda build] {line[:160]}", file=stream, end="", flush=True)
+
+    return emit
+
+
+@pytest.fixture(scope="session")
+def docker_client():
+    """A live engine, else skip (or fail when ``CI=true``: CI must not skip silently)."""
+    try:
+        return connect_docker()
+    except HarnessError as exc:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true but {exc}")
+        pytest.skip(str(exc))
+
+
+@pytest.fixture(scope="session")
+def sandbox_settings() -> SandboxSettings:
+    return SandboxSettings.from_env()
+
+
+@pytest.fixture(scope="session")
+def test_run_id() -> str:
+    return f"test-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session")
+def image_builder(docker_client, sandbox_settings, test_run_id) -> ImageBuilder:
+    return ImageBuilder(sandbox_settings, client=docker_client, run_id=test_run_id)
+
+
+@pytest.fixture(scope="session")
+def base_image(image_builder) -> str:
+    """The bookworm base (built on first use: a few minutes; then a lookup)."""
+    return image_builder.ensure_base(BASE_RECIPE, terminal_progress())
+
+
+@pytest.fixture
+def sandbox(docker_client, sandbox_settings, test_run_id) -> Iterator[Sandbox]:
+    box = Sandbox(sandbox_settings, test_run_id, client=docker_client)
+    yield box
+    box.close()

@@ -1,0 +1,218 @@
+"""``pytest-enconda``: manage the sandbox's images and leftover containers outside pytest."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import TYPE_CHECKING
+
+from .errors import EncondaError
+
+if TYPE_CHECKING:
+    from .sandbox.settings import SandboxSettings
+
+_DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
+_UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+def parse_duration(text: str) -> timedelta:
+    """``30m``, ``12h``, ``7d``, ``2w``."""
+    match = _DURATION.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"expected a duration such as 12h, 7d or 2w, got {text!r}")
+    return timedelta(**{_UNITS[match.group(2).lower()]: float(match.group(1))})
+
+
+def _size(text: str) -> int:
+    from .sandbox.settings import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _human(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024:
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} TB"
+
+
+def _settings(args: argparse.Namespace) -> SandboxSettings:
+    from .sandbox.settings import SandboxSettings
+
+    overrides: dict[str, object] = {}
+    if getattr(args, "pull_base", None):
+        overrides["pull_base"] = args.pull_base
+    if getattr(args, "network", None):
+        overrides["network_mode"] = args.network
+    return SandboxSettings.from_env(**overrides)
+
+
+def _cmd_images(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .sandbox.images import ImageBuilder
+
+    builder = ImageBuilder(_settings(args))
+    images = builder.list_images([args.kind] if args.kind else None)
+    table = Table(title=f"pytest-enconda images ({len(images)})")
+    for column in ("kind", "recipe / case", "hash", "size", "created", "image"):
+        table.add_column(column)
+    for info in images:
+        table.add_row(
+            info.kind,
+            info.name,
+            info.hash,
+            _human(info.size),
+            info.created.strftime("%Y-%m-%d %H:%M"),
+            info.ref,
+        )
+    Console().print(table)
+    return 0
+
+
+def _cmd_recipes(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .sandbox.images import ImageBuilder
+
+    builder = ImageBuilder(_settings(args))
+    table = Table(title="base image recipes")
+    for column in ("name", "debian", "python", "tag", "built"):
+        table.add_column(column)
+    for name, recipe in sorted(builder.recipes.items()):
+        tag = builder.base_tag(recipe)
+        built = "yes" if builder.image_id(tag) else "no"
+        table.add_row(name, recipe.release, recipe.python, tag, built)
+    Console().print(table)
+    return 0
+
+
+def _cmd_build_base(args: argparse.Namespace) -> int:
+    import time
+
+    from rich.console import Console
+
+    from .sandbox.common import stderr_progress
+    from .sandbox.images import ImageBuilder
+
+    console = Console(stderr=True)
+    builder = ImageBuilder(_settings(args))
+    started = time.monotonic()
+    tag = builder.ensure_base(args.name, stderr_progress("[build]"), force=args.force)
+    what = "built" if tag in builder.built else "already present (recipe unchanged)"
+    console.print(f"[green]{tag}[/green] {what} in {time.monotonic() - started:.1f}s")
+    print(tag)
+    return 0
+
+
+def _cmd_cleanup(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from .sandbox.cleanup import list_leftovers, remove_leftovers
+
+    settings = _settings(args)
+    console = Console()
+    leftovers = list_leftovers(args.run, settings=settings)
+    if not args.all and not args.run:
+        leftovers = [item for item in leftovers if item.orphaned]
+    table = Table(title="leftover containers" + (" (dry run)" if args.dry_run else ""))
+    for column in ("name", "run", "case", "role", "status", "owner"):
+        table.add_column(column)
+    for item in leftovers:
+        owner = {True: "alive", False: "dead", None: "other host"}[item.owner_alive]
+        table.add_row(item.name, item.run, item.case, item.role, item.status, owner)
+    console.print(table)
+    if args.dry_run:
+        return 0
+    removed = remove_leftovers(args.run, all_runs=args.all, settings=settings)
+    console.print(f"removed {len(removed)} container(s)")
+    return 0
+
+
+def _cmd_prune(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from .sandbox.cleanup import prune_images
+
+    older_than = args.older_than
+    if older_than is None and args.max_size is None:
+        older_than = timedelta(days=7)
+    report = prune_images(older_than, args.max_size, settings=_settings(args), dry_run=args.dry_run)
+    console = Console()
+    verb = "would remove" if args.dry_run else "removed"
+    for ref in report.removed:
+        console.print(f"{verb} {ref}")
+    for failure in report.failed:
+        console.print(f"[yellow]kept[/yellow] {failure}")
+    console.print(
+        f"{verb} {len(report.removed)} image(s), {_human(report.freed_bytes)}; "
+        f"{_human(report.kept_bytes)} of task/snapshot/env images left (bases are never pruned)"
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="pytest-enconda", description="Manage pytest-enconda's Docker images and containers."
+    )
+    parser.add_argument("--network", help="Docker network mode for builds (default: bridge)")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    images = sub.add_parser("images", help="list our images")
+    images.add_argument("--kind", choices=["rootfs", "base", "env", "task", "snapshot"])
+    images.set_defaults(func=_cmd_images)
+
+    recipes = sub.add_parser("recipes", help="list declared base recipes and whether they exist")
+    recipes.set_defaults(func=_cmd_recipes)
+
+    build = sub.add_parser("build-base", help="build a base image (prints its build log)")
+    build.add_argument("name", help="recipe name, e.g. bookworm-py3.11")
+    build.add_argument("--force", action="store_true", help="rebuild without the build cache")
+    build.add_argument("--pull-base", help="pullable image to start from instead of debootstrap")
+    build.set_defaults(func=_cmd_build_base)
+
+    cleanup = sub.add_parser(
+        "cleanup", help="remove leftover containers (default: those of dead processes)"
+    )
+    which = cleanup.add_mutually_exclusive_group()
+    which.add_argument("--run", help="remove the containers of this run id")
+    which.add_argument("--all", action="store_true", help="remove the containers of all runs")
+    cleanup.add_argument("--dry-run", action="store_true", help="list only")
+    cleanup.set_defaults(func=_cmd_cleanup)
+
+    prune = sub.add_parser(
+        "prune", help="remove cached task/snapshot/env images (default: older than 7d)"
+    )
+    prune.add_argument("--older-than", type=parse_duration, help="e.g. 12h, 7d, 2w")
+    prune.add_argument("--max-size", type=_size, help="keep at most this much, e.g. 20G")
+    prune.add_argument("--dry-run", action="store_true", help="list only")
+    prune.set_defaults(func=_cmd_prune)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except EncondaError as exc:
+        print(f"pytest-enconda: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("pytest-enconda: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

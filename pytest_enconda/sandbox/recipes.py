@@ -1,0 +1,118 @@
+"""Base image recipes: a Debian release, its own python3, and the tools a setup task expects.
+
+The contents follow EnConda-Bench's published base image where Debian and PyPI can supply them;
+its Miniconda and pyenv-built Pythons cannot be had here (no registry, no GitHub).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+from pydantic import BaseModel, ConfigDict, Field
+
+# Every base gets these; names exist unchanged in bullseye, bookworm and trixie.
+COMMON_PACKAGES: tuple[str, ...] = (
+    "python3",
+    "python3-pip",
+    "python3-venv",
+    "python3-dev",
+    "python-is-python3",
+    "git",
+    "curl",
+    "wget",
+    "tree",
+    "zip",
+    "unzip",
+    "xz-utils",
+    "bzip2",
+    "jq",
+    "build-essential",
+    "pkg-config",
+    "procps",
+    "ca-certificates",
+    "tzdata",
+    "libssl-dev",
+    "libffi-dev",
+    "zlib1g-dev",
+    "libbz2-dev",
+    "libreadline-dev",
+    "libsqlite3-dev",
+    "liblzma-dev",
+    "libxml2-dev",
+    "libxslt1-dev",
+    "libjpeg-dev",
+)
+
+# Latest releases on PyPI that still install on the recipe's python3 (poetry and pipenv
+# dropped 3.9 in their 2.3 / 2025.1 lines).
+MODERN_TOOLS: tuple[str, ...] = ("poetry==2.5.1", "uv==0.13.9", "pipenv==2026.10.3")
+PY39_TOOLS: tuple[str, ...] = ("poetry==2.2.1", "uv==0.13.9", "pipenv==2025.0.4")
+
+# Debian's one-line sources; {mirror}/{security} come from the settings.
+DEFAULT_APT_SOURCES: tuple[str, ...] = (
+    "deb {mirror} {release} main",
+    "deb {mirror} {release}-updates main",
+    "deb {security} {release}-security main",
+)
+
+
+class BaseRecipe(BaseModel):
+    """Everything that decides a base image; its hash names the image."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    release: str = Field(description="Debian suite given to debootstrap")
+    python: str = Field(description="the release's own python3 (major.minor), checked after build")
+    variant: str = "minbase"
+    include: tuple[str, ...] = Field(
+        default=(), description="extra packages for debootstrap --include (part of the rootfs key)"
+    )
+    apt_sources: tuple[str, ...] = DEFAULT_APT_SOURCES
+    packages: tuple[str, ...] = COMMON_PACKAGES
+    tools: tuple[str, ...] = MODERN_TOOLS
+    extra_steps: tuple[str, ...] = Field(
+        default=(), description="Dockerfile instructions appended after the tools are installed"
+    )
+    salt: str = Field(
+        default="", description="changes both rootfs and base keys (cold-build benchmarks)"
+    )
+
+    def rootfs_key(self, mirror: str) -> str:
+        """Key of the debootstrap import: (release, mirror, variant, include list, salt)."""
+        return _digest(
+            {
+                "release": self.release,
+                "mirror": mirror,
+                "variant": self.variant,
+                "include": sorted(self.include),
+                "salt": self.salt,
+            }
+        )
+
+    def fingerprint(self) -> dict[str, object]:
+        return self.model_dump(mode="json")
+
+
+def _digest(data: object) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
+
+
+BASE_RECIPES: dict[str, BaseRecipe] = {
+    recipe.name: recipe
+    for recipe in (
+        BaseRecipe(name="bullseye-py3.9", release="bullseye", python="3.9", tools=PY39_TOOLS),
+        BaseRecipe(name="bookworm-py3.11", release="bookworm", python="3.11"),
+        BaseRecipe(name="trixie-py3.13", release="trixie", python="3.13"),
+    )
+}
+DEFAULT_BASE = "bookworm-py3.11"
+
+
+def get_recipe(name: str) -> BaseRecipe:
+    try:
+        return BASE_RECIPES[name]
+    except KeyError:
+        known = ", ".join(sorted(BASE_RECIPES))
+        raise KeyError(f"unknown base recipe {name!r}; known: {known}") from None

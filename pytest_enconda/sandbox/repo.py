@@ -1,0 +1,336 @@
+"""Put a case's repository on the host: from a folder, a local git repository, or a git URL.
+
+Remote clones go through a bare cache repository per URL, so a warm run fetches nothing; a local
+mirror directory is consulted before the network because most machines running the benchmark
+cannot reach every repository host (here: no GitHub at all).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import re
+import shutil
+import stat
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import urlparse
+
+from ..cases.models import RepoSource
+from ..errors import HarnessError, RepositoryUnavailable
+from .common import file_lock
+from .settings import default_cache_dir
+
+# Never part of what the agent gets: VCS metadata and the host's own caches/venvs.
+IGNORED_NAMES = frozenset({".git", "__pycache__", ".venv"})
+
+# git must never stop to ask for a password (GitHub answers "auth required" for missing repos)
+# and a user's LFS install must not try to download objects during checkout.
+_GIT_ENV = {
+    "GIT_TERMINAL_PROMPT": "0",
+    "GIT_ASKPASS": "true",
+    "SSH_ASKPASS": "true",
+    "GIT_LFS_SKIP_SMUDGE": "1",
+}
+_GIT_CONFIG = [
+    "-c",
+    "core.autocrlf=false",
+    "-c",
+    "core.symlinks=true",
+    "-c",
+    "advice.detachedHead=false",
+]
+_SHA = re.compile(r"^[0-9a-f]{7,64}$")
+_RETRY_FULL_FETCH = ("not our ref", "couldn't find remote ref", "unadvertised", "does not allow")
+
+
+def iter_tree(root: Path) -> Iterator[tuple[str, Path]]:
+    """(posix relative path, absolute path) of every entry below ``root``, sorted, ignored skipped.
+
+    Symlinks are reported, never followed, so a link to ``/`` cannot pull in the host.
+    """
+
+    def walk(directory: Path, prefix: str) -> Iterator[tuple[str, Path]]:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda entry: entry.name)
+        except OSError as exc:
+            raise HarnessError(f"cannot read repository directory {directory}: {exc}") from None
+        for entry in entries:
+            if entry.name in IGNORED_NAMES:
+                continue
+            rel = f"{prefix}{entry.name}"
+            path = Path(entry.path)
+            yield rel, path
+            if entry.is_dir(follow_symlinks=False):
+                yield from walk(path, rel + "/")
+
+    yield from walk(root, "")
+
+
+def _file_digest(path: Path) -> bytes:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.digest()
+
+
+def tree_hash(path: Path) -> str:
+    """Content hash of a tree: names, file bytes, executable bits, symlink targets.
+
+    Timestamps and owners are left out so the same checkout on two machines hashes the same.
+    """
+    root = Path(path)
+    if not root.is_dir():
+        raise HarnessError(f"repository directory not found: {root}")
+    digest = hashlib.sha256()
+    for rel, entry in iter_tree(root):
+        info = entry.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            digest.update(f"l\0{rel}\0{os.readlink(entry)}\0".encode())
+        elif stat.S_ISDIR(info.st_mode):
+            digest.update(f"d\0{rel}\0".encode())
+        elif stat.S_ISREG(info.st_mode):
+            executable = "x" if info.st_mode & 0o111 else "-"
+            digest.update(f"f\0{rel}\0{executable}\0".encode())
+            digest.update(_file_digest(entry))
+    return digest.hexdigest()
+
+
+def _prepare_dest(dest: Path) -> None:
+    if dest.exists() and (not dest.is_dir() or any(dest.iterdir())):
+        raise HarnessError(f"repository destination must be absent or empty: {dest}")
+    dest.mkdir(parents=True, exist_ok=True)
+
+
+def _copy_folder(src: Path, dest: Path) -> None:
+    shutil.copytree(
+        src,
+        dest,
+        symlinks=True,
+        ignore=shutil.ignore_patterns(*IGNORED_NAMES),
+        dirs_exist_ok=True,
+    )
+
+
+def _git(
+    args: list[str], *, timeout: float, cwd: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    full_env = {**os.environ, **_GIT_ENV, **(env or {})}
+    return subprocess.run(
+        ["git", *_GIT_CONFIG, *args],
+        cwd=cwd,
+        env=full_env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _last_lines(text: str, count: int = 3) -> str:
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return " / ".join(lines[-count:]) or "no output"
+
+
+def _git_dir(repo: Path, timeout: float) -> Path | None:
+    result = _git(["-C", str(repo), "rev-parse", "--absolute-git-dir"], timeout=timeout)
+    if result.returncode != 0:
+        return None
+    return Path(result.stdout.strip())
+
+
+def _resolve(git_dir: Path, revision: str, timeout: float) -> str | None:
+    result = _git(
+        ["--git-dir", str(git_dir), "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+        timeout=timeout,
+    )
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def _export(git_dir: Path, commit: str, dest: Path, timeout: float) -> None:
+    """Check ``commit`` out into ``dest`` without touching the repository's HEAD or index.
+
+    ``git archive`` is not used because it honours ``export-ignore`` and would drop files.
+    """
+    with tempfile.TemporaryDirectory(prefix="enconda-index-") as scratch:
+        env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
+        base = ["--git-dir", str(git_dir), "--work-tree", str(dest)]
+        for args in (["read-tree", commit], ["checkout-index", "--all", "--force"]):
+            result = _git(base + args, timeout=timeout, env=env)
+            if result.returncode != 0:
+                raise HarnessError(
+                    f"git {args[0]} of {commit} from {git_dir} failed: {_last_lines(result.stderr)}"
+                )
+
+
+def _url_parts(url: str) -> tuple[str | None, str]:
+    """(owner, name) of ``https://host/owner/name(.git)``, ``git@host:owner/name`` or a path."""
+    path = urlparse(url).path if "://" in url else url.split(":", 1)[-1]
+    parts = [part for part in path.strip("/").split("/") if part]
+    if not parts:
+        return None, url
+    name = parts[-1].removesuffix(".git")
+    owner = parts[-2] if len(parts) >= 2 else None
+    return owner, name
+
+
+def mirror_candidates(mirror_dir: Path, url: str) -> list[Path]:
+    """Where a mirror may hold ``url``: owner/name, owner_name, name, each optionally ``.git``."""
+    owner, name = _url_parts(url)
+    stems = [f"{owner}/{name}", f"{owner}_{name}"] if owner else []
+    stems.append(name)
+    return [mirror_dir / f"{stem}{suffix}" for stem in stems for suffix in ("", ".git")]
+
+
+def _is_git_repository(path: Path) -> bool:
+    return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
+
+
+def _from_mirror(
+    source: RepoSource, mirror_dir: Path, dest: Path, timeout: float, notes: list[str]
+) -> bool:
+    url, revision = str(source.url), str(source.revision)
+    for candidate in mirror_candidates(mirror_dir, url):
+        if not candidate.is_dir():
+            continue
+        if not _is_git_repository(candidate):
+            # A plain folder cannot prove its revision; the user put it there for this URL.
+            _copy_folder(candidate, dest)
+            return True
+        git_dir = _git_dir(candidate, timeout)
+        commit = _resolve(git_dir, revision, timeout) if git_dir else None
+        if commit and git_dir:
+            _export(git_dir, commit, dest, timeout)
+            return True
+        notes.append(f"mirror {candidate} has no revision {revision}")
+    return False
+
+
+def _clone_cache(cache_dir: Path, url: str) -> Path:
+    key = hashlib.sha256(url.encode()).hexdigest()[:16]
+    _, name = _url_parts(url)
+    return cache_dir / "repos" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}-{key}.git"
+
+
+def _from_url(source: RepoSource, dest: Path, cache_dir: Path, timeout: float) -> None:
+    url, revision = str(source.url), str(source.revision)
+    deadline = time.monotonic() + timeout
+    bare = _clone_cache(cache_dir, url)
+
+    def remaining() -> float:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise RepositoryUnavailable(url, revision, f"git timed out after {timeout:g}s")
+        return left
+
+    try:
+        if not (bare / "HEAD").is_file():
+            bare.parent.mkdir(parents=True, exist_ok=True)
+            result = _git(["init", "--bare", "--quiet", str(bare)], timeout=remaining())
+            if result.returncode != 0:
+                raise RepositoryUnavailable(url, revision, _last_lines(result.stderr))
+        commit = _resolve(bare, revision, remaining())
+        if commit is None:
+            # A pinned commit is fetched alone (GitHub allows fetching any reachable SHA);
+            # branch or tag names come along with their history on the fallback full fetch.
+            shallow = ["--depth=1"] if _SHA.match(revision) else []
+            target = f"+{revision}:refs/enconda/wanted"
+            result = _git(
+                ["--git-dir", str(bare), "fetch", "--quiet", "--no-tags", *shallow, url, target],
+                timeout=remaining(),
+            )
+            if result.returncode != 0 and any(
+                marker in result.stderr.lower() for marker in _RETRY_FULL_FETCH
+            ):
+                result = _git(
+                    [
+                        "--git-dir",
+                        str(bare),
+                        "fetch",
+                        "--quiet",
+                        "--tags",
+                        url,
+                        "+refs/heads/*:refs/heads/*",
+                    ],
+                    timeout=remaining(),
+                )
+            if result.returncode != 0:
+                raise RepositoryUnavailable(url, revision, _last_lines(result.stderr))
+            commit = _resolve(bare, "refs/enconda/wanted", remaining()) or _resolve(
+                bare, revision, remaining()
+            )
+            if commit is None:
+                raise RepositoryUnavailable(url, revision, "revision not found after fetch")
+        _export(bare, commit, dest, remaining())
+    except subprocess.TimeoutExpired:
+        raise RepositoryUnavailable(url, revision, f"git timed out after {timeout:g}s") from None
+    except FileNotFoundError:
+        raise RepositoryUnavailable(url, revision, "git is not installed") from None
+
+
+def materialize(
+    source: RepoSource,
+    case_dir: Path,
+    dest: Path,
+    mirror_dir: Path | None = None,
+    timeout: float = 120,
+    *,
+    cache_dir: Path | None = None,
+) -> str:
+    """Write the repository tree of ``source`` into ``dest``; return its ``tree_hash``.
+
+    ``dest`` must be absent or empty. Unreachable sources raise ``RepositoryUnavailable``.
+    """
+    dest = Path(dest)
+    _prepare_dest(dest)
+    try:
+        if source.kind == "folder":
+            src = Path(case_dir) / str(source.path)
+            if not src.is_dir():
+                raise RepositoryUnavailable(str(src), None, "directory not found")
+            _copy_folder(src, dest)
+        elif source.kind == "git":
+            repo = Path(case_dir) / str(source.path)
+            revision = str(source.revision)
+            git_dir = _git_dir(repo, timeout) if repo.is_dir() else None
+            if git_dir is None:
+                raise RepositoryUnavailable(str(repo), revision, "not a git repository")
+            commit = _resolve(git_dir, revision, timeout)
+            if commit is None:
+                raise RepositoryUnavailable(str(repo), revision, "revision not found")
+            _export(git_dir, commit, dest, timeout)
+        else:
+            notes: list[str] = []
+            found = mirror_dir is not None and _from_mirror(
+                source, Path(mirror_dir), dest, timeout, notes
+            )
+            if not found:
+                cache = cache_dir or default_cache_dir()
+                try:
+                    # One fetch per URL at a time: xdist workers share the bare cache repo.
+                    with file_lock(cache, f"repo-{_clone_cache(cache, str(source.url)).name}"):
+                        _from_url(source, dest, cache, timeout)
+                except RepositoryUnavailable as exc:
+                    if notes:
+                        raise RepositoryUnavailable(
+                            exc.url, exc.revision, "; ".join([*notes, exc.reason])
+                        ) from None
+                    raise
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(dest)
+        where = str(source.url or source.path)
+        raise RepositoryUnavailable(
+            where, source.revision, f"git timed out after {timeout:g}s"
+        ) from None
+    except BaseException:
+        # A half-written tree must not be mistaken for a checkout by the next attempt.
+        with contextlib.suppress(OSError):
+            shutil.rmtree(dest)
+        raise
+    return tree_hash(dest)

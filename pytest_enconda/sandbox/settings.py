@@ -1,0 +1,120 @@
+"""Settings of the Docker sandbox: network, trust, limits, naming.
+
+Kept free of Docker imports: the plugin builds these from its options at startup.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
+DEFAULT_NETWORK_MODE = "bridge"
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
+_FACTORS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def parse_size(text: str) -> int:
+    """``"4g"``, ``"512M"``, ``"20GiB"`` or a plain byte count, as bytes."""
+    match = _SIZE.match(str(text))
+    if not match:
+        raise ValueError(f"expected a size such as '4g', '512m' or a byte count, got {text!r}")
+    return int(float(match.group(1)) * _FACTORS[match.group(2).lower()])
+
+
+def default_cache_dir() -> Path:
+    """Where locks, repository clones and the bootstrap scratch space live."""
+    explicit = os.environ.get("ENCONDA_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "pytest-enconda"
+
+
+def _host_ca_bundle() -> Path | None:
+    return HOST_CA_BUNDLE if HOST_CA_BUNDLE.is_file() else None
+
+
+def _host_proxy_env() -> dict[str, str]:
+    return {name: os.environ[name] for name in PROXY_VARIABLES if os.environ.get(name)}
+
+
+class SandboxSettings(BaseModel):
+    """How containers and images are made. ``from_env()`` adds ``ENCONDA_*`` overrides."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    # bridge was checked here to reach PyPI (https, through the intercepting proxy) and
+    # deb.debian.org (http); it keeps containers off the host's ports, so it is the default.
+    network_mode: str = DEFAULT_NETWORK_MODE
+    ca_bundle: Path | None = Field(default_factory=_host_ca_bundle)
+    proxy_env: dict[str, str] = Field(default_factory=_host_proxy_env)
+    pull_base: str | None = None
+    debian_mirror: str = "http://deb.debian.org/debian"
+    debian_security_mirror: str = "http://deb.debian.org/debian-security"
+    cpus: Annotated[float, Field(gt=0)] = 2
+    memory: str = "4g"
+    shm_size: str = "1g"
+    pids_limit: Annotated[int, Field(gt=0)] = 4096
+    gpus: Literal["none", "all"] | Annotated[int, Field(gt=0)] = "none"
+    package_cache: bool = True
+    image_prefix: str = "enconda"
+    keep_containers: bool = False
+    labels_prefix: str = "io.enconda"
+    cache_dir: Path = Field(default_factory=default_cache_dir)
+
+    @field_validator("memory", "shm_size")
+    @classmethod
+    def _size(cls, value: str) -> str:
+        parse_size(value)
+        return value
+
+    @field_validator("ca_bundle")
+    @classmethod
+    def _bundle_exists(cls, value: Path | None) -> Path | None:
+        if value is not None and not value.is_file():
+            raise ValueError(f"CA bundle not found: {value}")
+        return value
+
+    @field_validator("image_prefix")
+    @classmethod
+    def _prefix(cls, value: str) -> str:
+        if not re.fullmatch(r"[a-z0-9]+(?:[._/-][a-z0-9]+)*", value):
+            raise ValueError(f"expected a lowercase Docker repository name, got {value!r}")
+        return value
+
+    @classmethod
+    def from_env(cls, **overrides: object) -> SandboxSettings:
+        """Defaults, then ``ENCONDA_*`` environment variables, then ``overrides``."""
+        values: dict[str, object] = {}
+        env = os.environ
+        if env.get("ENCONDA_NETWORK_MODE"):
+            values["network_mode"] = env["ENCONDA_NETWORK_MODE"]
+        if env.get("ENCONDA_CA_BUNDLE"):
+            bundle = env["ENCONDA_CA_BUNDLE"]
+            values["ca_bundle"] = None if bundle.lower() == "none" else Path(bundle)
+        if env.get("ENCONDA_PULL_BASE"):
+            values["pull_base"] = env["ENCONDA_PULL_BASE"]
+        if env.get("ENCONDA_DEBIAN_MIRROR"):
+            values["debian_mirror"] = env["ENCONDA_DEBIAN_MIRROR"]
+        if env.get("ENCONDA_KEEP_CONTAINERS"):
+            values["keep_containers"] = env["ENCONDA_KEEP_CONTAINERS"].lower() in (
+                "1",
+                "true",
+                "yes",
+            )
+        values.update(overrides)
+        return cls.model_validate(values)
+
+    def label(self, key: str) -> str:
+        return f"{self.labels_prefix}.{key}"
+
+    @property
+    def memory_bytes(self) -> int:
+        return parse_size(self.memory)
