@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import sys
 import tempfile
+import threading
 import time
 import traceback
 from pathlib import Path
@@ -30,6 +32,18 @@ if TYPE_CHECKING:
 
 RESULTS = "results.jsonl"
 DIAGNOSIS_ASPECTS = ("error_types", "descriptions", "fixes")
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def _interrupt_on_sigterm() -> None:
+    """``kill PID`` unwinds like Ctrl-C, so containers are removed before the process exits."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
 class EncondaSession:
@@ -125,6 +139,7 @@ class EncondaSession:
                 overrides["ca_bundle"] = self.settings.ca_bundle
             if self.settings.base_image:
                 overrides["pull_base"] = self.settings.base_image
+            _interrupt_on_sigterm()
             sandbox_settings = SandboxSettings.from_env(**overrides)
             self._sandbox = Sandbox(sandbox_settings, run_id=self.run_dir.name)
             reaped = self._sandbox.reap_orphans()

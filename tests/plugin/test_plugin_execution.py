@@ -167,3 +167,32 @@ def test_killed_run_resumes_to_the_same_outcomes(pytester: pytest.Pytester) -> N
     # Agents that had finished before the kill were not run again.
     runs = _agent_runs(run)
     assert finished and all(runs[case] == 1 for case in finished)
+
+
+def _run_containers(run_id: str) -> list[str]:
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_id}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.split()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_run_removes_its_containers(pytester: pytest.Pytester, sig: int) -> None:
+    write_case(pytester.path, "hangs", setup="sleep 1000\n")
+    run = pytester.path / f"run-{sig}"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest", "cases", "-k", "execution", "--run-dir", str(run)],
+        cwd=pytester.path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline and not _run_containers(run.name):
+        time.sleep(0.2)
+    assert _run_containers(run.name), "the execution container never started"
+    proc.send_signal(sig)
+    proc.wait(timeout=120)
+    assert _run_containers(run.name) == []
