@@ -7,14 +7,12 @@ counts the requests it receives and can answer 500, garbage or slowly.
 from __future__ import annotations
 
 import json
-import threading
-import time
-from collections.abc import Callable, Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from scripted_llm import VERDICT_NO, VERDICT_YES, ScriptedServer, completion
 
 from pytest_enconda.agents.base import PredictedError
 from pytest_enconda.cases.models import GoldenAnswer, GoldenError
@@ -24,91 +22,6 @@ from pytest_enconda.grading.judges.base import JudgeRequest
 from pytest_enconda.grading.judges.llm import LlmJudge, build_messages, parse_answer
 
 pytest.importorskip("litellm", reason="the llm judge needs litellm (pip install '.[llm]')")
-
-VERDICT_YES = '{"similar": true, "confidence": 0.9, "reason": "same package and command"}'
-VERDICT_NO = '{"similar": false, "confidence": 0.8, "reason": "different package"}'
-
-
-def completion(content: str, prompt_tokens: int = 120, completion_tokens: int = 20) -> dict:
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "judge-model",
-        "choices": [
-            {
-                "index": 0,
-                "finish_reason": "stop",
-                "message": {"role": "assistant", "content": content},
-            }
-        ],
-        "usage": {
-            "prompt_tokens": prompt_tokens,
-            "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens,
-        },
-    }
-
-
-class ScriptedServer:
-    """Answers from ``script`` (status, body) in order, then ``default``; records every request."""
-
-    def __init__(self) -> None:
-        self.script: list[tuple[int, Any]] = []
-        self.default: tuple[int, Any] = (200, completion(VERDICT_YES))
-        self.responder: Callable[[dict], tuple[int, Any]] | None = None
-        self.delay = 0.0
-        self.requests: list[dict] = []
-        self.paths: list[str] = []
-        self.in_flight = 0
-        self.max_in_flight = 0
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                length = int(self.headers.get("content-length", "0"))
-                body = json.loads(self.rfile.read(length) or b"{}")
-                with server._lock:
-                    server.requests.append(body)
-                    server.paths.append(self.path)
-                    server.in_flight += 1
-                    server.max_in_flight = max(server.max_in_flight, server.in_flight)
-                    if server.responder is not None:
-                        status, payload = server.responder(body)
-                    elif server.script:
-                        status, payload = server.script.pop(0)
-                    else:
-                        status, payload = server.default
-                try:
-                    if server.delay:
-                        time.sleep(server.delay)
-                    data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-                    self.send_response(status)
-                    self.send_header("content-type", "application/json")
-                    self.send_header("content-length", str(len(data)))
-                    self.end_headers()
-                    self.wfile.write(data)
-                finally:
-                    with server._lock:
-                        server.in_flight -= 1
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    @property
-    def api_base(self) -> str:
-        return f"http://127.0.0.1:{self.httpd.server_port}/v1"
-
-    def start(self) -> None:
-        self.thread.start()
-
-    def stop(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
 
 
 @pytest.fixture
