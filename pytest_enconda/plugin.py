@@ -49,6 +49,17 @@ def _check_run_dir(settings: settings_mod.EncondaSettings) -> None:
             f"{settings.run_dir} already holds a run: use --resume {settings.run_dir} "
             "to continue it, or another --run-dir"
         )
+    info = settings.run_dir / "run.json"
+    if settings.resume and info.is_file():
+        import json
+
+        before = json.loads(info.read_text(encoding="utf-8")).get("settings", {})
+        for key in ("agent", "model", "judge", "readme_variant"):
+            if before.get(key) != getattr(settings, key):
+                raise pytest.UsageError(
+                    f"{info}: the run was made with {key}={before.get(key)!r}; "
+                    f"resume it with the same {key} (got {getattr(settings, key)!r})"
+                )
 
 
 def _add_dataset_args(config: pytest.Config, settings: settings_mod.EncondaSettings) -> None:

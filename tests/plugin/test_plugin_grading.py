@@ -114,3 +114,12 @@ def test_resume_regrades_without_rerunning_agents(pytester: pytest.Pytester) -> 
     assert len(lines) == len(set(lines)) == 6
     runs = [len(p.read_text().splitlines()) for p in run.glob("cases/*/agent/runs.jsonl")]
     assert runs == [1, 1]
+
+
+def test_resume_refuses_another_agent(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "one", errors=[golden_error("E4")])
+    run = pytester.path / "run"
+    pytester.runpytest("cases", "-k", DIAGNOSIS, "--run-dir", str(run))
+    result = pytester.runpytest("cases", "--resume", str(run), "--agent", "readme")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the run was made with agent='oracle'" in result.stderr.str()
