@@ -16,6 +16,7 @@ import pytest
 # pytester's in-process runs drop modules first imported during a run; numpy (behind scipy,
 # which grading uses) cannot be imported twice in one process, so load it before any run.
 import scipy.optimize  # noqa: F401
+from scripted_llm import ScriptedServer
 
 from pytest_enconda.errors import HarnessError
 from pytest_enconda.sandbox.common import docker_client as connect_docker
@@ -77,3 +78,12 @@ def sandbox(docker_client, sandbox_settings, test_run_id) -> Iterator[Sandbox]:
     box = Sandbox(sandbox_settings, test_run_id, client=docker_client)
     yield box
     box.close()
+
+
+@pytest.fixture
+def llm_server() -> Iterator[ScriptedServer]:
+    """An OpenAI-compatible server on 127.0.0.1 answering from a script."""
+    scripted = ScriptedServer()
+    scripted.start()
+    yield scripted
+    scripted.stop()

@@ -555,29 +555,12 @@ class Sandbox:
         return box
 
     @contextlib.contextmanager
-    def container(
-        self,
-        image: str,
-        *,
-        case_id: str,
-        role: str,
-        env: Mapping[str, str] | None = None,
-        mounts: list[BindMount | Any] | None = None,
-        network: bool = True,
-        gpus: Literal["none", "all"] | int | None = None,
-        workdir: str = PROJECT_DIR,
-    ) -> Iterator[Container]:
-        """A container removed on exit: success, exception, timeout or KeyboardInterrupt."""
-        box = self.create(
-            image,
-            case_id=case_id,
-            role=role,
-            env=env,
-            mounts=mounts,
-            network=network,
-            gpus=gpus,
-            workdir=workdir,
-        )
+    def container(self, image: str, **options: Any) -> Iterator[Container]:
+        """A container removed on exit: success, exception, timeout or KeyboardInterrupt.
+
+        Takes the keywords of ``create`` (``case_id`` and ``role`` are required).
+        """
+        box = self.create(image, **options)
         try:
             yield box
         finally:

@@ -7,7 +7,6 @@ counts the requests it receives and can answer 500, garbage or slowly.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +23,10 @@ from pytest_enconda.grading.judges.llm import LlmJudge, build_messages, parse_an
 pytest.importorskip("litellm", reason="the llm judge needs litellm (pip install '.[llm]')")
 
 
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    scripted = ScriptedServer()
-    scripted.start()
-    yield scripted
-    scripted.stop()
-
-
-def make_judge(server: ScriptedServer, cache: Path, **kwargs: Any) -> LlmJudge:
+def make_judge(llm_server: ScriptedServer, cache: Path, **kwargs: Any) -> LlmJudge:
     options: dict[str, Any] = {"retries": 2, "backoff": 0.01, "timeout": 10}
     options.update(kwargs)
-    return LlmJudge("judge-model", api_base=server.api_base, cache_dir=cache, **options)
+    return LlmJudge("judge-model", api_base=llm_server.api_base, cache_dir=cache, **options)
 
 
 REQUEST = JudgeRequest(
@@ -47,17 +38,17 @@ REQUEST = JudgeRequest(
 )
 
 
-def test_verdict_usage_and_request_shape(server: ScriptedServer, tmp_path: Path) -> None:
-    judge = make_judge(server, tmp_path / "cache")
+def test_verdict_usage_and_request_shape(llm_server: ScriptedServer, tmp_path: Path) -> None:
+    judge = make_judge(llm_server, tmp_path / "cache")
     [verdict] = judge.judge_many([REQUEST])
     assert verdict.similar is True
     assert verdict.confidence == 0.9
     assert verdict.reason == "same package and command"
     assert (verdict.prompt_tokens, verdict.completion_tokens) == (120, 20)
     assert verdict.cached is False
-    assert len(server.requests) == 1
-    assert server.paths == ["/v1/chat/completions"]
-    body = server.requests[0]
+    assert len(llm_server.requests) == 1
+    assert llm_server.paths == ["/v1/chat/completions"]
+    body = llm_server.requests[0]
     assert body["model"] == "judge-model"
     assert body["temperature"] == 0
     assert body["messages"] == build_messages(REQUEST)
@@ -72,13 +63,13 @@ def test_verdict_usage_and_request_shape(server: ScriptedServer, tmp_path: Path)
     assert verdict.cost_usd is None
 
 
-def test_second_run_is_served_from_the_cache(server: ScriptedServer, tmp_path: Path) -> None:
+def test_second_run_is_served_from_the_cache(llm_server: ScriptedServer, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    first = make_judge(server, cache).judge_many([REQUEST])
-    assert len(server.requests) == 1
-    again = make_judge(server, cache)  # a new run: a new judge object, same cache folder
+    first = make_judge(llm_server, cache).judge_many([REQUEST])
+    assert len(llm_server.requests) == 1
+    again = make_judge(llm_server, cache)  # a new run: a new judge object, same cache folder
     second = again.judge_many([REQUEST])
-    assert len(server.requests) == 1, "the cached verdict must not be asked again"
+    assert len(llm_server.requests) == 1, "the cached verdict must not be asked again"
     assert second[0].cached is True
     assert second[0].similar == first[0].similar
     assert second[0].reason == first[0].reason
@@ -91,61 +82,63 @@ def test_second_run_is_served_from_the_cache(server: ScriptedServer, tmp_path: P
     assert record["answer"]["similar"] is True
 
 
-def test_cache_key_depends_on_model_and_prompt(server: ScriptedServer, tmp_path: Path) -> None:
+def test_cache_key_depends_on_model_and_prompt(llm_server: ScriptedServer, tmp_path: Path) -> None:
     cache = tmp_path / "cache"
-    make_judge(server, cache).judge_many([REQUEST])
+    make_judge(llm_server, cache).judge_many([REQUEST])
     other_prompt = REQUEST.model_copy(update={"predicted": "pip install lhotse==1.0"})
-    make_judge(server, cache).judge_many([other_prompt])
-    LlmJudge("other-model", api_base=server.api_base, cache_dir=cache).judge_many([REQUEST])
-    assert len(server.requests) == 3
+    make_judge(llm_server, cache).judge_many([other_prompt])
+    LlmJudge("other-model", api_base=llm_server.api_base, cache_dir=cache).judge_many([REQUEST])
+    assert len(llm_server.requests) == 3
 
 
-def test_retry_after_a_500(server: ScriptedServer, tmp_path: Path) -> None:
-    server.script = [(500, {"error": {"message": "overloaded"}})]
-    judge = make_judge(server, tmp_path / "cache")
+def test_retry_after_a_500(llm_server: ScriptedServer, tmp_path: Path) -> None:
+    llm_server.script = [(500, {"error": {"message": "overloaded"}})]
+    judge = make_judge(llm_server, tmp_path / "cache")
     [verdict] = judge.judge_many([REQUEST])
     assert verdict.similar is True
-    assert len(server.requests) == 2
+    assert len(llm_server.requests) == 2
     stats = judge.stats()
     assert (stats.requests, stats.retries, stats.errors) == (2, 1, 0)
 
 
 def test_persistent_failure_is_a_judge_error_after_all_retries(
-    server: ScriptedServer, tmp_path: Path
+    llm_server: ScriptedServer, tmp_path: Path
 ) -> None:
-    server.default = (503, {"error": {"message": "down"}})
-    judge = make_judge(server, tmp_path / "cache", retries=2)
+    llm_server.default = (503, {"error": {"message": "down"}})
+    judge = make_judge(llm_server, tmp_path / "cache", retries=2)
     [verdict] = judge.judge_many([REQUEST])
     assert verdict.similar is None
     assert verdict.error is not None and "after 3 attempt(s)" in verdict.error
-    assert len(server.requests) == 3
+    assert len(llm_server.requests) == 3
     assert judge.stats().errors == 1
     assert list((tmp_path / "cache").rglob("*.json")) == []  # failures are not cached
 
 
-def test_authentication_failure_is_not_retried(server: ScriptedServer, tmp_path: Path) -> None:
-    server.default = (401, {"error": {"message": "bad key"}})
-    judge = make_judge(server, tmp_path / "cache", retries=3)
+def test_authentication_failure_is_not_retried(llm_server: ScriptedServer, tmp_path: Path) -> None:
+    llm_server.default = (401, {"error": {"message": "bad key"}})
+    judge = make_judge(llm_server, tmp_path / "cache", retries=3)
     [verdict] = judge.judge_many([REQUEST])
     assert verdict.similar is None
-    assert len(server.requests) == 1
+    assert len(llm_server.requests) == 1
 
 
-def test_garbage_answer_is_a_judge_error_not_a_no(server: ScriptedServer, tmp_path: Path) -> None:
-    server.default = (200, completion("I think they are probably the same thing."))
-    judge = make_judge(server, tmp_path / "cache")
+def test_garbage_answer_is_a_judge_error_not_a_no(
+    llm_server: ScriptedServer, tmp_path: Path
+) -> None:
+    llm_server.default = (200, completion("I think they are probably the same thing."))
+    judge = make_judge(llm_server, tmp_path / "cache")
     [verdict] = judge.judge_many([REQUEST])
     assert verdict.similar is None
     assert verdict.error is not None and "unparseable answer" in verdict.error
     assert verdict.reason.startswith("judge error: ")
     assert judge.stats().errors == 1
-    assert len(server.requests) == 1  # no retry: temperature 0 repeats itself
+    assert len(llm_server.requests) == 1  # no retry: temperature 0 repeats itself
     judge.judge_many([REQUEST])
-    assert len(server.requests) == 2  # and not cached
+    assert len(llm_server.requests) == 2  # and not cached
 
 
-def test_judge_error_makes_the_item_an_error(server: ScriptedServer, tmp_path: Path) -> None:
-    server.default = (200, completion("not json"))
+def test_judge_error_makes_the_item_an_error(llm_server: ScriptedServer, tmp_path: Path) -> None:
+    llm_server.default = (200, completion("not json"))
     golden = GoldenAnswer(
         errors=[
             GoldenError(
@@ -158,33 +151,33 @@ def test_judge_error_makes_the_item_an_error(server: ScriptedServer, tmp_path: P
     prediction = PredictedError(
         error_type="E1", error_description="Wrong name.", fix_suggestion="pip install lhotse"
     )
-    grade = grade_diagnosis(golden, [prediction], make_judge(server, tmp_path / "cache"))
+    grade = grade_diagnosis(golden, [prediction], make_judge(llm_server, tmp_path / "cache"))
     assert grade.items["descriptions"].outcome == "error"
     assert "unparseable answer" in grade.items["descriptions"].message
     assert grade.items["fixes"].outcome == "passed"  # identical text: no judge call
     assert grade.per_error.description_judge_errors == 1
-    assert len(server.requests) == 1
+    assert len(llm_server.requests) == 1
 
 
-def test_concurrency_is_bounded(server: ScriptedServer, tmp_path: Path) -> None:
-    server.delay = 0.2
-    judge = make_judge(server, tmp_path / "cache", concurrency=2)
+def test_concurrency_is_bounded(llm_server: ScriptedServer, tmp_path: Path) -> None:
+    llm_server.delay = 0.2
+    judge = make_judge(llm_server, tmp_path / "cache", concurrency=2)
     requests = [
         REQUEST.model_copy(update={"predicted": f"pip install lhotse  # {i}"}) for i in range(6)
     ]
     verdicts = judge.judge_many(requests)
     assert [v.similar for v in verdicts] == [True] * 6
-    assert len(server.requests) == 6
-    assert server.max_in_flight <= 2
+    assert len(llm_server.requests) == 6
+    assert llm_server.max_in_flight <= 2
 
 
-def test_verdicts_come_back_in_request_order(server: ScriptedServer, tmp_path: Path) -> None:
+def test_verdicts_come_back_in_request_order(llm_server: ScriptedServer, tmp_path: Path) -> None:
     def answer(body: dict) -> tuple[int, Any]:
         yes = "lhotse-speech" not in body["messages"][1]["content"].split("Predicted fix:")[1]
         return 200, completion(VERDICT_YES if yes else VERDICT_NO)
 
-    server.responder = answer
-    judge = make_judge(server, tmp_path / "cache", concurrency=3)
+    llm_server.responder = answer
+    judge = make_judge(llm_server, tmp_path / "cache", concurrency=3)
     predicted = ["pip install lhotse", "pip install lhotse-speech"] * 3
     requests = [
         REQUEST.model_copy(update={"predicted": p + " " * i}) for i, p in enumerate(predicted)
@@ -194,10 +187,14 @@ def test_verdicts_come_back_in_request_order(server: ScriptedServer, tmp_path: P
 
 
 def test_create_judge_builds_an_llm_judge_for_a_local_server(
-    server: ScriptedServer, tmp_path: Path
+    llm_server: ScriptedServer, tmp_path: Path
 ) -> None:
     judge = create_judge(
-        "llm:judge-model", api_base=server.api_base, cache_dir=tmp_path, concurrency=1, retries=0
+        "llm:judge-model",
+        api_base=llm_server.api_base,
+        cache_dir=tmp_path,
+        concurrency=1,
+        retries=0,
     )
     assert judge.name == "llm:judge-model"
     assert judge.judge_many([REQUEST])[0].similar is True

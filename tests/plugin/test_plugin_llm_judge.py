@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -12,14 +11,6 @@ from scripted_llm import VERDICT_NO, VERDICT_YES, ScriptedServer, completion
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("litellm", reason="the llm judge needs litellm (pip install '.[llm]')")
-
-
-@pytest.fixture
-def server() -> Iterator[ScriptedServer]:
-    scripted = ScriptedServer()
-    scripted.start()
-    yield scripted
-    scripted.stop()
 
 
 def _setup(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
@@ -41,7 +32,7 @@ def _setup(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     return predictions
 
 
-def _run(pytester: pytest.Pytester, server: ScriptedServer, predictions: Path, run: str):
+def _run(pytester: pytest.Pytester, llm_server: ScriptedServer, predictions: Path, run: str):
     return pytester.runpytest(
         "cases",
         "-k",
@@ -53,39 +44,39 @@ def _run(pytester: pytest.Pytester, server: ScriptedServer, predictions: Path, r
         "--judge",
         "llm:openai/judge-model",
         "--judge-api-base",
-        server.api_base,
+        llm_server.api_base,
         "--run-dir",
         str(pytester.path / run),
     )
 
 
 def test_llm_verdicts_grade_items_and_are_cached(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, server: ScriptedServer
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llm_server: ScriptedServer
 ) -> None:
     predictions = _setup(pytester, monkeypatch)
-    server.default = (200, completion(VERDICT_YES))
-    _run(pytester, server, predictions, "first").assert_outcomes(passed=2)
-    sent = len(server.requests)
+    llm_server.default = (200, completion(VERDICT_YES))
+    _run(pytester, llm_server, predictions, "first").assert_outcomes(passed=2)
+    sent = len(llm_server.requests)
     assert sent == 2  # one description and one fix verdict
-    assert all(request["temperature"] == 0 for request in server.requests)
+    assert all(request["temperature"] == 0 for request in llm_server.requests)
     summary = json.loads((pytester.path / "first" / "summary.json").read_text())
     assert summary["judge"]["name"] == "llm:openai/judge-model"
     assert summary["judge"]["calls"] == 2 and summary["judge"]["errors"] == 0
     assert summary["judge"]["prompt_tokens"] > 0
 
-    server.default = (200, completion(VERDICT_NO))  # would fail the items if it were asked
-    _run(pytester, server, predictions, "second").assert_outcomes(passed=2)
-    assert len(server.requests) == sent
+    llm_server.default = (200, completion(VERDICT_NO))  # would fail the items if it were asked
+    _run(pytester, llm_server, predictions, "second").assert_outcomes(passed=2)
+    assert len(llm_server.requests) == sent
     summary = json.loads((pytester.path / "second" / "summary.json").read_text())
     assert summary["judge"]["cache_hits"] == 2
 
 
 def test_garbage_from_the_judge_is_an_error_not_a_failure(
-    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, server: ScriptedServer
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, llm_server: ScriptedServer
 ) -> None:
     predictions = _setup(pytester, monkeypatch)
-    server.default = (200, completion("I think they are kind of similar?"))
-    result = _run(pytester, server, predictions, "run")
+    llm_server.default = (200, completion("I think they are kind of similar?"))
+    result = _run(pytester, llm_server, predictions, "run")
     result.assert_outcomes(errors=2)
     assert "judge" in result.stdout.str().lower()
     summary = json.loads((pytester.path / "run" / "summary.json").read_text())
