@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from . import settings as settings_mod
-from .items import SESSION_KEY, CaseFile, Dataset, is_case_file, is_dataset_dir
+from .items import SESSION_KEY, CaseFile, CaseItem, Dataset, is_case_file, is_dataset_dir
 
 MARKERS = {
     "diagnosis": "an EnConda-Bench diagnosis task item",
@@ -109,6 +109,14 @@ class _ResultsRecorder:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.config.stash[SESSION_KEY].record_report(report)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    report = yield
+    if isinstance(item, CaseItem) and report.when == "call":
+        item.config.stash[SESSION_KEY].add_html_extras(item, report)
+    return report
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

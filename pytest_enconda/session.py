@@ -286,6 +286,17 @@ class EncondaSession:
         write_model(self.case_dir(case).grading(aspect), verdict)
         return verdict
 
+    def add_html_extras(self, item: Any, report: pytest.TestReport) -> None:
+        """Links to the item's artifacts in pytest-html's report, when pytest-html is active."""
+        if not self.config.pluginmanager.hasplugin("html"):
+            return
+        from .report.html import html_extras
+
+        verdict = getattr(item, "verdict", None)
+        numbers = verdict.numbers if verdict is not None else {}
+        extra = html_extras(self.case_dir(item.case), item.aspect, numbers)
+        report.extras = [*getattr(report, "extras", []), *extra]
+
     # ----------------------------------------------------------------- results (controller)
 
     def _load_results(self) -> None:

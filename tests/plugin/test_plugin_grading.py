@@ -123,3 +123,18 @@ def test_resume_refuses_another_agent(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("cases", "--resume", str(run), "--agent", "readme")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "the run was made with agent='oracle'" in result.stderr.str()
+
+
+def test_html_report_links_artifacts_and_shows_numbers(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_html", reason="pytest-html is an optional extra ('.[html]')")
+    write_case(pytester.path, "one", errors=[golden_error("E4")])
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "cases", "-k", "error_types", "--run-dir", str(run), "--html", "report.html"
+    )
+    result.assert_outcomes(passed=1)
+    html = (pytester.path / "report.html").read_text()
+    grading = (run / "cases" / "one" / "grading" / "error_types.json").resolve().as_uri()
+    assert grading in html
+    assert (run / "cases" / "one" / "agent" / "outcome.json").resolve().as_uri() in html
+    assert "numbers" in html

@@ -1,0 +1,26 @@
+"""Extras for pytest-html's report: each item links its artifacts and shows its numbers."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from ..artifacts import CaseDir
+
+
+def html_extras(case_dir: CaseDir, aspect: str, numbers: dict[str, Any]) -> list[dict[str, Any]]:
+    """pytest-html extras (its ``extras.url``/``extras.json`` shapes) for one item."""
+    from pytest_html import extras
+
+    links: list[tuple[str, Path]] = [
+        ("agent outcome", case_dir.agent_outcome),
+        ("setup script", case_dir.setup_script),
+        (f"grading: {aspect}", case_dir.grading(aspect)),
+    ]
+    if aspect == "execution":
+        links += [(f"{step} log", case_dir.execution_log(step)) for step in ("setup", "test")]
+    out = [extras.url(path.resolve().as_uri(), name=name) for name, path in links if path.exists()]
+    if numbers:
+        out.append(extras.json(json.dumps(numbers, default=str), name="numbers"))
+    return out
