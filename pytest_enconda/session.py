@@ -31,6 +31,17 @@ if TYPE_CHECKING:
     from .probing.execution import ExecutionRecord
 
 RESULTS = "results.jsonl"
+BUILD_HEADLINES = (
+    "Step ",
+    "building",
+    "base image",
+    "rootfs",
+    "debootstrap",
+    "pulling",
+    "waiting",
+    "task image",
+)
+BUILD_ECHO_SECONDS = 5.0
 DIAGNOSIS_ASPECTS = ("error_types", "descriptions", "fixes")
 
 
@@ -62,6 +73,7 @@ class EncondaSession:
         self._results_loaded = False
         self.import_problems: list[tuple[str, str]] = []
         self.summary: dict[str, Any] | None = None
+        self._last_echo = 0.0
 
     # ----------------------------------------------------------------- paths and logs
 
@@ -72,8 +84,8 @@ class EncondaSession:
     def case_dir(self, case: Case) -> CaseDir:
         return CaseDir(self.run_dir, case.id)
 
-    def progress(self, message: str) -> None:
-        """Show harness progress (image builds take minutes) outside pytest's capture."""
+    def progress(self, message: str, *, echo: bool = True) -> None:
+        """Log harness progress; echo it outside pytest's capture (image builds take minutes)."""
         prefix = f"[{self.worker_id}] " if self.worker_id else ""
         line = f"{prefix}enconda: {message.rstrip()}"
         log = self.run_dir / "logs" / "harness.log"
@@ -81,11 +93,19 @@ class EncondaSession:
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"{time.strftime('%H:%M:%S')} {line}\n")
         capman = self.config.pluginmanager.getplugin("capturemanager")
-        if capman is None:
+        if not echo or capman is None:
             return
+        self._last_echo = time.monotonic()
         with capman.global_and_fixture_disabled():
             sys.stderr.write("\n" + line + "\n")  # a line of its own amid the progress dots
             sys.stderr.flush()
+
+    def build_progress(self, line: str) -> None:
+        """Build logs run to thousands of lines: all go to the log, the terminal gets the steps
+        and, during a long step, a line every few seconds so it never looks hung."""
+        quiet_for = time.monotonic() - self._last_echo
+        echo = line.startswith(BUILD_HEADLINES) or quiet_for >= BUILD_ECHO_SECONDS
+        self.progress(line[:200], echo=echo)
 
     # ----------------------------------------------------------------- lazy strategies
 
@@ -221,8 +241,8 @@ class EncondaSession:
         images = self._images
         spec = case.spec
         self.progress(f"{case.id}: preparing image (base {spec.base_image})")
-        base = images.ensure_base(spec.base_image, progress=self.progress)
-        env = images.ensure_environment(base, spec.environment, progress=self.progress)
+        base = images.ensure_base(spec.base_image, progress=self.build_progress)
+        env = images.ensure_environment(base, spec.environment, progress=self.build_progress)
         with tempfile.TemporaryDirectory(prefix="enconda-repo-") as tmp:
             repo_dir = Path(tmp) / "repo"
             digest = materialize(
@@ -234,7 +254,7 @@ class EncondaSession:
             )
             overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
             return images.ensure_task_image(
-                env, repo_dir, overrides, case.id, progress=self.progress, tree_hash=digest
+                env, repo_dir, overrides, case.id, progress=self.build_progress, tree_hash=digest
             )
 
     def execution_record(self, case: Case) -> ExecutionRecord:

@@ -196,3 +196,21 @@ def test_interrupted_run_removes_its_containers(pytester: pytest.Pytester, sig: 
     proc.send_signal(sig)
     proc.wait(timeout=120)
     assert _run_containers(run.name) == []
+
+
+def test_image_builds_show_steps_and_log_everything(pytester: pytest.Pytester) -> None:
+    marker = f"enconda-env-{os.getpid()}-{time.time_ns()}"  # a new layer: it must be built
+    write_case(
+        pytester.path,
+        "envcase",
+        extra_toml=f'[environment]\nrun = ["echo {marker} > /etc/enconda-marker"]',
+        test_command=f"grep -q {marker} /etc/enconda-marker",
+    )
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess("cases", "-k", "execution", "--run-dir", str(run))
+    result.assert_outcomes(passed=1)
+    log = (run / "logs" / "harness.log").read_text()
+    assert marker in log and "Step " in log
+    assert "enconda: Step " in result.stderr.str()
+    for tag in {word for word in log.split() if word.startswith(("enconda/env:", "enconda/task:"))}:
+        subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
