@@ -45,6 +45,11 @@ class EncondaSettings(BaseModel):
 def _agent_name(value: str) -> str:
     if not re.fullmatch(r"[A-Za-z_][\w.-]*", value):
         raise pytest.UsageError(f"--agent: expected an agent name, got {value!r}")
+    from .agents.registry import available
+
+    names = available()
+    if value not in names:
+        raise pytest.UsageError(f"--agent: unknown agent {value!r}; available: {', '.join(names)}")
     return value
 
 
