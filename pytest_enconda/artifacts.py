@@ -15,6 +15,8 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ValidationError
 
+from .errors import EncondaError
+
 M = TypeVar("M", bound=BaseModel)
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
@@ -43,6 +45,10 @@ def write_model(path: Path, model: BaseModel) -> None:
     atomic_write_text(path, model.model_dump_json(indent=2) + "\n")
 
 
+class ArtifactError(EncondaError, ValueError):
+    """A saved artifact cannot be read back (edited by hand, or from another version)."""
+
+
 def read_model(path: Path, model: type[M]) -> M:
     """Load a model from JSON; errors name the file and each invalid field."""
     try:
@@ -52,7 +58,9 @@ def read_model(path: Path, model: type[M]) -> M:
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
             for err in exc.errors()
         )
-        raise ValueError(f"{path}: not a valid {model.__name__}: {details}") from None
+        raise ArtifactError(f"{path}: not a valid {model.__name__}: {details}") from None
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot be read: {exc}") from None
 
 
 def append_jsonl(path: Path, record: dict) -> None:

@@ -62,9 +62,8 @@ class EncondaSession:
         self.config = config
         self.settings = settings
         self.worker_id: str | None = getattr(config, "workerinput", {}).get("workerid")
-        self._outcomes: dict[str, AgentOutcome] = {}
+        self._done: dict[tuple[str, str], Any] = {}
         self._failures: dict[tuple[str, str], BaseException] = {}
-        self._diagnosis: dict[str, Any] = {}
         self._agent: Any = None
         self._sandbox: Any = None
         self._images: Any = None
@@ -171,19 +170,19 @@ class EncondaSession:
     # ----------------------------------------------------------------- stages
 
     def _once(self, case: Case, stage: str, produce: Any) -> Any:
-        """Run ``produce`` once per case and stage; a harness failure is remembered, not retried."""
+        """Run ``produce`` once per case and stage; its result or harness failure is kept."""
         key = (case.id, stage)
         if key in self._failures:
             raise self._failures[key]
-        try:
-            return produce()
-        except EncondaError as exc:
-            self._failures[key] = exc
-            raise
+        if key not in self._done:
+            try:
+                self._done[key] = produce()
+            except EncondaError as exc:
+                self._failures[key] = exc
+                raise
+        return self._done[key]
 
     def agent_outcome(self, case: Case) -> AgentOutcome:
-        if case.id in self._outcomes:
-            return self._outcomes[case.id]
         return self._once(case, "agent", lambda: self._run_agent(case))
 
     def _run_agent(self, case: Case) -> AgentOutcome:
@@ -224,7 +223,6 @@ class EncondaSession:
                 )
             atomic_write_text(paths.setup_script, outcome.setup_script)
             write_model(paths.agent_outcome, outcome)
-        self._outcomes[case.id] = outcome
         return outcome
 
     def _agent_container(self, case: Case) -> Any:
@@ -261,12 +259,12 @@ class EncondaSession:
         from .probing.execution import ExecutionRecord, run_execution
 
         paths = self.case_dir(case)
-        if paths.execution_record.is_file():
-            return read_model(paths.execution_record, ExecutionRecord)
-        outcome = self.agent_outcome(case)
-        image = self.task_image(case)
 
         def produce() -> ExecutionRecord:
+            if paths.execution_record.is_file():
+                return read_model(paths.execution_record, ExecutionRecord)
+            outcome = self.agent_outcome(case)
+            image = self.task_image(case)
             try:
                 record = run_execution(self.sandbox(), image, case, outcome.setup_script, paths)
             except EncondaError:
@@ -279,14 +277,15 @@ class EncondaSession:
         return self._once(case, "execution", produce)
 
     def diagnosis_grade(self, case: Case) -> Any:
-        if case.id not in self._diagnosis:
+        def produce() -> Any:
             from .grading.diagnosis import grade_diagnosis
 
             outcome = self.agent_outcome(case)
             grade = grade_diagnosis(case.golden, outcome.diagnosis, self.judge)
             write_model(self.case_dir(case).root / "grading" / "diagnosis.json", grade)
-            self._diagnosis[case.id] = grade
-        return self._diagnosis[case.id]
+            return grade
+
+        return self._once(case, "diagnosis", produce)
 
     def verdict(self, case: Case, aspect: str) -> ItemVerdict:
         """Prepare what ``aspect`` needs and grade it; harness failures raise."""

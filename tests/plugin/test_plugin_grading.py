@@ -138,3 +138,14 @@ def test_html_report_links_artifacts_and_shows_numbers(pytester: pytest.Pytester
     assert grading in html
     assert (run / "cases" / "one" / "agent" / "outcome.json").resolve().as_uri() in html
     assert "numbers" in html
+
+
+def test_unreadable_saved_outcome_is_an_error_naming_the_file(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "one", errors=[golden_error("E4")])
+    run = pytester.path / "run"
+    pytester.runpytest("cases", "-k", DIAGNOSIS, "--run-dir", str(run))
+    outcome = run / "cases" / "one" / "agent" / "outcome.json"
+    outcome.write_text('{"case_id": "one"}')
+    result = pytester.runpytest("cases", "-k", DIAGNOSIS, "--resume", str(run))
+    result.assert_outcomes(errors=3)
+    assert f"{outcome}: not a valid AgentOutcome: agent: Field required" in result.stdout.str()
