@@ -120,11 +120,15 @@ class CaseItem(pytest.Item):
         # Harness work and grading happen here: an exception in setup is an *error* outcome,
         # which is what a harness failure (image, repository, judge) must be.
         session = self.config.stash[SESSION_KEY]
+        failure = None
         try:
             self.verdict = session.verdict(self.case, self.aspect)
         except EncondaError as exc:
-            # pytrace=False: the message names the step; a harness traceback would bury it.
-            pytest.fail(f"{self.case.id}::{self.aspect}: {exc}", pytrace=False)
+            failure = str(exc)
+        if failure is not None:
+            # Outside the except block, so pytest shows the message alone, not a chained
+            # traceback; pytrace=False because the message already names the step.
+            pytest.fail(f"{self.case.id}::{self.aspect}: {failure}", pytrace=False)
         for key, value in self.verdict.numbers.items():
             self.user_properties.append((key, value))
         if self.verdict.outcome == "skipped":

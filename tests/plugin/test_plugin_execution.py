@@ -214,3 +214,14 @@ def test_image_builds_show_steps_and_log_everything(pytester: pytest.Pytester) -
     assert "enconda: Step " in result.stderr.str()
     for tag in {word for word in log.split() if word.startswith(("enconda/env:", "enconda/task:"))}:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
+
+
+def test_unknown_base_image_is_an_error_naming_it(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "nobase", extra_toml='base_image = "noble-py3.99"')
+    run = pytester.path / "run"
+    result = pytester.runpytest("cases", "-k", "execution", "--run-dir", str(run))
+    result.assert_outcomes(errors=1)
+    text = result.stdout.str()
+    assert "nobase::execution: unknown base image recipe 'noble-py3.99'" in text
+    assert "During handling" not in text  # the message alone, not a chained traceback
+    assert _outcomes(run) == {("nobase", "execution"): "error"}
