@@ -59,8 +59,8 @@ class MatchedPair(BaseModel):
     fix_similar: bool | None
 
 
-class PaperCase(BaseModel):
-    """EnConda-Bench's numbers for one instance."""
+class _CaseCounts(BaseModel):
+    """Type counts and accepted matched pairs of one instance, under one definition."""
 
     tp: int
     fp: int
@@ -68,6 +68,11 @@ class PaperCase(BaseModel):
     matched: list[MatchedPair] = Field(default_factory=list)
     description_accepted: int = 0
     fix_accepted: int = 0
+
+
+class PaperCase(_CaseCounts):
+    """EnConda-Bench's numbers for one instance."""
+
     description_judged: int = Field(0, description="matched pairs with a verdict (no judge error)")
     fix_judged: int = 0
     description_acc: float | None = Field(
@@ -76,13 +81,7 @@ class PaperCase(BaseModel):
     fix_acc: float | None = None
 
 
-class PerErrorCase(BaseModel):
-    tp: int
-    fp: int
-    fn: int
-    matched: list[MatchedPair] = Field(default_factory=list)
-    description_accepted: int = 0
-    fix_accepted: int = 0
+class PerErrorCase(_CaseCounts):
     description_judge_errors: int = 0
     fix_judge_errors: int = 0
 
