@@ -239,10 +239,9 @@ class EncondaSession:
         images = self._images
         spec = case.spec
         self.progress(f"{case.id}: preparing image (base {spec.base_image})")
-        base = images.ensure_base(spec.base_image, progress=self.build_progress)
-        env = images.ensure_environment(base, spec.environment, progress=self.build_progress)
         with tempfile.TemporaryDirectory(prefix="enconda-repo-") as tmp:
             repo_dir = Path(tmp) / "repo"
+            # The repository first: an unavailable one should fail before minutes of building.
             digest = materialize(
                 spec.repository,
                 case.case_dir,
@@ -250,6 +249,8 @@ class EncondaSession:
                 mirror_dir=self.settings.repo_mirror,
                 cache_dir=images.settings.cache_dir,
             )
+            base = images.ensure_base(spec.base_image, progress=self.build_progress)
+            env = images.ensure_environment(base, spec.environment, progress=self.build_progress)
             overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
             return images.ensure_task_image(
                 env, repo_dir, overrides, case.id, progress=self.build_progress, tree_hash=digest

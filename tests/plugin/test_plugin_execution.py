@@ -225,3 +225,74 @@ def test_unknown_base_image_is_an_error_naming_it(pytester: pytest.Pytester) -> 
     assert "nobase::execution: unknown base image recipe 'noble-py3.99'" in text
     assert "During handling" not in text  # the message alone, not a chained traceback
     assert _outcomes(run) == {("nobase", "execution"): "error"}
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.org",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.org",
+    }
+    out = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
+    )
+    return out.stdout.strip()
+
+
+def test_imported_instance_runs_from_a_local_mirror(pytester: pytest.Pytester) -> None:
+    mirror = pytester.path / "mirror" / "acme" / "widget"
+    (mirror / "tests").mkdir(parents=True)
+    (mirror / "tests" / "test_widget.py").write_text(
+        "import pathlib\n\ndef test_setup_ran():\n    assert pathlib.Path('built').exists()\n"
+    )
+    _git(mirror, "init", "-q")
+    _git(mirror, "add", ".")
+    _git(mirror, "commit", "-qm", "widget")
+    revision = _git(mirror, "rev-parse", "HEAD")
+
+    data = pytester.path / "data"
+    instance = data / "instances" / "error_gen_acme_widget" / "acme_widget_error_readme_1"
+    instance.mkdir(parents=True)
+    (instance / "README.md").write_text("# widget\n\n```bash\ntouch built\n```\n")
+    (instance / "README.json").write_text(
+        json.dumps({"level": "level1", "errors": [golden_error("E4")]})
+    )
+    (data / "repo_info.jsonl").write_text(
+        json.dumps({"repository": "acme/widget", "revision": revision}) + "\n"
+    )
+    predictions = pytester.path / "predictions.jsonl"
+    predictions.write_text(
+        json.dumps(
+            {
+                "case_id": "acme/widget/error_readme_1",
+                "agent": "recorded",
+                "setup_script": "pip install -q pytest\ntouch built\n",
+            }
+        )
+        + "\n"
+    )
+    common = [
+        "--cases",
+        str(data),
+        "-k",
+        "execution",
+        "--agent",
+        "replay",
+        "--predictions",
+        str(predictions),
+    ]
+
+    result = pytester.runpytest(*common, "--run-dir", str(pytester.path / "no-mirror"))
+    result.assert_outcomes(errors=1)
+    assert "repository unavailable: https://github.com/acme/widget@" in result.stdout.str()
+
+    result = pytester.runpytest(
+        *common,
+        "--repo-mirror",
+        str(pytester.path / "mirror"),
+        "--run-dir",
+        str(pytester.path / "mirrored"),
+    )
+    result.assert_outcomes(passed=1)
