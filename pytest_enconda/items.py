@@ -22,8 +22,6 @@ ASPECTS: dict[str, tuple[str, ...]] = {
     "research": ("C0", "C1", "C2", "C3", "C4", "C5"),
 }
 ALL_ASPECTS = frozenset(name for names in ASPECTS.values() for name in names)
-# Aspects that need a container (and so an image) to grade.
-CONTAINER_ASPECTS = frozenset({"execution", "C0", "C1", "C2", "C3", "C4", "C5"})
 GPU_ASPECTS = frozenset({"C2", "C3", "C4"})
 # A safety net above the per-step budgets: image builds on a cold machine take minutes.
 BUILD_ALLOWANCE_SECONDS = 1800
@@ -92,7 +90,7 @@ class Dataset(pytest.Directory):
         from .cases.enconda_import import load_dataset
 
         loaded = load_dataset(self.path)
-        self.config.stash[SESSION_KEY].record_import_problems(self.path, loaded.problems)
+        self.config.stash[SESSION_KEY].record_import_problems(loaded.problems)
         return [
             DatasetCase.from_parent(
                 self, name=case.id, case=case, nodeid=f"{self.nodeid}::{case.id}"

@@ -27,10 +27,12 @@ from .grading.verdict import ItemVerdict
 from .settings import EncondaSettings
 
 if TYPE_CHECKING:
+    from .cases.enconda_import import ImportProblem
     from .cases.models import Case
     from .probing.execution import ExecutionRecord
 
 RESULTS = "results.jsonl"
+IMPORT_PROBLEMS = "import_problems.json"
 BUILD_HEADLINES = (
     "Step ",
     "building",
@@ -389,14 +391,19 @@ class EncondaSession:
         else:
             append_jsonl(self.run_dir / RESULTS, row)
 
-    def record_import_problems(self, root: Path, problems: list[Any]) -> None:
-        rows = [(str(getattr(p, "file", p)), str(getattr(p, "reason", ""))) for p in problems]
-        self.import_problems.extend(rows)
-        if rows:
-            atomic_write_text(
-                self.run_dir / "import_problems.json",
-                json.dumps([{"file": f, "reason": r} for f, r in rows], indent=2) + "\n",
-            )
+    def record_import_problems(self, problems: list[ImportProblem]) -> None:
+        """Keep what a dataset import could not read; xdist's controller reads it from the file."""
+        self.import_problems.extend((problem.file, problem.reason) for problem in problems)
+        if self.import_problems:
+            rows = [{"file": file, "reason": reason} for file, reason in self.import_problems]
+            atomic_write_text(self.run_dir / IMPORT_PROBLEMS, json.dumps(rows, indent=2) + "\n")
+
+    def _load_import_problems(self) -> None:
+        path = self.run_dir / IMPORT_PROBLEMS
+        if self.import_problems or not path.is_file():
+            return
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        self.import_problems = [(row["file"], row["reason"]) for row in rows]
 
     def finish(self) -> None:
         """Every process saves its judge's stats; the controller then writes the summary."""
@@ -405,7 +412,10 @@ class EncondaSession:
 
             name = f"{self.worker_id or 'main'}-{os.getpid()}.json"
             write_model(self.run_dir / JUDGE_STATS_DIR / name, self._judge.stats())
-        if self.worker_id is not None or not self._results:
+        if self.worker_id is not None:
+            return
+        self._load_import_problems()
+        if not self._results:
             return
         self._rewrite_results()
         from .report.summary import build_summary, write_summary

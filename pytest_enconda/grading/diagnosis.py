@@ -455,7 +455,7 @@ def grade_diagnosis(
             problems.append(f"prediction #{index}: {problem}")
         if graded not in ERROR_TYPES:
             invalid.append(graded)
-    golden_types = [error.error_type for error in golden.errors]
+    golden_types = golden.error_types
     set_counts, multi = _type_counts(golden_types, types)
     judged = _judge_pairs(golden.errors, predicted, types, judge)
     paper = _paper_case(len(golden.errors), set_counts, _paper_match(len(predicted), judged))

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from casefactory import golden_error, write_case
+from gitutil import git
 
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("base_image")]
@@ -227,30 +228,16 @@ def test_unknown_base_image_is_an_error_naming_it(pytester: pytest.Pytester) -> 
     assert _outcomes(run) == {("nobase", "execution"): "error"}
 
 
-def _git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.org",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.org",
-    }
-    out = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return out.stdout.strip()
-
-
 def test_imported_instance_runs_from_a_local_mirror(pytester: pytest.Pytester) -> None:
     mirror = pytester.path / "mirror" / "acme" / "widget"
     (mirror / "tests").mkdir(parents=True)
     (mirror / "tests" / "test_widget.py").write_text(
         "import pathlib\n\ndef test_setup_ran():\n    assert pathlib.Path('built').exists()\n"
     )
-    _git(mirror, "init", "-q")
-    _git(mirror, "add", ".")
-    _git(mirror, "commit", "-qm", "widget")
-    revision = _git(mirror, "rev-parse", "HEAD")
+    git(mirror, "init", "-q")
+    git(mirror, "add", ".")
+    git(mirror, "commit", "-qm", "widget")
+    revision = git(mirror, "rev-parse", "HEAD")
 
     data = pytester.path / "data"
     instance = data / "instances" / "error_gen_acme_widget" / "acme_widget_error_readme_1"

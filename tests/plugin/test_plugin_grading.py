@@ -149,3 +149,27 @@ def test_unreadable_saved_outcome_is_an_error_naming_the_file(pytester: pytest.P
     result = pytester.runpytest("cases", "-k", DIAGNOSIS, "--resume", str(run))
     result.assert_outcomes(errors=3)
     assert f"{outcome}: not a valid AgentOutcome: agent: Field required" in result.stdout.str()
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_unreadable_instances_are_listed_and_the_rest_run(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    data = pytester.path / "data"
+    folder = data / "instances" / "error_gen_acme_widget"
+    for name, error_type in [
+        ("acme_widget_error_readme_1", "E4"),
+        ("acme_widget_error_readme_2", "E3"),
+    ]:
+        (folder / name).mkdir(parents=True)
+        (folder / name / "README.md").write_text("# widget\n")
+        golden = {"level": "level1", "errors": [golden_error("E4") | {"error_type": error_type}]}
+        (folder / name / "README.json").write_text(json.dumps(golden))
+    (data / "repo_info.jsonl").write_text('{"repository": "acme/widget", "revision": "abc123"}\n')
+    result = pytester.runpytest_subprocess(
+        "--cases", str(data), "-k", "error_types", *workers, "--run-dir", str(pytester.path / "run")
+    )
+    result.assert_outcomes(passed=1)
+    text = result.stdout.str()
+    assert "enconda: instances that could not be read" in text
+    assert "acme_widget_error_readme_2/README.json" in text and "E3" in text

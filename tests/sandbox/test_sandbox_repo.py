@@ -4,30 +4,16 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+from gitutil import git
 
 from pytest_enconda.cases.models import RepoSource
 from pytest_enconda.errors import HarnessError, RepositoryUnavailable
 from pytest_enconda.sandbox.repo import materialize, mirror_candidates, tree_hash
 
 UNREACHABLE = "https://github.com/nonexistent-owner/nonexistent-repo"
-
-
-def git(cwd: Path, *args: str) -> str:
-    env = {
-        **os.environ,
-        "GIT_AUTHOR_NAME": "t",
-        "GIT_AUTHOR_EMAIL": "t@example.invalid",
-        "GIT_COMMITTER_NAME": "t",
-        "GIT_COMMITTER_EMAIL": "t@example.invalid",
-    }
-    result = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=True
-    )
-    return result.stdout.strip()
 
 
 @pytest.fixture
