@@ -8,21 +8,14 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .cases.loader import CASE_FILE, load_case
+from .aspects import ASPECTS, GPU_ASPECTS
+from .cases.loader import load_case
 from .errors import CaseFormatError, EncondaError
+from .plugin import session_of
 
 if TYPE_CHECKING:
     from .cases.models import Case
 
-SESSION_KEY = pytest.StashKey["EncondaSession"]()
-
-# The item set grows per suite; each name is one graded aspect of a case.
-ASPECTS: dict[str, tuple[str, ...]] = {
-    "diagnosis": ("execution", "error_types", "descriptions", "fixes"),
-    "research": ("C0", "C1", "C2", "C3", "C4", "C5"),
-}
-ALL_ASPECTS = frozenset(name for names in ASPECTS.values() for name in names)
-GPU_ASPECTS = frozenset({"C2", "C3", "C4"})
 # A safety net above the per-step budgets: image builds on a cold machine take minutes.
 BUILD_ALLOWANCE_SECONDS = 1800
 
@@ -90,7 +83,7 @@ class Dataset(pytest.Directory):
         from .cases.enconda_import import load_dataset
 
         loaded = load_dataset(self.path)
-        self.config.stash[SESSION_KEY].record_import_problems(loaded.problems)
+        session_of(self.config).record_import_problems(loaded.problems)
         return [
             DatasetCase.from_parent(
                 self, name=case.id, case=case, nodeid=f"{self.nodeid}::{case.id}"
@@ -99,13 +92,10 @@ class Dataset(pytest.Directory):
         ]
 
 
-def is_dataset_dir(path: Path) -> bool:
-    return (path / "repo_info.jsonl").is_file() or (
-        path.name == "instances" and (path.parent / "repo_info.jsonl").is_file()
-    )
-
-
 class CaseItem(pytest.Item):
+    # The plugin's report hooks look for this instead of importing this module in every run.
+    enconda_item = True
+
     def __init__(self, *, case: Case, aspect: str, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.case = case
@@ -117,7 +107,7 @@ class CaseItem(pytest.Item):
     def setup(self) -> None:
         # Harness work and grading happen here: an exception in setup is an *error* outcome,
         # which is what a harness failure (image, repository, judge) must be.
-        session = self.config.stash[SESSION_KEY]
+        session = session_of(self.config)
         failure = None
         try:
             self.verdict = session.verdict(self.case, self.aspect)
@@ -145,7 +135,3 @@ class CaseItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, f"{self.case.id}::{self.aspect}"
-
-
-def is_case_file(path: Path) -> bool:
-    return path.name == CASE_FILE

@@ -1,17 +1,22 @@
 """pytest-enconda's hooks: a switchboard handing off to one ``EncondaSession`` in ``config.stash``.
 
-Imports here stay cheap: the plugin loads in every pytest run where it is installed.
+The plugin loads in every pytest run where it is installed, and most of those collect no
+benchmark: it stays dormant (no pydantic, no scheduler, no collection options) until a benchmark
+option is given or a case is collected; the session is created then.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from . import settings as settings_mod
-from .items import SESSION_KEY, CaseFile, CaseItem, Dataset, is_case_file, is_dataset_dir
+from . import discovery
+from . import options as options_mod
+
+if TYPE_CHECKING:
+    from .session import EncondaSession
 
 MARKERS = {
     "diagnosis": "an EnConda-Bench diagnosis task item",
@@ -22,28 +27,66 @@ MARKERS = {
 WORKER_RUN_DIR = "enconda_run_dir"
 
 
+class PluginState:
+    """What the plugin knows before a benchmark is certain: the session is made on first need."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.session: EncondaSession | None = None
+        self.repo_dirs: set[Path] = set()
+
+    @property
+    def requested(self) -> bool:
+        """Any benchmark option given (xdist workers of a benchmark run get the run directory)."""
+        return options_mod.any_given(self.config) or WORKER_RUN_DIR in _workerinput(self.config)
+
+    def get(self) -> EncondaSession:
+        if self.session is None:
+            self.session = _make_session(self.config)
+        return self.session
+
+
+STATE_KEY = pytest.StashKey[PluginState]()
+
+
+def session_of(config: pytest.Config) -> EncondaSession:
+    """The run's session, created (and its settings validated) on first use."""
+    return config.stash[STATE_KEY].get()
+
+
+def _workerinput(config: pytest.Config) -> dict[str, Any]:
+    return getattr(config, "workerinput", None) or {}
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
-    settings_mod.add_options(parser)
+    options_mod.add_options(parser)
 
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_configure(config: pytest.Config) -> None:
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
-    workerinput = getattr(config, "workerinput", None)
-    run_dir = Path(workerinput[WORKER_RUN_DIR]) if workerinput else None
-    settings = settings_mod.from_config(config, run_dir=run_dir)
-    if workerinput is None:
-        _check_run_dir(settings)
-        _add_dataset_args(config, settings)
-    from .session import EncondaSession
-
-    config.stash[SESSION_KEY] = EncondaSession(config, settings)
-    if workerinput is None:
+    state = config.stash[STATE_KEY] = PluginState(config)
+    _add_dataset_args(config)
+    if state.requested:
+        state.get()  # usage errors surface now, before anything is collected
+    if not _workerinput(config):
         config.pluginmanager.register(_ResultsRecorder(config), "enconda-results")
 
 
-def _check_run_dir(settings: settings_mod.EncondaSettings) -> None:
+def _make_session(config: pytest.Config) -> EncondaSession:
+    from . import settings as settings_mod
+    from .session import EncondaSession
+
+    workerinput = _workerinput(config)
+    run_dir = Path(workerinput[WORKER_RUN_DIR]) if WORKER_RUN_DIR in workerinput else None
+    settings = settings_mod.from_config(config, run_dir=run_dir)
+    if not workerinput:
+        _check_run_dir(settings)
+    return EncondaSession(config, settings)
+
+
+def _check_run_dir(settings: Any) -> None:
     if not settings.resume and (settings.run_dir / "results.jsonl").exists():
         raise pytest.UsageError(
             f"{settings.run_dir} already holds a run: use --resume {settings.run_dir} "
@@ -62,11 +105,16 @@ def _check_run_dir(settings: settings_mod.EncondaSettings) -> None:
                 )
 
 
-def _add_dataset_args(config: pytest.Config, settings: settings_mod.EncondaSettings) -> None:
-    """``--cases PATH`` collects PATH, instead of testpaths when no paths were given."""
-    if not settings.cases:
+def _add_dataset_args(config: pytest.Config) -> None:
+    """``--cases PATH`` collects PATH, instead of testpaths when no paths were given.
+
+    xdist workers parse the command line again, so this runs there too: the controller's
+    ``config.args`` do not reach them.
+    """
+    cases = config.getoption("cases")
+    if not cases:
         return
-    paths = [str(path) for path in settings.cases]
+    paths = [str(path) for path in cases]
     if config.args_source == pytest.Config.ArgsSource.ARGS:
         config.args.extend(paths)
     else:
@@ -76,7 +124,7 @@ def _add_dataset_args(config: pytest.Config, settings: settings_mod.EncondaSetti
 @pytest.hookimpl(optionalhook=True)
 def pytest_configure_node(node: Any) -> None:
     """xdist controller: every worker writes into the controller's run directory."""
-    node.workerinput[WORKER_RUN_DIR] = str(node.config.stash[SESSION_KEY].run_dir)
+    node.workerinput[WORKER_RUN_DIR] = str(session_of(node.config).run_dir)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -84,46 +132,81 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     """All items of a case go to one worker, so the agent runs once per case."""
     if config.getoption("dist") != "load":
         return None
-    from .scheduling import CaseScheduling
+    from .scheduling import CaseAwareScheduling
 
-    return CaseScheduling(config, log)
+    return CaseAwareScheduling(config, log)
+
+
+def pytest_collection(session: pytest.Session) -> None:
+    state = session.config.stash[STATE_KEY]
+    state.repo_dirs = discovery.case_repository_dirs(discovery.collection_roots(session.config))
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    """The repositories that cases point at carry tests of their own: not this run's."""
+    repo_dirs = config.stash[STATE_KEY].repo_dirs
+    if repo_dirs and collection_path.is_dir() and collection_path.resolve() in repo_dirs:
+        return True
+    return None
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_dataset_dir(path):
+    if discovery.is_dataset_dir(path):
+        from .items import Dataset
+
         return Dataset.from_parent(parent, path=path)
     return None
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if is_case_file(file_path):
+    if discovery.is_case_file(file_path):
+        from .items import CaseFile
+
         return CaseFile.from_parent(parent, path=file_path)
     return None
 
 
+def _is_case_report(report: pytest.TestReport) -> bool:
+    return any(key == "enconda_case" for key, _value in report.user_properties)
+
+
 class _ResultsRecorder:
-    """Controller-side hook object: ``pytest_runtest_logreport`` receives no config."""
+    """Controller-side hook object (``pytest_runtest_logreport`` receives no config): results
+    are kept by the process that sees every report, the controller or the only one."""
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.config.stash[SESSION_KEY].record_report(report)
+        if _is_case_report(report):
+            session_of(self.config).record_report(report)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
     report = yield
-    if isinstance(item, CaseItem) and report.when == "call":
-        item.config.stash[SESSION_KEY].add_html_extras(item, report)
+    if getattr(item, "enconda_item", False):
+        session_of(item.config).add_html_extras(item, report)
     return report
 
 
+def _active_session(config: pytest.Config) -> EncondaSession | None:
+    state = config.stash.get(STATE_KEY, None)
+    if state is None:
+        return None
+    return state.session or (state.get() if state.requested else None)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    session.config.stash[SESSION_KEY].finish()
+    active = _active_session(session.config)
+    if active is not None:
+        active.finish()
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
+    active = _active_session(config)
+    if active is None:
+        return
     from .report.terminal import write_terminal_summary
 
-    write_terminal_summary(terminalreporter, config.stash[SESSION_KEY])
+    write_terminal_summary(terminalreporter, active)

@@ -22,6 +22,7 @@ import pytest
 
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import CaseDir, append_jsonl, atomic_write_text, read_model, write_model
+from .aspects import DIAGNOSIS_ASPECTS
 from .errors import EncondaError, HarnessError
 from .grading.verdict import ItemVerdict
 from .settings import EncondaSettings
@@ -44,7 +45,6 @@ BUILD_HEADLINES = (
     "task image",
 )
 BUILD_ECHO_SECONDS = 5.0
-DIAGNOSIS_ASPECTS = ("error_types", "descriptions", "fixes")
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -72,6 +72,7 @@ class EncondaSession:
         self._judge: Any = None
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
         self._results_loaded = False
+        self._durations: dict[str, float] = {}
         self.import_problems: list[tuple[str, str]] = []
         self.summary: dict[str, Any] | None = None
         self._last_echo = 0.0
@@ -97,9 +98,15 @@ class EncondaSession:
         if not echo or capman is None:
             return
         self._last_echo = time.monotonic()
+        reporter = self.config.pluginmanager.getplugin("terminalreporter")
         with capman.global_and_fixture_disabled():
-            sys.stderr.write("\n" + line + "\n")  # a line of its own amid the progress dots
-            sys.stderr.flush()
+            if reporter is not None and self.worker_id is None:
+                # Breaks the progress dots' line only when one is open: no blank lines.
+                reporter.ensure_newline()
+                reporter.write_line(line)
+            else:  # an xdist worker has no terminal of its own: its stderr reaches the user's
+                sys.stderr.write(line + "\n")
+                sys.stderr.flush()
 
     def build_progress(self, line: str) -> None:
         """Build logs run to thousands of lines: all go to the log, the terminal gets the steps
@@ -140,8 +147,9 @@ class EncondaSession:
         return self._judge
 
     def cache_root(self) -> Path:
-        base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-        return Path(base) / "pytest-enconda"
+        from .cache import default_cache_dir
+
+        return default_cache_dir()
 
     def sandbox(self) -> Any:
         if self._sandbox is None:
@@ -309,8 +317,10 @@ class EncondaSession:
         return verdict
 
     def add_html_extras(self, item: Any, report: pytest.TestReport) -> None:
-        """Links to the item's artifacts in pytest-html's report, when pytest-html is active."""
-        if not self.config.pluginmanager.hasplugin("html"):
+        """Links to the item's artifacts in pytest-html's report, when pytest-html is active, on
+        the report that carries the item's outcome (a harness error or skip is decided in setup)."""
+        outcome_report = report.when == "call" or (report.when == "setup" and not report.passed)
+        if not outcome_report or not self.config.pluginmanager.hasplugin("html"):
             return
         from .report.html import html_extras
 
@@ -361,6 +371,8 @@ class EncondaSession:
         case_id, item = props.get("enconda_case"), props.get("enconda_item")
         if case_id is None or item is None:
             return
+        # The harness works in the item's setup: the item's duration is setup and call together.
+        self._durations[report.nodeid] = self._durations.get(report.nodeid, 0.0) + report.duration
         if report.when == "call" or (report.when == "setup" and not report.passed):
             outcome = "error" if report.when == "setup" and report.failed else report.outcome
         elif report.when == "teardown" and report.failed:
@@ -380,7 +392,7 @@ class EncondaSession:
             "level": props.get("enconda_level"),
             "outcome": outcome,
             "message": message[-4000:],
-            "duration": round(report.duration, 3),
+            "duration": round(self._durations.get(report.nodeid, report.duration), 3),
             "nodeid": report.nodeid,
         }
         key = (case_id, item)
@@ -406,7 +418,10 @@ class EncondaSession:
         self.import_problems = [(row["file"], row["reason"]) for row in rows]
 
     def finish(self) -> None:
-        """Every process saves its judge's stats; the controller then writes the summary."""
+        """Every process removes its containers and saves its judge's stats; the controller
+        then writes the summary."""
+        if self._sandbox is not None:
+            self._sandbox.close()
         if self._judge is not None:
             from .report.summary import JUDGE_STATS_DIR
 

@@ -13,8 +13,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..cases.models import Case
+from .registry import ENTRY_POINT_GROUP
 
-ENTRY_POINT_GROUP = "pytest_enconda.agents"
+__all__ = ["ENTRY_POINT_GROUP", "Agent", "AgentOutcome", "AgentTask"]
+
 
 
 class PredictedError(BaseModel):

@@ -6,7 +6,9 @@ import importlib
 from importlib.metadata import entry_points
 from typing import Any
 
-from .base import ENTRY_POINT_GROUP
+# Declared here, not in ``base``: option parsing reads this module in every pytest run, and
+# ``base`` imports pydantic.
+ENTRY_POINT_GROUP = "pytest_enconda.agents"
 
 BUILTIN: dict[str, str] = {
     "oracle": "pytest_enconda.agents.oracle:OracleAgent",

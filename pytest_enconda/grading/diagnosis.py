@@ -21,11 +21,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..agents.base import PredictedError
+from ..aspects import DIAGNOSIS_ASPECTS
 from ..cases.models import ERROR_TYPES, GoldenAnswer, GoldenError
 from .judges.base import Aspect, Judge, JudgeRequest, Verdict
 from .verdict import ItemVerdict
 
-ITEMS = ("error_types", "descriptions", "fixes")
+ITEMS = DIAGNOSIS_ASPECTS
 # The official evaluator's match score and threshold (error_matcher.py).
 PAPER_TYPE_WEIGHT = 0.6
 PAPER_DESCRIPTION_WEIGHT = 0.3

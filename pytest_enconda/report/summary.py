@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import CaseDir, atomic_write_text, read_model
+from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
 from ..grading.diagnosis import DiagnosisGrade
 from ..grading.judges.base import JudgeStats
@@ -34,7 +35,7 @@ def _case_results(
     for case, rows in sorted(by_case.items()):
         diagnosis_path = CaseDir(run_dir, case).root / "grading" / "diagnosis.json"
         diagnosis = None
-        graded = any(item in rows for item in ("error_types", "descriptions", "fixes"))
+        graded = any(item in rows for item in DIAGNOSIS_ASPECTS)
         if graded and diagnosis_path.is_file():
             diagnosis = read_model(diagnosis_path, DiagnosisGrade)
         execution = rows.get("execution", {}).get("outcome")

@@ -12,6 +12,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from ..cache import default_cache_dir
+
 HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 DEFAULT_NETWORK_MODE = "bridge"
@@ -26,15 +28,6 @@ def parse_size(text: str) -> int:
     if not match:
         raise ValueError(f"expected a size such as '4g', '512m' or a byte count, got {text!r}")
     return int(float(match.group(1)) * _FACTORS[match.group(2).lower()])
-
-
-def default_cache_dir() -> Path:
-    """Where locks, repository clones and the bootstrap scratch space live."""
-    explicit = os.environ.get("ENCONDA_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "pytest-enconda"
 
 
 def _host_ca_bundle() -> Path | None:

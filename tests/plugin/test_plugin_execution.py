@@ -212,7 +212,11 @@ def test_image_builds_show_steps_and_log_everything(pytester: pytest.Pytester) -
     result.assert_outcomes(passed=1)
     log = (run / "logs" / "harness.log").read_text()
     assert marker in log and "Step " in log
-    assert "enconda: Step " in result.stderr.str()
+    lines = result.stdout.lines
+    assert any(line.startswith("enconda: Step ") for line in lines)
+    # Progress lines break the dots' line when one is open, and leave no blank line behind.
+    progress = [n for n, line in enumerate(lines) if line.startswith("enconda: ")]
+    assert all(lines[n + 1].strip() for n in progress if n + 1 < len(lines))
     for tag in {word for word in log.split() if word.startswith(("enconda/env:", "enconda/task:"))}:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
 

@@ -121,8 +121,9 @@ def _litellm() -> Any:
 
 
 def default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "pytest-enconda" / "judge"
+    from ...cache import default_cache_dir as harness_cache_dir
+
+    return harness_cache_dir() / "judge"
 
 
 class LlmJudge:

@@ -1,0 +1,98 @@
+"""What pytest walks past: which files are cases, which folders are datasets or case repositories.
+
+Standard library only, and cheap: the plugin calls these for every path of every pytest run where
+it is installed, most of which collect no benchmark at all.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from pathlib import Path
+
+import pytest
+
+CASE_FILE = "case.toml"
+REPO_INFO = "repo_info.jsonl"
+# A case file declares its suite or its repository; another tool's ``case.toml`` does neither.
+_CASE_CONTENT = re.compile(rb"^\s*(?:suite\s*=|\[repository\])", re.MULTILINE)
+# How deep below a collected folder case files are looked for, and folders never looked into.
+_SCAN_DEPTH = 4
+_SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "reports"})
+_PEEK_BYTES = 1 << 16
+
+
+def is_case_file(path: Path) -> bool:
+    """A ``case.toml`` whose content is a benchmark case's (by its suite or repository)."""
+    if path.name != CASE_FILE:
+        return False
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_PEEK_BYTES)
+    except OSError:
+        return False
+    return _CASE_CONTENT.search(head.removeprefix(b"\xef\xbb\xbf")) is not None
+
+
+def is_dataset_dir(path: Path) -> bool:
+    """EnConda-Bench's released layout: the folder with ``repo_info.jsonl`` or its ``instances``."""
+    return (path / REPO_INFO).is_file() or (
+        path.name == "instances" and (path.parent / REPO_INFO).is_file()
+    )
+
+
+def _case_files(root: Path) -> list[Path]:
+    found = []
+    base_depth = len(root.parts)
+    for current, dirs, files in os.walk(root):
+        here = Path(current)
+        if len(here.parts) - base_depth >= _SCAN_DEPTH:
+            dirs[:] = []
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS]
+        if CASE_FILE in files and is_case_file(here / CASE_FILE):
+            found.append(here / CASE_FILE)
+            dirs[:] = []  # a case folder's own subfolders hold its files, not more cases
+    return found
+
+
+def case_repository_dirs(roots: list[Path]) -> set[Path]:
+    """Repository folders named by the case files under ``roots``: their own tests are not ours.
+
+    Only ``[repository] path`` is read; a case file that cannot be read is left to collection,
+    which reports it.
+    """
+    repos: set[Path] = set()
+    case_dirs: set[Path] = set()
+    for root in roots:
+        if not root.is_dir():
+            continue
+        for case_file in _case_files(root):
+            case_dirs.add(case_file.parent.resolve())
+            try:
+                data = tomllib.loads(case_file.read_bytes().decode("utf-8-sig"))
+                repository = data.get("repository") or {}
+                relative = repository.get("path") if repository.get("kind") != "url" else None
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
+                continue
+            except RecursionError:
+                continue
+            if isinstance(relative, str) and relative:
+                repos.add((case_file.parent / relative).resolve())
+    # A folder that holds cases is collected whatever a case names as its repository.
+    return {
+        repo
+        for repo in repos
+        if not any(case_dir == repo or repo in case_dir.parents for case_dir in case_dirs)
+    }
+
+
+def collection_roots(config: pytest.Config) -> list[Path]:
+    """The folders this run collects from (its arguments, or ``testpaths``)."""
+    roots = []
+    for arg in config.args:
+        path = Path(arg.split("::", 1)[0])
+        path = path if path.is_absolute() else config.invocation_params.dir / path
+        if path.is_dir():
+            roots.append(path.resolve())
+    return roots
