@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "grading": "pytest_enconda.bench.grading",
     "collection": "pytest_enconda.bench.collection",
     "sandbox": "pytest_enconda.bench.sandbox",
+    "overhead": "pytest_enconda.bench.overhead",
 }
 
 
