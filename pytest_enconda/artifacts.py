@@ -19,12 +19,23 @@ from .errors import EncondaError
 
 M = TypeVar("M", bound=BaseModel)
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]+")
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 def safe_name(case_id: str) -> str:
-    """A case id as one path component (imported ids contain ``/``)."""
-    return _UNSAFE.sub("__", case_id).strip("._") or "case"
+    """A case id as one path component, injectively: two ids never share a case folder.
+
+    Imported ids contain ``/``; each character outside ``[A-Za-z0-9._-]`` becomes ``+XX`` per
+    byte of its UTF-8 (``/`` is ``+2f``, ``+`` itself ``+2b``: fixed width, so the escape can be
+    undone), and a leading dot is escaped the same way, so the folder is never hidden, ``.`` or
+    ``..``.
+    """
+    name = _UNSAFE.sub(
+        lambda m: "".join(f"+{byte:02x}" for byte in m.group().encode("utf-8")), case_id
+    )
+    if name.startswith("."):
+        name = "+2e" + name[1:]
+    return name or "+"
 
 
 def atomic_write_text(path: Path, text: str) -> None:

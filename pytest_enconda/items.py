@@ -47,14 +47,51 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[CaseItem]:
         yield item
 
 
+def case_roots(config: pytest.Config, case_file: Path) -> list[Path]:
+    """Folders a case may name files in, besides its own: where it was collected from.
+
+    The folders given on the command line (or ``testpaths``) that hold it, the project's root
+    when an ini file configures pytest there (a bare ``pyproject.toml`` found further up, in a
+    home folder say, does not count), and ``--allow-path`` folders.
+    """
+    from .discovery import collection_roots
+
+    here = case_file.resolve()
+    roots = [root for root in collection_roots(config) if root in here.parents]
+    if config.inipath is not None and config.inicfg and config.rootpath.resolve() in here.parents:
+        roots.append(config.rootpath.resolve())
+    roots.extend(config.getoption("allow_path") or ())
+    return roots
+
+
+def check_collectable(config: pytest.Config, case: Case, source: str) -> list[tuple[str, str]]:
+    """What collection refuses beyond the file format: an unknown base image, a duplicate id."""
+    from .sandbox.recipes import BASE_RECIPES
+
+    problems = []
+    if case.spec.base_image not in BASE_RECIPES:
+        known = ", ".join(sorted(BASE_RECIPES))
+        problems.append(
+            ("base_image", f"unknown base image recipe {case.spec.base_image!r}; known: {known}")
+        )
+    earlier = session_of(config).claim_case_id(case.id, source)
+    if earlier is not None:
+        problems.append(("id", f"{case.id!r} is already the id of {earlier}"))
+    return problems
+
+
 class CaseFile(pytest.File):
     """A shipped case: ``<suite>/<case-id>/case.toml``."""
 
     def collect(self) -> Iterable[pytest.Item]:
         try:
-            case = load_case(self.path)
+            case = load_case(self.path, case_roots(self.config, self.path))
+            problems = check_collectable(self.config, case, str(self.path))
+            if problems:
+                raise CaseFormatError(str(self.path), problems)
         except CaseFormatError:
-            # One bad case must not stop the others (pytest aborts on collection errors).
+            # One bad case must not stop the others: pytest aborts on collection errors. Set
+            # only here, where a benchmark case is collected, never for other test suites.
             self.config.option.continue_on_collection_errors = True
             raise
         return list(make_items(self, case))
@@ -80,15 +117,24 @@ class Dataset(pytest.Directory):
     """A directory in EnConda-Bench's released layout given with ``--cases``."""
 
     def collect(self) -> Iterable[pytest.Collector]:
-        from .cases.enconda_import import load_dataset
+        from .cases.enconda_import import ImportProblem, load_dataset
 
         loaded = load_dataset(self.path)
-        session_of(self.config).record_import_problems(loaded.problems)
+        problems = list(loaded.problems)
+        cases = []
+        for case in loaded.cases:
+            refused = check_collectable(self.config, case, f"{self.path}::{case.id}")
+            if refused:
+                reason = "; ".join(f"{field}: {message}" for field, message in refused)
+                problems.append(ImportProblem(file=str(case.case_dir), reason=reason))
+            else:
+                cases.append(case)
+        session_of(self.config).record_import_problems(problems)
         return [
             DatasetCase.from_parent(
                 self, name=case.id, case=case, nodeid=f"{self.nodeid}::{case.id}"
             )
-            for case in loaded.cases
+            for case in cases
         ]
 
 

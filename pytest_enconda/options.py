@@ -169,6 +169,16 @@ def add_options(parser: pytest.Parser) -> None:
         help="recorded predictions for --agent=replay",
     )
     group.addoption(
+        "--allow-path",
+        type=_existing_dir,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder outside the collected one that case files may name (a shared "
+        "repositories folder, say); by default every file and repository a case names must be "
+        "inside the folder it was collected from",
+    )
+    group.addoption(
         "--repo-mirror",
         type=_existing_dir,
         default=None,

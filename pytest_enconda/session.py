@@ -74,6 +74,7 @@ class EncondaSession:
         self._results_loaded = False
         self._durations: dict[str, float] = {}
         self.import_problems: list[tuple[str, str]] = []
+        self._case_sources: dict[str, str] = {}
         self.summary: dict[str, Any] | None = None
         self._last_echo = 0.0
 
@@ -114,6 +115,14 @@ class EncondaSession:
         quiet_for = time.monotonic() - self._last_echo
         echo = line.startswith(BUILD_HEADLINES) or quiet_for >= BUILD_ECHO_SECONDS
         self.progress(line[:200], echo=echo)
+
+    def claim_case_id(self, case_id: str, source: str) -> str | None:
+        """Record where ``case_id`` was collected from; the earlier source if it was taken.
+
+        Results, artifacts and resume are keyed by case id: two cases with one id would mix.
+        """
+        earlier = self._case_sources.setdefault(case_id, source)
+        return None if earlier == source else earlier
 
     # ----------------------------------------------------------------- lazy strategies
 

@@ -30,6 +30,7 @@ class EncondaSettings(BaseModel):
     cases: tuple[Path, ...] = ()
     predictions: Path | None = None
     repo_mirror: Path | None = None
+    allow_path: tuple[Path, ...] = ()
     readme_variant: Literal["erroneous", "original"] = "erroneous"
     network_mode: str = "bridge"
     ca_bundle: Path | None = None
@@ -67,6 +68,7 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         "cases": tuple(opt("cases")),
         "predictions": opt("predictions"),
         "repo_mirror": opt("repo_mirror"),
+        "allow_path": tuple(opt("allow_path")),
         "readme_variant": opt("readme_variant"),
         "network_mode": opt("network_mode"),
         "ca_bundle": opt("ca_bundle"),

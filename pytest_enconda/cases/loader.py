@@ -1,10 +1,18 @@
-"""Read a shipped case folder (``case.toml`` and the files it names) into a ``Case``."""
+"""Read a shipped case folder (``case.toml`` and the files it names) into a ``Case``.
+
+Case folders are data people download and run, so every path a case names is resolved (symlinks
+followed) and must stay inside the case's folder or one of the *roots* it was collected from:
+a case cannot put a host file into an image or a prompt. Files are UTF-8 (a byte-order mark is
+allowed); anything else is refused with the file, the field and what was expected.
+"""
 
 from __future__ import annotations
 
 import json
 import tomllib
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -12,6 +20,8 @@ from ..errors import CaseFormatError
 from .models import Case, CaseSpec, GoldenAnswer
 
 CASE_FILE = "case.toml"
+# A case's text files are READMEs, scripts and small JSON: far larger is a mistake or an attack.
+MAX_FILE_BYTES = 8 * 1024 * 1024
 
 
 def _problems(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
@@ -21,6 +31,8 @@ def _problems(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
         message = err["msg"]
         if err["type"] == "missing":
             message = "required field is missing"
+        elif "input" in err and err["input"] is None:
+            message = f"got null; expected a value ({err['msg'].lower()})"
         elif err["type"] == "literal_error":
             message = f"{err['msg']} (got {err.get('input')!r})"
         elif err["type"] == "extra_forbidden":
@@ -29,13 +41,71 @@ def _problems(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
     return out
 
 
-def _read_text(case_dir: Path, rel: str, field: str, problems: list[tuple[str, str]]) -> str | None:
-    path = case_dir / rel
+def decode_text(data: bytes, path: Path) -> str:
+    """UTF-8 with an optional byte-order mark; ``ValueError`` says what the bytes are instead."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError(f"{path}: UTF-16 text; expected UTF-8")
     try:
-        return path.read_text(encoding="utf-8")
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
+            "expected UTF-8"
+        ) from None
+
+
+def read_text(path: Path) -> str:
+    """A case's text file: bounded in size, UTF-8; ``ValueError`` or ``OSError`` otherwise."""
+    with path.open("rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+    return decode_text(data, path)
+
+
+def parse_json(text: str, path: Path) -> Any:
+    """JSON whose failure (syntax or absurd nesting) is a ``ValueError`` naming the file."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path}: not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{path}: not valid JSON: nested too deeply") from None
+
+
+def contained(path: Path, roots: Sequence[Path]) -> Path | None:
+    """``path`` with symlinks resolved, if it lies inside one of ``roots``; else ``None``."""
+    resolved = path.resolve()
+    for root in roots:
+        root = root.resolve()
+        if resolved == root or root in resolved.parents:
+            return resolved
+    return None
+
+
+def _outside(field: str, path: Path, roots: Sequence[Path]) -> tuple[str, str]:
+    where = ", ".join(str(root.resolve()) for root in roots)
+    return (field, f"resolves to {path.resolve()}, outside the case's folder and roots ({where})")
+
+
+def _read_named(
+    case_dir: Path,
+    rel: str,
+    field: str,
+    roots: Sequence[Path],
+    problems: list[tuple[str, str]],
+) -> str | None:
+    path = case_dir / rel
+    if contained(path, [case_dir, *roots]) is None:
+        problems.append(_outside(field, path, [case_dir, *roots]))
+        return None
+    try:
+        return read_text(path)
     except FileNotFoundError:
         problems.append((field, f"file not found: {path}"))
-    except (OSError, UnicodeDecodeError) as exc:
+    except IsADirectoryError:
+        problems.append((field, f"expected a file, found a directory: {path}"))
+    except (OSError, ValueError) as exc:
         problems.append((field, f"cannot read {path}: {exc}"))
     return None
 
@@ -43,9 +113,9 @@ def _read_text(case_dir: Path, rel: str, field: str, problems: list[tuple[str, s
 def load_golden(path: Path) -> GoldenAnswer:
     """Load a golden file; ``CaseFormatError`` names the file and each invalid field."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise CaseFormatError(str(path), [("<json>", f"not valid JSON: {exc}")]) from None
+        data = parse_json(read_text(path), path)
+    except (OSError, ValueError) as exc:
+        raise CaseFormatError(str(path), [("<json>", str(exc))]) from None
     try:
         golden = GoldenAnswer.model_validate(data)
     except ValidationError as exc:
@@ -63,34 +133,45 @@ def load_golden(path: Path) -> GoldenAnswer:
     return golden
 
 
-def load_case(case_file: Path) -> Case:
-    """Load ``case.toml``; every problem found is reported together in one ``CaseFormatError``."""
+def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
+    """Load ``case.toml``; every problem found is reported together in one ``CaseFormatError``.
+
+    ``roots`` are the folders the case was collected from (the project's root, the benchmark
+    folder given on the command line, folders allowed by ``--allow-path``): files and
+    repositories the case names must resolve inside them or inside the case's own folder.
+    """
     case_dir = case_file.parent
     try:
-        raw = tomllib.loads(case_file.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
+        raw = tomllib.loads(read_text(case_file))
+    except (OSError, ValueError) as exc:  # TOMLDecodeError is a ValueError
         raise CaseFormatError(str(case_file), [("<toml>", f"not valid TOML: {exc}")]) from None
+    except RecursionError:
+        raise CaseFormatError(
+            str(case_file), [("<toml>", "not valid TOML: nested too deeply")]
+        ) from None
     try:
         spec = CaseSpec.model_validate(raw)
     except ValidationError as exc:
         raise CaseFormatError(str(case_file), _problems(exc)) from None
 
     problems: list[tuple[str, str]] = []
-    readme = _read_text(case_dir, spec.readme, "readme", problems)
+    readme = _read_named(case_dir, spec.readme, "readme", roots, problems)
     original = (
-        _read_text(case_dir, spec.original_readme, "original_readme", problems)
+        _read_named(case_dir, spec.original_readme, "original_readme", roots, problems)
         if spec.original_readme
         else None
     )
     setup = (
-        _read_text(case_dir, spec.golden_setup, "golden_setup", problems)
+        _read_named(case_dir, spec.golden_setup, "golden_setup", roots, problems)
         if spec.golden_setup
         else None
     )
     golden = GoldenAnswer()
     if spec.golden:
         golden_path = case_dir / spec.golden
-        if not golden_path.is_file():
+        if contained(golden_path, [case_dir, *roots]) is None:
+            problems.append(_outside("golden", golden_path, [case_dir, *roots]))
+        elif not golden_path.is_file():
             problems.append(("golden", f"file not found: {golden_path}"))
         else:
             try:
@@ -99,7 +180,9 @@ def load_case(case_file: Path) -> Case:
                 problems += [(f"golden ({golden_path.name}): {f}", m) for f, m in exc.problems]
     if spec.repository.kind in ("folder", "git"):
         repo_path = case_dir / str(spec.repository.path)
-        if not repo_path.is_dir():
+        if contained(repo_path, [case_dir, *roots]) is None:
+            problems.append(_outside("repository.path", repo_path, [case_dir, *roots]))
+        elif not repo_path.is_dir():
             problems.append(("repository.path", f"directory not found: {repo_path}"))
     if problems:
         raise CaseFormatError(str(case_file), problems)

@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 ErrorType = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
 ERROR_TYPES: tuple[str, ...] = ("E1", "E2", "E4", "E6", "E7", "E8")
@@ -34,10 +34,27 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
+# Real golden files list at most 14 errors; matching and judging grow with this count, so a
+# file far beyond it is refused rather than allowed to take the machine's memory.
+MAX_GOLDEN_ERRORS = 100
+MAX_CORRECTION_CANDIDATES = 50
+
+
+def _not_blank(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty: a golden error needs a description to match")
+    return value
+
+
+NonBlank = Annotated[str, AfterValidator(_not_blank)]
+
+
 class GoldenError(_Strict):
     error_type: ErrorType
-    error_description: str
-    correction_candidates: list[str] = Field(default_factory=list)
+    error_description: NonBlank
+    correction_candidates: list[str] = Field(
+        default_factory=list, max_length=MAX_CORRECTION_CANDIDATES
+    )
     golden_answer: str
 
 
@@ -46,7 +63,7 @@ class GoldenAnswer(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    errors: list[GoldenError] = Field(default_factory=list)
+    errors: list[GoldenError] = Field(default_factory=list, max_length=MAX_GOLDEN_ERRORS)
     level: int | None = None
 
     @field_validator("level", mode="before")
@@ -82,14 +99,17 @@ class RepoSource(_Strict):
         return self
 
 
-PositiveSeconds = Annotated[float, Field(gt=0)]
+# A week: beyond it a budget is a typo, and ``inf`` or ``1e308`` overflow the item timeout.
+MAX_SECONDS = 7 * 24 * 3600
+# Strict: a budget written as a string or a boolean is a mistake, not a number.
+PositiveSeconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, strict=True, allow_inf_nan=False)]
 
 
 class Budgets(_Strict):
     agent_seconds: PositiveSeconds = 1800
     setup_seconds: PositiveSeconds = 900
     test_seconds: PositiveSeconds = 600
-    agent_steps: Annotated[int, Field(gt=0)] = 60
+    agent_steps: Annotated[int, Field(gt=0, le=100_000, strict=True)] = 60
 
 
 class EnvironmentLayer(_Strict):
@@ -118,6 +138,16 @@ class CaseSpec(_Strict):
     environment: EnvironmentLayer | None = None
     budgets: Budgets = Field(default_factory=Budgets)
     tags: list[str] = Field(default_factory=list)
+
+    @field_validator("readme_target")
+    @classmethod
+    def _inside_repository(cls, value: str) -> str:
+        parts = Path(value).parts
+        if not parts or Path(value).is_absolute() or ".." in parts or "\\" in value:
+            raise ValueError(
+                f"expected a relative path inside the repository without '..', got {value!r}"
+            )
+        return value
 
 
 class Case(BaseModel):

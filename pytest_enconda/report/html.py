@@ -13,7 +13,11 @@ def html_extras(case_dir: CaseDir, aspect: str, numbers: dict[str, Any]) -> list
     """pytest-html extras (its ``extras.url``/``extras.json`` shapes) for one item."""
     from pytest_html import extras
 
+    run_dir = case_dir.root.parent.parent
     links: list[tuple[str, Path]] = [
+        # Always there, also for a harness error decided before anything was graded.
+        ("case folder", case_dir.root),
+        ("harness log", run_dir / "logs" / "harness.log"),
         ("agent outcome", case_dir.agent_outcome),
         ("setup script", case_dir.setup_script),
         (f"grading: {aspect}", case_dir.grading(aspect)),

@@ -36,7 +36,7 @@ def _name(path: Path) -> str:
 
 @pytest.fixture(scope="module")
 def cases() -> list[Case]:
-    return [load_case(path) for path in CASE_FILES]
+    return [load_case(path, [BENCHMARK]) for path in CASE_FILES]
 
 
 def _repo_dir(case: Case) -> Path:
@@ -66,7 +66,7 @@ def test_breaking_types_appear_in_cases_tagged_execution_breaking(cases: list[Ca
 
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=_case_id)
 def test_case_loads_and_is_complete(case_file: Path) -> None:
-    case = load_case(case_file)
+    case = load_case(case_file, [BENCHMARK])
     assert case.spec.suite == "diagnosis"
     assert case.id == case_file.parent.name
     assert case.spec.repository.kind == "folder"
@@ -80,7 +80,7 @@ def test_case_loads_and_is_complete(case_file: Path) -> None:
 
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=_case_id)
 def test_golden_answer(case_file: Path) -> None:
-    case = load_case(case_file)
+    case = load_case(case_file, [BENCHMARK])
     assert 1 <= len(case.golden.errors) <= 3
     assert case.golden.level == len(case.golden.errors) == case.level
     for error in case.golden.errors:
@@ -92,14 +92,14 @@ def test_golden_answer(case_file: Path) -> None:
 
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=_case_id)
 def test_case_id_names_repository_and_error_types(case_file: Path) -> None:
-    case = load_case(case_file)
+    case = load_case(case_file, [BENCHMARK])
     expected = "-".join([_repo_dir(case).name, *(t.lower() for t in case.error_types)])
     assert case.id == expected
 
 
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=_case_id)
 def test_original_readme_is_the_repository_readme(case_file: Path) -> None:
-    case = load_case(case_file)
+    case = load_case(case_file, [BENCHMARK])
     repo_readme = (_repo_dir(case) / "README.md").read_text(encoding="utf-8")
     assert case.original_readme_text == repo_readme
 
@@ -110,7 +110,7 @@ def test_readmes_label_every_code_fence(case_file: Path) -> None:
 
     Fences alternate open/close; only the opening ones carry a language.
     """
-    case = load_case(case_file)
+    case = load_case(case_file, [BENCHMARK])
     for name, text in (("README", case.readme_text), ("original", case.original_readme_text)):
         assert text is not None
         openings = _FENCE.findall(text)[::2]
@@ -123,7 +123,7 @@ def test_readmes_label_every_code_fence(case_file: Path) -> None:
 @pytest.mark.parametrize("case_file", CASE_FILES, ids=_case_id)
 def test_test_command_activates_the_readmes_virtualenv(case_file: Path) -> None:
     """The tests run in a separate shell: a README that installs into .venv needs activation."""
-    case = load_case(case_file)
+    case = load_case(case_file, [BENCHMARK])
     assert case.original_readme_text is not None
     uses_venv = "-m venv .venv" in case.original_readme_text
     activates = case.spec.test_command.startswith(". .venv/bin/activate && ")

@@ -221,15 +221,16 @@ def test_image_builds_show_steps_and_log_everything(pytester: pytest.Pytester) -
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True, check=False)
 
 
-def test_unknown_base_image_is_an_error_naming_it(pytester: pytest.Pytester) -> None:
+def test_unknown_base_image_is_refused_at_collection(pytester: pytest.Pytester) -> None:
     write_case(pytester.path, "nobase", extra_toml='base_image = "noble-py3.99"')
+    write_case(pytester.path, "good")
     run = pytester.path / "run"
     result = pytester.runpytest("cases", "-k", "execution", "--run-dir", str(run))
-    result.assert_outcomes(errors=1)
+    result.assert_outcomes(errors=1, passed=1)
     text = result.stdout.str()
-    assert "nobase::execution: unknown base image recipe 'noble-py3.99'" in text
+    assert "base_image: unknown base image recipe 'noble-py3.99'; known: " in text
     assert "During handling" not in text  # the message alone, not a chained traceback
-    assert _outcomes(run) == {("nobase", "execution"): "error"}
+    assert _outcomes(run) == {("good", "execution"): "passed"}
 
 
 def test_imported_instance_runs_from_a_local_mirror(pytester: pytest.Pytester) -> None:
@@ -287,3 +288,29 @@ def test_imported_instance_runs_from_a_local_mirror(pytester: pytest.Pytester) -
         str(pytester.path / "mirrored"),
     )
     result.assert_outcomes(passed=1)
+
+
+def test_containers_still_open_are_removed_at_session_end(
+    pytester: pytest.Pytester, base_image: str
+) -> None:
+    """In-process, so no atexit runs: ``pytest_sessionfinish`` itself must close the sandbox."""
+    run_name = f"run-close-{os.getpid()}-{time.time_ns()}"
+    pytester.makepyfile(
+        f"""
+        from pytest_enconda.plugin import session_of
+
+        def test_leaves_a_container_open(request):
+            sandbox = session_of(request.config).sandbox()
+            box = sandbox.create({base_image!r}, case_id="left-open", role="probe")
+            assert box.exec("true", timeout=30).exit_code == 0
+        """
+    )
+    result = pytester.runpytest("--run-dir", str(pytester.path / run_name))
+    result.assert_outcomes(passed=1)
+    left = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_name}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert left.stdout.strip() == ""

@@ -1,0 +1,137 @@
+"""Bad case folders cost only themselves, run as users run pytest (issues 7 and 8). No Docker."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from casefactory import golden_error, write_case
+
+pytest_plugins = ["pytester"]
+DIAGNOSIS = "not execution"
+
+
+def _rows(run: Path) -> list[dict]:
+    return [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+
+
+def test_non_utf8_case_costs_only_itself(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "good")
+    bad = write_case(pytester.path, "bad")
+    (bad / "case.toml").write_bytes((bad / "case.toml").read_bytes() + b'title = "\xff"\n')
+    run = pytester.path / "run"
+    result = pytester.runpytest("cases", "-k", "error_types", "--run-dir", str(run))
+    result.assert_outcomes(passed=1, errors=1)
+    assert "cases/bad/case.toml: invalid case" in result.stdout.str()
+    assert "not UTF-8 text (byte 0xff" in result.stdout.str()
+
+
+def test_infinite_budget_is_a_case_error_not_an_internal_error(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "good")
+    write_case(pytester.path, "forever", extra_toml="").joinpath("case.toml").write_text(
+        (pytester.path / "cases" / "good" / "case.toml")
+        .read_text()
+        .replace('id = "good"', 'id = "forever"')
+        .replace("setup_seconds = 60", "setup_seconds = inf")
+    )
+    run = pytester.path / "run"
+    result = pytester.runpytest("cases", "-k", "error_types", "--run-dir", str(run))
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.assert_outcomes(passed=1, errors=1)
+    assert "budgets.setup_seconds: Input should be a finite number" in result.stdout.str()
+    assert [row["case"] for row in _rows(run)] == ["good"]
+
+
+def test_readme_outside_is_refused_at_collection(pytester: pytest.Pytester) -> None:
+    case_dir = write_case(pytester.path, "leak")
+    toml = (case_dir / "case.toml").read_text()
+    (case_dir / "case.toml").write_text(toml.replace('readme = "README.md"', 'readme = "l.md"'))
+    (case_dir / "l.md").symlink_to("/etc/hostname")
+    result = pytester.runpytest("cases", "--collect-only", "-q")
+    assert "readme: resolves to /etc/hostname, outside the case's folder" in result.stdout.str()
+    result.assert_outcomes(errors=1)
+
+
+def test_outside_repository_needs_allow_path(
+    pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    shared = tmp_path_factory.mktemp("shared-repos")
+    (shared / "widget").mkdir()
+    (shared / "widget" / "w.txt").write_text("w\n")
+    case_dir = write_case(pytester.path, "far")
+    toml = (case_dir / "case.toml").read_text()
+    (case_dir / "case.toml").write_text(toml.replace('"repo"', json.dumps(str(shared / "widget"))))
+    refused = pytester.runpytest("cases", "--collect-only", "-q")
+    refused.assert_outcomes(errors=1)
+    assert f"repository.path: resolves to {shared / 'widget'}, outside" in refused.stdout.str()
+    allowed = pytester.runpytest("cases", "--collect-only", "-q", "--allow-path", str(shared))
+    assert allowed.ret == pytest.ExitCode.OK
+    assert "cases/far/case.toml::execution" in allowed.stdout.str()
+
+
+def test_duplicate_case_ids_are_refused(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "twin", errors=[golden_error("E4")])
+    write_case(pytester.path, "twin", errors=[golden_error("E1")], suite_dir="more")
+    run = pytester.path / "run"
+    result = pytester.runpytest("cases", "more", "-k", DIAGNOSIS, "--run-dir", str(run))
+    result.assert_outcomes(passed=3, errors=1)
+    assert "id: 'twin' is already the id of " in result.stdout.str()
+    assert len(_rows(run)) == 3
+
+
+def test_ids_differing_in_a_dropped_character_keep_their_own_results(
+    pytester: pytest.Pytester,
+) -> None:
+    """``tabkit-e4-e6.`` and ``tabkit-e4-e6`` once shared an artifact folder."""
+    write_case(pytester.path, "tab", errors=[golden_error("E4")])
+    dotted = write_case(pytester.path, "tabdot", errors=[golden_error("E6")])
+    toml = (dotted / "case.toml").read_text().replace('id = "tabdot"', 'id = "tab."')
+    (dotted / "case.toml").write_text(toml)
+    run = pytester.path / "run"
+    result = pytester.runpytest("cases", "-k", DIAGNOSIS, "--run-dir", str(run))
+    result.assert_outcomes(passed=6)
+    folders = sorted(path.name for path in (run / "cases").iterdir())
+    assert folders == ["tab", "tab."]
+    outcome = json.loads((run / "cases" / "tab." / "agent" / "outcome.json").read_text())
+    assert [error["error_type"] for error in outcome["diagnosis"]] == ["E6"]
+
+
+def test_item_duration_covers_setup(pytester: pytest.Pytester) -> None:
+    """The harness works in setup: a call-only duration was 0.0 for every item."""
+    write_case(pytester.path, "slowjudge", errors=[golden_error("E4")])
+    pytester.makeconftest(
+        "import time\n"
+        "import pytest\n"
+        "@pytest.hookimpl(tryfirst=True)\n"
+        "def pytest_runtest_setup(item):\n"
+        "    time.sleep(0.3)\n"
+    )
+    run = pytester.path / "run"
+    pytester.runpytest("cases", "-k", "error_types", "--run-dir", str(run))
+    (row,) = _rows(run)
+    assert row["duration"] >= 0.3
+
+
+def test_harness_errors_get_artifact_links(pytester: pytest.Pytester) -> None:
+    pytest.importorskip("pytest_html", reason="pytest-html is an optional extra ('.[html]')")
+    write_case(pytester.path, "one", errors=[golden_error("E4")])
+    predictions = pytester.path / "empty.jsonl"
+    predictions.write_text("")
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "cases",
+        "-k",
+        "error_types",
+        "--agent",
+        "replay",
+        "--predictions",
+        str(predictions),
+        "--run-dir",
+        str(run),
+        "--html",
+        "report.html",
+    )
+    result.assert_outcomes(errors=1)
+    html = (pytester.path / "report.html").read_text()
+    assert (run / "cases" / "one").resolve().as_uri() in html
