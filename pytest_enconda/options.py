@@ -214,6 +214,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="GPUs given to task containers: none (default), all or a count",
     )
     group.addoption(
+        "--strip-proxy-credentials",
+        action="store_true",
+        default=False,
+        help="remove user:password from the proxy variables passed into containers and builds "
+        "(the agent can read them otherwise)",
+    )
+    group.addoption(
         "--keep-containers",
         action="store_true",
         default=False,

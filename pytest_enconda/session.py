@@ -164,7 +164,7 @@ class EncondaSession:
         if self._sandbox is None:
             from .sandbox.containers import Sandbox
             from .sandbox.images import ImageBuilder
-            from .sandbox.settings import SandboxSettings
+            from .sandbox.settings import SandboxSettings, has_credentials
 
             overrides: dict[str, Any] = {
                 "network_mode": self.settings.network_mode,
@@ -177,8 +177,16 @@ class EncondaSession:
                 overrides["ca_bundle"] = self.settings.ca_bundle
             if self.settings.base_image:
                 overrides["pull_base"] = self.settings.base_image
+            if self.settings.strip_proxy_credentials:
+                overrides["strip_proxy_credentials"] = True
             _interrupt_on_sigterm()
             sandbox_settings = SandboxSettings.from_env(**overrides)
+            if has_credentials(sandbox_settings.proxy_env):
+                self.progress(
+                    "warning: the proxy variables carry credentials, which every container (and "
+                    "so the agent) can read; use --strip-proxy-credentials or a proxy on the host "
+                    "side (README: Network and trust)"
+                )
             self._sandbox = Sandbox(sandbox_settings, run_id=self.run_dir.name)
             reaped = self._sandbox.reap_orphans()
             if reaped:

@@ -37,6 +37,7 @@ class EncondaSettings(BaseModel):
     base_image: str | None = None
     gpus: str = "none"
     keep_containers: bool = False
+    strip_proxy_credentials: bool = False
 
 
 # Options are declared in ``options.py`` (no pydantic there: it loads in every pytest run).
@@ -75,5 +76,6 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         "base_image": opt("base_image"),
         "gpus": opt("gpus"),
         "keep_containers": opt("keep_containers"),
+        "strip_proxy_credentials": opt("strip_proxy_credentials"),
     }
     return EncondaSettings(**values)

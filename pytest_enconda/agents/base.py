@@ -18,7 +18,6 @@ from .registry import ENTRY_POINT_GROUP
 __all__ = ["ENTRY_POINT_GROUP", "Agent", "AgentOutcome", "AgentTask"]
 
 
-
 class PredictedError(BaseModel):
     """One diagnosed error. ``error_type`` stays a string: a bad type is graded, not rejected."""
 

@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field
 
 from ..agents.base import PredictedError
 from ..aspects import DIAGNOSIS_ASPECTS
-from ..cases.models import ERROR_TYPES, GoldenAnswer, GoldenError
+from ..cases.models import ERROR_TYPES, MAX_GOLDEN_ERRORS, GoldenAnswer, GoldenError
 from .judges.base import Aspect, Judge, JudgeRequest, Verdict
 from .verdict import ItemVerdict
 
@@ -442,6 +442,11 @@ def _text_item(
     return ItemVerdict(outcome=outcome, message=message, numbers=numbers)
 
 
+# Golden files hold at most ``MAX_GOLDEN_ERRORS``; a diagnosis far longer than any golden one is
+# noise, and judging it whole would cost golden x predicted judge calls.
+MAX_JUDGED_PREDICTIONS = 2 * MAX_GOLDEN_ERRORS
+
+
 def grade_diagnosis(
     golden: GoldenAnswer, predicted: Sequence[PredictedError], judge: Judge
 ) -> DiagnosisGrade:
@@ -458,9 +463,18 @@ def grade_diagnosis(
             invalid.append(graded)
     golden_types = golden.error_types
     set_counts, multi = _type_counts(golden_types, types)
-    judged = _judge_pairs(golden.errors, predicted, types, judge)
-    paper = _paper_case(len(golden.errors), set_counts, _paper_match(len(predicted), judged))
-    per_error = _per_error_case(multi, _optimal_match(len(golden.errors), len(predicted), judged))
+    # Every prediction counts for the types; only the first MAX_JUDGED_PREDICTIONS are judged,
+    # so a runaway diagnosis costs bounded judge calls and memory (pairs grow as golden x
+    # predicted).
+    if len(predicted) > MAX_JUDGED_PREDICTIONS:
+        problems.append(
+            f"{len(predicted)} predicted errors: only the first {MAX_JUDGED_PREDICTIONS} are "
+            "matched and judged (all count for the error types)"
+        )
+    considered = predicted[:MAX_JUDGED_PREDICTIONS]
+    judged = _judge_pairs(golden.errors, considered, types, judge)
+    paper = _paper_case(len(golden.errors), set_counts, _paper_match(len(considered), judged))
+    per_error = _per_error_case(multi, _optimal_match(len(golden.errors), len(considered), judged))
     grade = DiagnosisGrade(
         golden_types=golden_types,
         predicted_types=types,

@@ -9,8 +9,9 @@ import os
 import re
 from pathlib import Path
 from typing import Annotated, Literal
+from urllib.parse import urlsplit, urlunsplit
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..cache import default_cache_dir
 
@@ -38,6 +39,22 @@ def _host_proxy_env() -> dict[str, str]:
     return {name: os.environ[name] for name in PROXY_VARIABLES if os.environ.get(name)}
 
 
+def strip_credentials(url: str) -> str:
+    """``http://user:secret@proxy:3128`` as ``http://proxy:3128`` (other values unchanged)."""
+    parts = urlsplit(url)
+    if not parts.username and not parts.password:
+        return url
+    host = parts.hostname or ""
+    netloc = f"[{host}]" if ":" in host else host
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def has_credentials(proxy_env: dict[str, str]) -> bool:
+    return any(strip_credentials(value) != value for value in proxy_env.values())
+
+
 class SandboxSettings(BaseModel):
     """How containers and images are made. ``from_env()`` adds ``ENCONDA_*`` overrides."""
 
@@ -47,7 +64,11 @@ class SandboxSettings(BaseModel):
     # deb.debian.org (http); it keeps containers off the host's ports, so it is the default.
     network_mode: str = DEFAULT_NETWORK_MODE
     ca_bundle: Path | None = Field(default_factory=_host_ca_bundle)
+    # Proxy variables reach every container and build, where the agent can read them: a proxy
+    # that needs credentials should get them on the host side (a local forwarding proxy), or
+    # they can be stripped here when the registries are reachable without them.
     proxy_env: dict[str, str] = Field(default_factory=_host_proxy_env)
+    strip_proxy_credentials: bool = False
     pull_base: str | None = None
     debian_mirror: str = "http://deb.debian.org/debian"
     debian_security_mirror: str = "http://deb.debian.org/debian-security"
@@ -61,6 +82,13 @@ class SandboxSettings(BaseModel):
     keep_containers: bool = False
     labels_prefix: str = "io.enconda"
     cache_dir: Path = Field(default_factory=default_cache_dir)
+
+    @model_validator(mode="after")
+    def _strip(self) -> SandboxSettings:
+        if self.strip_proxy_credentials and has_credentials(self.proxy_env):
+            stripped = {key: strip_credentials(value) for key, value in self.proxy_env.items()}
+            object.__setattr__(self, "proxy_env", stripped)
+        return self
 
     @field_validator("memory", "shm_size")
     @classmethod
@@ -96,6 +124,12 @@ class SandboxSettings(BaseModel):
             values["pull_base"] = env["ENCONDA_PULL_BASE"]
         if env.get("ENCONDA_DEBIAN_MIRROR"):
             values["debian_mirror"] = env["ENCONDA_DEBIAN_MIRROR"]
+        if env.get("ENCONDA_STRIP_PROXY_CREDENTIALS"):
+            values["strip_proxy_credentials"] = env["ENCONDA_STRIP_PROXY_CREDENTIALS"].lower() in (
+                "1",
+                "true",
+                "yes",
+            )
         if env.get("ENCONDA_KEEP_CONTAINERS"):
             values["keep_containers"] = env["ENCONDA_KEEP_CONTAINERS"].lower() in (
                 "1",

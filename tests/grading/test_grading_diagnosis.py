@@ -332,3 +332,17 @@ def test_a_judge_that_raises_gives_judge_errors_not_failures() -> None:
         assert "judge 'broken' raised ConnectionError: judge backend unreachable" in item.message
     assert grade.per_error.description_judge_errors == 1
     assert grade.paper.description_acc is None
+
+
+def test_a_runaway_diagnosis_is_judged_only_up_to_the_limit() -> None:
+    """20,000 predictions once meant golden x 20,000 judge requests and gigabytes of memory."""
+    from pytest_enconda.grading.diagnosis import MAX_JUDGED_PREDICTIONS
+
+    gold = golden(*[("E4", f"path {n} is wrong", f"cd dir{n}") for n in range(100)])
+    predicted = [pred("E4", f"guess {n}", f"cd guess{n}") for n in range(20_000)]
+    judge = TableJudge()
+    grade = grade_diagnosis(gold, predicted, judge)
+    requests = sum(len(batch) for batch in judge.batches)
+    assert requests <= 2 * 100 * MAX_JUDGED_PREDICTIONS
+    assert grade.per_error.fp == 20_000 - 100  # every prediction still counts for the types
+    assert any("only the first 200 are matched and judged" in p for p in grade.problems)

@@ -314,3 +314,25 @@ def test_containers_still_open_are_removed_at_session_end(
         check=True,
     )
     assert left.stdout.strip() == ""
+
+
+def test_proxy_credentials_stay_out_of_the_container_when_stripped(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A proxy nobody listens on: the case needs no network, only the variables matter.
+    monkeypatch.setenv("HTTPS_PROXY", "http://user:s3cret@127.0.0.1:9")
+    write_case(pytester.path, "proxy", test_command="! env | grep -q s3cret")
+    kept = pytester.runpytest_subprocess(
+        "cases", "-k", "execution", "--run-dir", str(pytester.path / "kept")
+    )
+    kept.assert_outcomes(failed=1)
+    assert "the proxy variables carry credentials" in kept.stdout.str()
+    stripped = pytester.runpytest_subprocess(
+        "cases",
+        "-k",
+        "execution",
+        "--strip-proxy-credentials",
+        "--run-dir",
+        str(pytester.path / "stripped"),
+    )
+    stripped.assert_outcomes(passed=1)

@@ -75,3 +75,19 @@ def test_from_env_overrides(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> No
 )
 def test_parse_size(text: str, expected: int) -> None:
     assert parse_size(text) == expected
+
+
+def test_proxy_credentials_can_be_kept_out_of_containers() -> None:
+    from pytest_enconda.sandbox.settings import has_credentials, strip_credentials
+
+    env = {"HTTPS_PROXY": "http://user:secret@proxy:3128", "NO_PROXY": "localhost,.internal"}
+    kept = SandboxSettings(proxy_env=env)
+    assert has_credentials(kept.proxy_env)
+    stripped = SandboxSettings(proxy_env=env, strip_proxy_credentials=True)
+    assert stripped.proxy_env == {
+        "HTTPS_PROXY": "http://proxy:3128",
+        "NO_PROXY": "localhost,.internal",
+    }
+    assert not has_credentials(stripped.proxy_env)
+    assert strip_credentials("http://[::1]:8080") == "http://[::1]:8080"
+    assert strip_credentials("http://u@[::1]:8080") == "http://[::1]:8080"
