@@ -119,6 +119,40 @@ class EnvironmentLayer(_Strict):
     run: list[str] = Field(default_factory=list)
 
 
+PyramidStage = Literal["C0", "C1", "C2", "C3", "C4", "C5"]
+Framework = Literal["torch", "jax", "tensorflow"]
+
+
+class ResearchSpec(_Strict):
+    """A research case's runtime pyramid (ResearchEnvBench): entry points and applicability.
+
+    Commands run from the repository root with the agent's reported interpreter first on
+    ``PATH`` (``python`` is that interpreter). Each should take one step on a tiny synthetic
+    batch.
+    """
+
+    entry_point: str | None = Field(
+        default=None,
+        description="C1 (GPUs hidden) and C3 (GPU 0): e.g. 'python train.py --steps 1'",
+    )
+    ddp_entry_point: str | None = Field(
+        default=None,
+        description="C4: the script and arguments given to 'torchrun --standalone "
+        "--nproc_per_node=N'; it reads ENCONDA_DDP_BACKEND (nccl, or gloo in CPU mode)",
+    )
+    framework: Framework = "torch"
+    supports_cpu: bool = True
+    supports_single_gpu: bool = True
+    supports_multi_gpu: bool = True
+    skip_reasons: dict[PyramidStage, str] = Field(
+        default_factory=dict, description="why a stage does not apply (shown as its skip reason)"
+    )
+    c1_seconds: PositiveSeconds = 600
+    c3_seconds: PositiveSeconds = 600
+    c4_seconds: PositiveSeconds = 1200
+    c0_seconds: PositiveSeconds = 600
+
+
 class CaseSpec(_Strict):
     """What ``case.toml`` holds. Paths are relative to the case folder."""
 
@@ -133,11 +167,22 @@ class CaseSpec(_Strict):
     original_readme: str | None = None
     golden: str | None = Field(default=None, description="golden answer JSON (EnConda schema)")
     golden_setup: str | None = Field(default=None, description="correct setup shell script")
-    test_command: str
+    test_command: str | None = Field(
+        default=None, description="Pass@1's test command (diagnosis cases need one)"
+    )
+    research: ResearchSpec | None = None
     base_image: str = "bookworm-py3.11"
     environment: EnvironmentLayer | None = None
     budgets: Budgets = Field(default_factory=Budgets)
     tags: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _suite_fields(self) -> CaseSpec:
+        if self.suite == "diagnosis" and not self.test_command:
+            raise ValueError("a diagnosis case needs 'test_command'")
+        if self.suite == "research" and self.research is None:
+            raise ValueError("a research case needs a [research] table")
+        return self
 
     @field_validator("readme_target")
     @classmethod

@@ -51,11 +51,21 @@ def test_malformed_case_names_each_field_and_others_still_collect(
         "id: String should match pattern",
         "suite: Input should be 'diagnosis' or 'research' (got 'diagnose')",
         "repository: Value error, kind='git' needs 'revision'",
-        "test_command: required field is missing",
         "colour: unknown field",
     ):
         assert fragment in text, fragment
     assert len(_collected(result)) == 4
+    result.assert_outcomes(errors=1)
+
+
+def test_diagnosis_case_needs_a_test_command(pytester: pytest.Pytester) -> None:
+    case_dir = write_case(pytester.path, "notest")
+    toml = (case_dir / "case.toml").read_text()
+    (case_dir / "case.toml").write_text(
+        "\n".join(line for line in toml.splitlines() if not line.startswith("test_command"))
+    )
+    result = pytester.runpytest("cases", "--collect-only", "-q")
+    assert "a diagnosis case needs 'test_command'" in result.stdout.str()
     result.assert_outcomes(errors=1)
 
 
