@@ -30,12 +30,26 @@ def _variant(config: pytest.Config, case: Case) -> Case:
     return case
 
 
-def make_items(parent: pytest.Collector, case: Case) -> Iterator[CaseItem]:
-    case = _variant(parent.config, case)
+def case_timeout(case: Case) -> float:
+    """A safety net for one item: the agent, setup, tests and the pyramid's stages in turn."""
     budgets = case.spec.budgets
-    timeout = (
-        budgets.agent_seconds + budgets.setup_seconds + budgets.test_seconds
-    ) + BUILD_ALLOWANCE_SECONDS
+    total = budgets.agent_seconds + budgets.setup_seconds + budgets.test_seconds
+    if case.spec.research is not None:
+        research = case.spec.research
+        total += research.c0_seconds + research.c1_seconds + research.c3_seconds
+        total += research.c4_seconds
+    return total + BUILD_ALLOWANCE_SECONDS
+
+
+def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | pytest.Collector]:
+    """The case's graded aspects (diagnosis), then its probes (pyramid stages, user probes)."""
+    case = _variant(parent.config, case)
+    parent.case = case  # type: ignore[attr-defined]  # probes' fixtures find their case here
+    parent.extra_keyword_matches.update(case.keywords())
+    timeout = case_timeout(case)
+    yield from probe_modules(parent, case)
+    if case.spec.suite != "diagnosis":
+        return
     for aspect in ASPECTS[case.spec.suite]:
         item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
         item.extra_keyword_matches.update(case.keywords())
@@ -80,6 +94,96 @@ def check_collectable(config: pytest.Config, case: Case, source: str) -> list[tu
     return problems
 
 
+def probe_files(config: pytest.Config, case: Case) -> list[tuple[str, Path]]:
+    """(label, file) of every probe module for ``case``: the shipped pyramid for research
+    cases, the case folder's own ``probe_*.py``, and ``--probes DIR`` folders'."""
+    from .cases.loader import contained
+
+    found: list[tuple[str, Path]] = []
+    if case.spec.suite == "research":
+        found += [(path.name, path) for path in sorted(probes_dir().glob("probe_*.py"))]
+    for path in sorted(case.case_dir.glob("probe_*.py")):
+        # A case's probe is code run on the host: it must be the case's own file.
+        if contained(path, [case.case_dir]) is None:
+            raise CaseFormatError(
+                str(case.case_dir / "case.toml"),
+                [("probes", f"{path} resolves to {path.resolve()}, outside the case's folder")],
+            )
+        found.append((path.name, path))
+    for folder in config.getoption("probes") or ():
+        files = sorted(folder.glob("probe_*.py"))
+        found += [(f"{folder.name}/{path.name}", path) for path in files]
+    labels: set[str] = set()
+    unique = []
+    for label, path in found:
+        while label in labels:
+            label = f"{label}+"
+        labels.add(label)
+        unique.append((label, path))
+    return unique
+
+
+def probes_dir() -> Path:
+    """The shipped probes (``probes/``, installed as the package ``pytest_enconda.probes``)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pytest_enconda.probes")
+    if spec is not None and spec.submodule_search_locations:
+        return Path(next(iter(spec.submodule_search_locations)))
+    return Path(__file__).resolve().parents[1] / "probes"  # a source checkout
+
+
+def probe_modules(parent: pytest.Collector, case: Case) -> Iterator[ProbeModule]:
+    for label, path in probe_files(parent.config, case):
+        yield ProbeModule.from_parent(
+            parent, path=path, name=label, nodeid=f"{parent.nodeid}::{label}"
+        )
+
+
+class ProbeModule(pytest.Module):
+    """A probe file collected under one case: its test functions run against that case.
+
+    Imported by its path under a name of its own (``importlib`` mode), so two cases' probe
+    files with the same name never collide, and the same shipped file serves every case.
+    """
+
+    def _getobj(self) -> Any:
+        from _pytest.pathlib import ImportMode, import_path
+
+        module = import_path(
+            self.path,
+            mode=ImportMode.importlib,
+            root=self.config.rootpath,
+            consider_namespace_packages=False,
+        )
+        self.config.pluginmanager.consider_module(module)
+        return module
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        case: Case = self.parent.case  # type: ignore[union-attr]
+        out = list(super().collect())
+        for node in list(out):
+            for item in node.iter_children() if isinstance(node, pytest.Class) else [node]:
+                if isinstance(item, pytest.Item):
+                    _mark_probe(item, case, self.name)
+        return out
+
+
+def _mark_probe(item: pytest.Item, case: Case, label: str) -> None:
+    marker = item.get_closest_marker("pyramid")
+    stage = str(marker.args[0]) if marker and marker.args else None
+    item.enconda_item = True  # type: ignore[attr-defined]
+    item.case = case  # type: ignore[attr-defined]  # what the report hooks read, as on CaseItem
+    item.aspect = stage or item.name  # type: ignore[attr-defined]
+    item.user_properties.append(("enconda_case", case.id))
+    item.user_properties.append(("enconda_item", f"{label}::{item.name}"))
+    item.user_properties.append(("enconda_level", case.level))
+    if stage is not None:
+        item.user_properties.append(("enconda_stage", stage))
+        item.extra_keyword_matches.add(stage)
+    item.add_marker(pytest.mark.timeout(case_timeout(case), method="signal"))
+
+
 class CaseFile(pytest.File):
     """A shipped case: ``<suite>/<case-id>/case.toml``."""
 
@@ -89,12 +193,12 @@ class CaseFile(pytest.File):
             problems = check_collectable(self.config, case, str(self.path))
             if problems:
                 raise CaseFormatError(str(self.path), problems)
+            return list(make_items(self, case))
         except CaseFormatError:
             # One bad case must not stop the others: pytest aborts on collection errors. Set
             # only here, where a benchmark case is collected, never for other test suites.
             self.config.option.continue_on_collection_errors = True
             raise
-        return list(make_items(self, case))
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:
         if isinstance(excinfo.value, CaseFormatError):

@@ -6,6 +6,7 @@ the plugin is installed. ``settings.from_config`` turns the parsed values into `
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -68,6 +69,15 @@ def _existing_path(value: str) -> Path:
     if not path.exists():
         raise pytest.UsageError(f"no such file or directory: {value!r}")
     return path.resolve()
+
+
+def _interpreter(value: str) -> Path:
+    """An interpreter path, absolute but not resolved: a venv's python is a symlink whose
+    target would lose the venv."""
+    path = Path(value).expanduser().absolute()
+    if not path.is_file() or not os.access(path, os.X_OK):
+        raise pytest.UsageError(f"--python: expected an executable interpreter, got {value!r}")
+    return path
 
 
 def _network_mode(value: str) -> str:
@@ -177,6 +187,50 @@ def add_options(parser: pytest.Parser) -> None:
         help="a folder outside the collected one that case files may name (a shared "
         "repositories folder, say); by default every file and repository a case names must be "
         "inside the folder it was collected from",
+    )
+    group.addoption(
+        "--probes",
+        type=_existing_dir,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="a folder of your own probe_*.py files, run against every collected case",
+    )
+    group.addoption(
+        "--python",
+        type=_interpreter,
+        default=None,
+        metavar="PATH",
+        help="grade an environment that already exists: its interpreter (host backend, no "
+        "Docker; with --repo)",
+    )
+    group.addoption(
+        "--repo",
+        type=_existing_dir,
+        default=None,
+        metavar="DIR",
+        help="the repository folder of the existing environment (with --python)",
+    )
+    group.addoption(
+        "--report",
+        type=_existing_path,
+        default=None,
+        metavar="FILE",
+        help="the self-report (report.json) of the existing environment, for C5",
+    )
+    group.addoption(
+        "--ddp-cpu",
+        action="store_true",
+        default=False,
+        help="run C4 as 2 CPU processes on gloo where fewer than 2 GPUs are visible "
+        "(labelled cpu-gloo in the report)",
+    )
+    group.addoption(
+        "--exact-versions",
+        action="store_true",
+        default=False,
+        help="C5 compares reported versions as exact strings (the paper's rule) instead of "
+        "normalised",
     )
     group.addoption(
         "--repo-mirror",

@@ -7,6 +7,7 @@ option is given or a case is collected; the session is created then.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
     from .session import EncondaSession
 
 MARKERS = {
+    "pyramid(stage)": "a probe of runtime pyramid stage C0..C5 (adds the stage as a keyword)",
     "diagnosis": "an EnConda-Bench diagnosis task item",
     "research": "a ResearchEnvBench research task item",
     "gpu": "needs a GPU; skipped with a reason when none is present",
@@ -187,7 +189,64 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if getattr(item, "enconda_item", False):
         session_of(item.config).add_html_extras(item, report)
+        if call.when == "call" and call.excinfo is not None and _harness_error(call.excinfo):
+            # A probe that hit a harness failure mid-call: results count it as an error.
+            report.user_properties.append(("enconda_harness_error", True))
     return report
+
+
+def _harness_error(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
+    errors = sys.modules.get("pytest_enconda.errors")
+    return errors is not None and isinstance(excinfo.value, errors.EncondaError)
+
+
+# ----------------------------------------------------------------------------- fixtures
+
+
+def _case_of(node: pytest.Item) -> Any:
+    for parent in reversed(node.listchain()):
+        case = getattr(parent, "case", None)
+        if case is not None:
+            return case
+    raise pytest.UsageError(
+        f"{node.nodeid}: the enconda fixtures serve probes collected under a benchmark case "
+        "(probe_*.py in a case folder, or --probes DIR)"
+    )
+
+
+@pytest.fixture
+def enconda_case(request: pytest.FixtureRequest) -> Any:
+    """The case this probe runs for (``Case``: spec, README, golden answer)."""
+    return _case_of(request.node)
+
+
+@pytest.fixture
+def enconda_outcome(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
+    """The agent's outcome (``AgentOutcome``): diagnosis, setup script, self-report, usage.
+    The agent runs once per case, whichever item asks first."""
+    return session_of(request.config).agent_outcome(enconda_case)
+
+
+@pytest.fixture
+def enconda_report(request: pytest.FixtureRequest, enconda_case: Any) -> dict[str, Any] | None:
+    """The agent's self-report (``report.json``) as a dict, or ``None`` when it wrote none."""
+    return session_of(request.config).self_report(enconda_case)
+
+
+@pytest.fixture
+def enconda_env(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
+    """Runs commands on the agent's final state: ``enconda_env.run(cmd, gpus="none"|0|"all",
+    timeout=600)`` returns a ``ProbeRun`` (``exit_code``, ``output``, ``ok``)."""
+    return session_of(request.config).environment(enconda_case)
+
+
+@pytest.fixture
+def enconda_stage(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
+    """The result of the stage named by the probe's ``pyramid`` marker (run once per case)."""
+    marker = request.node.get_closest_marker("pyramid")
+    if marker is None or not marker.args:
+        raise pytest.UsageError(f"{request.node.nodeid}: enconda_stage needs @pytest.mark.pyramid")
+    return session_of(request.config).stage(enconda_case, str(marker.args[0]))
 
 
 def _active_session(config: pytest.Config) -> EncondaSession | None:

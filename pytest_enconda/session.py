@@ -47,6 +47,17 @@ BUILD_HEADLINES = (
 BUILD_ECHO_SECONDS = 5.0
 
 
+def _read_report(path: Path) -> dict[str, Any] | None:
+    """A self-report file's JSON object; its problems are graded by C5, not raised here."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8-sig"))
+    except (OSError, ValueError, RecursionError) as exc:
+        return {"__invalid__": f"{path}: {exc}"}
+    if not isinstance(data, dict):
+        return {"__invalid__": f"{path}: expected a JSON object, got {type(data).__name__}"}
+    return data
+
+
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
 
@@ -214,6 +225,13 @@ class EncondaSession:
 
     def _run_agent(self, case: Case) -> AgentOutcome:
         paths = self.case_dir(case)
+        if self.settings.python is not None:
+            # The host backend grades an environment that already exists: no agent runs.
+            return AgentOutcome(
+                case_id=case.id,
+                agent="existing-environment",
+                message=f"existing environment: {self.settings.python} in {self.settings.repo}",
+            )
         if paths.agent_outcome.is_file():
             outcome = read_model(paths.agent_outcome, AgentOutcome)
         else:
@@ -304,6 +322,121 @@ class EncondaSession:
 
         return self._once(case, "execution", produce)
 
+    # ----------------------------------------------------------------- the agent's final state
+
+    def final_state(self, case: Case) -> Any:
+        """The snapshot image probes start from (made once per case, kept for ``--resume``)."""
+        from .probing.final_state import FinalState, build_final_state
+
+        path = self.case_dir(case).root / "environment" / "state.json"
+
+        def produce() -> FinalState:
+            if path.is_file():
+                state = read_model(path, FinalState)
+                self.sandbox()
+                if self._images.image_id(state.image) is not None:
+                    return state
+                self.progress(f"{case.id}: snapshot {state.image} is gone; rebuilding it")
+            outcome = self.agent_outcome(case)
+            image = self.task_image(case)
+            self.progress(f"{case.id}: building the agent's final state")
+            try:
+                state = build_final_state(
+                    self.sandbox(), image, case, outcome.setup_script, self.case_dir(case)
+                )
+            except EncondaError:
+                raise
+            except Exception as exc:
+                message = f"final state of {case.id} failed in the harness: {exc}"
+                raise HarnessError(message) from exc
+            write_model(path, state)
+            return state
+
+        return self._once(case, "final_state", produce)
+
+    def self_report(self, case: Case) -> dict[str, Any] | None:
+        """The agent's self-report as it wrote it (``None`` when there is none)."""
+
+        def produce() -> dict[str, Any] | None:
+            if self.settings.python is not None:
+                if self.settings.report is None:
+                    return None
+                return _read_report(self.settings.report)
+            outcome = self.agent_outcome(case)
+            if outcome.self_report is not None:
+                return outcome.self_report
+            state = self.final_state(case)
+            if state.report_file is None:
+                return None
+            return _read_report(self.case_dir(case).root / state.report_file)
+
+        return self._once(case, "self_report", produce)
+
+    def environment(self, case: Case) -> Any:
+        """The handle probes run commands with: host (``--python``) or fresh containers."""
+
+        def produce() -> Any:
+            from .probing.environment import DockerEnvironment, HostEnvironment
+
+            report = self.self_report(case)
+            if self.settings.python is not None:
+                assert self.settings.repo is not None
+                return HostEnvironment(self.settings.python, self.settings.repo)
+            python = "python3"
+            if isinstance(report, dict) and isinstance(report.get("python_path"), str):
+                python = report["python_path"] or python
+            state = self.final_state(case)
+            return DockerEnvironment(
+                self.sandbox(),
+                state.image,
+                case.id,
+                python=python,
+                gpu_count=self.gpu_count(),
+                log_dir=self.case_dir(case).root / "probes",
+            )
+
+        return self._once(case, "environment", produce)
+
+    def gpu_count(self) -> int:
+        """GPUs task containers may use: none unless ``--gpus`` gives them and the host has them."""
+        if self.settings.gpus == "none":
+            return 0
+        from .probing.environment import host_gpu_count
+
+        visible = host_gpu_count()
+        return visible if self.settings.gpus == "all" else min(visible, int(self.settings.gpus))
+
+    def stage(self, case: Case, name: str) -> Any:
+        """One pyramid stage's result, run once per case and saved for resume and re-grading."""
+        from .probing.pyramid import StageResult
+
+        path = self.case_dir(case).root / "pyramid" / f"{name}.json"
+
+        def produce() -> StageResult:
+            if path.is_file():
+                return read_model(path, StageResult)
+            try:
+                result = self._run_stage(case, name)
+            except EncondaError:
+                raise
+            except Exception as exc:
+                message = f"stage {name} of {case.id} failed in the harness: {exc}"
+                raise HarnessError(message) from exc
+            write_model(path, result)
+            return result
+
+        return self._once(case, f"stage-{name}", produce)
+
+    def _run_stage(self, case: Case, name: str) -> Any:
+        from .probing import pyramid
+
+        environment = self.environment(case)
+        if name in ("C1", "C3"):
+            return pyramid.run_entry_point(environment, case, name)  # type: ignore[arg-type]
+        if name == "C4":
+            return pyramid.run_ddp(environment, case, ddp_cpu=self.settings.ddp_cpu)
+        return pyramid.StageResult(stage=name, outcome="skipped", message=f"{name}: not built yet")
+
     def diagnosis_grade(self, case: Case) -> Any:
         def produce() -> Any:
             from .grading.diagnosis import grade_diagnosis
@@ -317,10 +450,16 @@ class EncondaSession:
 
     def verdict(self, case: Case, aspect: str) -> ItemVerdict:
         """Prepare what ``aspect`` needs and grade it; harness failures raise."""
-        if aspect == "execution":
+        if aspect == "execution" and self.settings.python is None:
             from .grading.execution import grade_execution
 
             verdict = grade_execution(self.execution_record(case))
+        elif self.settings.python is not None:
+            verdict = ItemVerdict(
+                outcome="skipped",
+                message="--python grades an existing environment: no agent ran to grade "
+                f"for {aspect}",
+            )
         elif aspect in DIAGNOSIS_ASPECTS:
             if not case.golden.errors and aspect != "error_types":
                 verdict = ItemVerdict(
@@ -412,6 +551,10 @@ class EncondaSession:
             "duration": round(self._durations.get(report.nodeid, report.duration), 3),
             "nodeid": report.nodeid,
         }
+        if props.get("enconda_stage"):
+            row["stage"] = props["enconda_stage"]
+        if props.get("enconda_harness_error") and row["outcome"] == "failed":
+            row["outcome"] = "error"
         key = (case_id, item)
         replaced = key in self._results
         self._results[key] = row

@@ -31,6 +31,12 @@ class EncondaSettings(BaseModel):
     predictions: Path | None = None
     repo_mirror: Path | None = None
     allow_path: tuple[Path, ...] = ()
+    probes: tuple[Path, ...] = ()
+    python: Path | None = None
+    repo: Path | None = None
+    report: Path | None = None
+    ddp_cpu: bool = False
+    exact_versions: bool = False
     readme_variant: Literal["erroneous", "original"] = "erroneous"
     network_mode: str = "bridge"
     ca_bundle: Path | None = None
@@ -55,6 +61,8 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
     agent: str = opt("agent")
     if run_dir is None:
         run_dir = resume or opt("run_dir") or default_run_dir(config.rootpath, agent)
+    if (opt("python") is None) != (opt("repo") is None):
+        raise pytest.UsageError("--python and --repo go together: the existing environment")
     if agent == "replay" and opt("predictions") is None:
         raise pytest.UsageError("--agent=replay needs --predictions PATH")
     values: dict[str, Any] = {
@@ -70,6 +78,12 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         "predictions": opt("predictions"),
         "repo_mirror": opt("repo_mirror"),
         "allow_path": tuple(opt("allow_path")),
+        "probes": tuple(opt("probes")),
+        "python": opt("python"),
+        "repo": opt("repo"),
+        "report": opt("report"),
+        "ddp_cpu": opt("ddp_cpu"),
+        "exact_versions": opt("exact_versions"),
         "readme_variant": opt("readme_variant"),
         "network_mode": opt("network_mode"),
         "ca_bundle": opt("ca_bundle"),

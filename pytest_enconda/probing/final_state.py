@@ -1,0 +1,83 @@
+"""The agent's final state as an image that probes start fresh containers from.
+
+An agent that worked in a container leaves that container's snapshot. For one that returned a
+setup script (the oracle, the ``readme`` agent, replayed predictions), the script is its
+environment: it runs once in a fresh container of the task image, whatever it leaves in
+``/enconda/output`` (the self-report) is copied out, and the container is committed. Probes then
+never touch a live container, and nothing they do reaches the next probe.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from ..artifacts import CaseDir
+    from ..cases.models import Case
+    from ..sandbox.containers import Sandbox
+
+SCRIPT_PATH = "/tmp/enconda/setup.sh"
+OUTPUT_DIR = "/enconda/output"
+WORKDIR = "/data/project"
+
+
+class FinalState(BaseModel):
+    """What ``environment/state.json`` holds."""
+
+    case_id: str
+    image: str = Field(description="the snapshot image probes start from")
+    source: str = Field(description="'setup-script' or 'agent-container'")
+    setup_exit_code: int | None = None
+    setup_timed_out: bool = False
+    setup_seconds: float = 0.0
+    snapshot_seconds: float = 0.0
+    writable_bytes: int = Field(default=0, description="what the setup added to the task image")
+    report_file: str | None = Field(
+        default=None, description="the self-report copied out of /enconda/output, if any"
+    )
+
+
+def build_final_state(
+    sandbox: Sandbox, task_image: str, case: Case, setup_script: str, case_dir: CaseDir
+) -> FinalState:
+    """Run ``setup_script`` in a fresh container of ``task_image`` and snapshot the result."""
+    folder = case_dir.root / "environment"
+    log = folder / "setup.log"
+    with sandbox.container(task_image, case_id=case.id, role="agent-state") as box:
+        box.copy_in(setup_script.encode(), SCRIPT_PATH)
+        box.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)
+        result = box.exec(
+            f"bash -eo pipefail {SCRIPT_PATH}",
+            timeout=case.spec.budgets.setup_seconds,
+            workdir=WORKDIR,
+            log_path=log,
+        )
+        report_file = None
+        try:
+            box.copy_out(f"{OUTPUT_DIR}/report.json", folder / "report.json")
+            report_file = "environment/report.json"
+        except FileNotFoundError:
+            pass
+        writable = box.writable_size()
+        started = time.monotonic()
+        image = box.snapshot(f"{case.id}-final")
+        snapshot_seconds = time.monotonic() - started
+    return FinalState(
+        case_id=case.id,
+        image=image,
+        source="setup-script",
+        setup_exit_code=result.exit_code,
+        setup_timed_out=result.timed_out,
+        setup_seconds=round(result.duration, 3),
+        snapshot_seconds=round(snapshot_seconds, 3),
+        writable_bytes=writable,
+        report_file=report_file,
+    )
+
+
+def report_path(case_dir: CaseDir, state: FinalState) -> Path | None:
+    return case_dir.root / state.report_file if state.report_file else None
