@@ -58,3 +58,54 @@ def golden_error(error_type: str, description: str = "", fix: str = "") -> dict[
         "correction_candidates": [fix, "pip install something-else"],
         "golden_answer": fix,
     }
+
+
+REPORT_SCRIPT = """mkdir -p /enconda/output
+cat > /enconda/output/report.json <<JSON
+{"python_path": "/opt/venv/bin/python", "python_version": "3.11", "torch_version": null,
+ "cuda_available": null, "gpu_count": null, "ddp_expected_ok": null, "env_tool": "venv",
+ "env_name": "venv", "notes": ""}
+JSON
+"""
+VENV_SETUP = (
+    "python3 -m venv /opt/venv\n"
+    "printf 'VALUE = 1\\n' > /opt/venv/lib/python3.11/site-packages/helper_mod.py\n" + REPORT_SCRIPT
+)
+
+
+def write_research_case(
+    root: Path,
+    case_id: str,
+    *,
+    setup: str = VENV_SETUP,
+    entry_point: str = "python train.py",
+    research_extra: str = "supports_multi_gpu = false",
+    probes: dict[str, str] | None = None,
+    suite_dir: str = "cases",
+) -> Path:
+    """A research case whose entry point needs ``helper_mod``, which only the setup provides."""
+    case_dir = root / suite_dir / case_id
+    (case_dir / "repo").mkdir(parents=True, exist_ok=True)
+    (case_dir / "repo" / "train.py").write_text(
+        "import sys\n\nimport helper_mod\n\nprint('one step', helper_mod.VALUE, sys.executable)\n"
+    )
+    (case_dir / "README.md").write_text("# tiny research repo\n\nRun `python train.py`.\n")
+    (case_dir / "setup.sh").write_text(setup)
+    for name, text in (probes or {}).items():
+        (case_dir / name).write_text(text)
+    lines = [
+        f'id = "{case_id}"',
+        'suite = "research"',
+        'readme = "README.md"',
+        'golden_setup = "setup.sh"',
+        "[repository]",
+        'kind = "folder"',
+        'path = "repo"',
+        "[research]",
+        f"entry_point = {json.dumps(entry_point)}",
+        research_extra,
+        "[budgets]",
+        "setup_seconds = 120",
+    ]
+    (case_dir / "case.toml").write_text("\n".join(lines) + "\n")
+    return case_dir

@@ -1,0 +1,170 @@
+"""Probes as pytest test functions under each case: collection, fixtures, backends (issue 10)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from casefactory import write_case, write_research_case
+
+pytest_plugins = ["pytester"]
+
+USER_PROBE = """
+import pytest
+
+@pytest.mark.pyramid("C1")
+def test_interpreter_is_the_reported_one(enconda_env, enconda_report):
+    run = enconda_env.run("python -c 'import sys; print(sys.prefix)'")
+    assert run.ok, run.output
+    assert enconda_report["python_path"].startswith(run.output.strip()), run.output
+
+def test_case_fixture(enconda_case, enconda_outcome):
+    assert enconda_outcome.case_id == enconda_case.id
+"""
+
+
+def _rows(run: Path) -> dict[tuple[str, str], dict]:
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    return {(row["case"], row["item"]): row for row in rows}
+
+
+def _collected(result: pytest.RunResult) -> list[str]:
+    return [line for line in result.outlines if "::" in line and not line.startswith("ERROR")]
+
+
+def test_probes_are_collected_under_each_case_with_keywords(pytester: pytest.Pytester) -> None:
+    write_research_case(pytester.path, "alpha", probes={"probe_mine.py": USER_PROBE})
+    write_research_case(pytester.path, "beta")
+    write_case(pytester.path, "diag")
+    result = pytester.runpytest("cases", "--collect-only", "-q")
+    items = _collected(result)
+    assert "cases/alpha/case.toml::probe_pyramid.py::test_c3_entry_point_on_one_gpu" in items
+    assert "cases/alpha/case.toml::probe_mine.py::test_case_fixture" in items
+    assert not any("beta/case.toml::probe_mine.py" in item for item in items)
+    assert not any("diag/case.toml::probe_pyramid.py" in item for item in items)
+    c3 = _collected(pytester.runpytest("cases", "--collect-only", "-q", "-k", "C3"))
+    assert c3 == [
+        f"cases/{case}/case.toml::probe_pyramid.py::test_c3_entry_point_on_one_gpu"
+        for case in ("alpha", "beta")
+    ]
+    mine = _collected(pytester.runpytest("cases", "--collect-only", "-q", "-k", "alpha and C1"))
+    assert mine == [
+        "cases/alpha/case.toml::probe_pyramid.py::test_c1_entry_point_on_cpu",
+        "cases/alpha/case.toml::probe_mine.py::test_interpreter_is_the_reported_one",
+    ]
+
+
+def test_probes_from_a_folder_of_ones_own(pytester: pytest.Pytester) -> None:
+    write_research_case(pytester.path, "alpha")
+    write_case(pytester.path, "diag")
+    mine = pytester.mkdir("my-probes")
+    (mine / "probe_extra.py").write_text("def test_extra(enconda_case):\n    assert enconda_case\n")
+    result = pytester.runpytest("cases", "--collect-only", "-q", "--probes", str(mine))
+    items = _collected(result)
+    assert "cases/alpha/case.toml::my-probes/probe_extra.py::test_extra" in items
+    assert "cases/diag/case.toml::my-probes/probe_extra.py::test_extra" in items
+
+
+def test_enconda_fixtures_outside_a_case_say_so(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile("def test_x(enconda_case):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert "the enconda fixtures serve probes collected under a benchmark case" in (
+        result.stdout.str()
+    )
+
+
+def test_a_case_probe_symlinked_outside_is_refused(pytester: pytest.Pytester) -> None:
+    outside = pytester.path / "elsewhere.py"
+    outside.write_text("def test_x():\n    pass\n")
+    case_dir = write_research_case(pytester.path, "alpha")
+    (case_dir / "probe_link.py").symlink_to(outside)
+    result = pytester.runpytest("cases", "--collect-only", "-q")
+    assert "outside the case's folder" in result.stdout.str()
+    result.assert_outcomes(errors=1)
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("base_image")
+def test_pyramid_oracle_passes_readme_fails_with_the_missing_module(
+    pytester: pytest.Pytester,
+) -> None:
+    # The setup looks for what must never be in the agent's environment, from inside.
+    guard = (
+        "! find / -xdev \\( -name 'probe_*.py' -o -name 'golden.json' -o -name 'setup.sh' "
+        "-o -name 'README.original.md' \\) -not -path '/tmp/enconda/*' 2>/dev/null | grep .\n"
+    )
+    from casefactory import VENV_SETUP
+
+    write_research_case(
+        pytester.path, "alpha", setup=guard + VENV_SETUP, probes={"probe_mine.py": USER_PROBE}
+    )
+    run = pytester.path / "oracle"
+    result = pytester.runpytest("cases", "-k", "C1 or C3 or fixture", "--run-dir", str(run))
+    result.assert_outcomes(passed=3, skipped=1)
+    rows = _rows(run)
+    assert rows[("alpha", "probe_pyramid.py::test_c1_entry_point_on_cpu")]["stage"] == "C1"
+    c3 = rows[("alpha", "probe_pyramid.py::test_c3_entry_point_on_one_gpu")]
+    assert c3["outcome"] == "skipped" and "no GPU on this host" in c3["message"]
+    state = json.loads((run / "cases" / "alpha" / "environment" / "state.json").read_text())
+    assert state["setup_exit_code"] == 0 and state["image"].startswith("enconda/snapshot:")
+
+    readme = pytester.path / "readme"
+    result = pytester.runpytest("cases", "-k", "C1", "--agent", "readme", "--run-dir", str(readme))
+    result.assert_outcomes(failed=2)
+    stage = json.loads((readme / "cases" / "alpha" / "pyramid" / "C1.json").read_text())
+    assert "ModuleNotFoundError: No module named 'helper_mod'" in stage["message"]
+    assert "ModuleNotFoundError: No module named 'helper_mod'" in result.stdout.str()
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("base_image")
+def test_probes_under_xdist_match_serial(pytester: pytest.Pytester) -> None:
+    for name in ("alpha", "beta"):
+        write_research_case(pytester.path, name, probes={"probe_mine.py": USER_PROBE})
+    serial, parallel = pytester.path / "serial", pytester.path / "parallel"
+    pytester.runpytest_subprocess("cases", "-k", "C1 or fixture", "--run-dir", str(serial))
+    result = pytester.runpytest_subprocess(
+        "cases", "-k", "C1 or fixture", "-n", "2", "--run-dir", str(parallel)
+    )
+    result.assert_outcomes(passed=6)
+    outcomes = {key: row["outcome"] for key, row in _rows(serial).items()}
+    assert outcomes == {key: row["outcome"] for key, row in _rows(parallel).items()}
+    for name in ("alpha", "beta"):  # one final state (setup run) per case, however many items
+        runs = (parallel / "cases" / name / "agent" / "runs.jsonl").read_text().splitlines()
+        assert len(runs) == 1
+
+
+def test_host_backend_grades_an_existing_environment(pytester: pytest.Pytester) -> None:
+    """No Docker: the interpreter running these tests is the environment under test."""
+    case_dir = write_research_case(pytester.path, "alpha", probes={"probe_mine.py": USER_PROBE})
+    repo = case_dir / "repo"
+    (repo / "helper_mod.py").write_text("VALUE = 2\n")
+    report = pytester.path / "report.json"
+    report.write_text(json.dumps({"python_path": sys.executable, "env_tool": "pip"}))
+    run = pytester.path / "host"
+    result = pytester.runpytest(
+        "cases",
+        "-k",
+        "C1 or C3 or fixture",
+        "--python",
+        sys.executable,
+        "--repo",
+        str(repo),
+        "--report",
+        str(report),
+        "--run-dir",
+        str(run),
+    )
+    result.assert_outcomes(passed=3, skipped=1)
+    stage = json.loads((run / "cases" / "alpha" / "pyramid" / "C1.json").read_text())
+    assert "exited 0" in stage["message"]
+    assert not (run / "cases" / "alpha" / "environment").exists()  # no image, no container
+
+
+def test_python_and_repo_go_together(pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--python", sys.executable)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "--python and --repo go together" in result.stderr.str()
