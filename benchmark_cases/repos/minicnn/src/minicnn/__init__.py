@@ -1,0 +1,5 @@
+"""A small convolutional image classifier."""
+
+from .model import MiniCNN
+
+__all__ = ["MiniCNN"]

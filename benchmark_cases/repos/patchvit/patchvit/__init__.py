@@ -1,0 +1,1 @@
+"""A tiny vision transformer whose patch layer is chosen in the config."""
