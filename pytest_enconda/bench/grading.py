@@ -224,6 +224,7 @@ class LabelledPair:
     similar: bool
     split: str
     candidates: tuple[str, ...] = ()
+    error_type: str = ""
 
 
 _SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"])")
@@ -259,16 +260,23 @@ def build_labelled_set(instances: Iterable[Instance]) -> list[LabelledPair]:
     pairs: list[LabelledPair] = []
     seen: set[tuple[str, str, str]] = set()
 
+    error_type = ""
+
     def add(aspect: str, kind: str, golden: str, predicted: str, label: bool, split: str, cands=()):
         key = (aspect, golden, predicted)
         if key not in seen:
             seen.add(key)
-            pairs.append(LabelledPair(aspect, kind, golden, predicted, label, split, tuple(cands)))
+            pairs.append(
+                LabelledPair(
+                    aspect, kind, golden, predicted, label, split, tuple(cands), error_type
+                )
+            )
 
     for instance in instances:
         split = "dev" if zlib.crc32(instance.repo.encode()) % 2 == 0 else "holdout"
         errors = instance.golden.errors
         for i, error in enumerate(errors):
+            error_type = error.error_type
             sentences = _SENTENCE.split(error.error_description.strip())
             if len(sentences) >= 2 and len(sentences[0].split()) >= 5:
                 add(
