@@ -237,7 +237,7 @@ _WRONG_FLAGS = {
     ),
     "conda": ("--override-channels", "-y", "--no-deps", "--freeze-installed", "--offline"),
     "git": ("--depth 1", "--bare", "--mirror", "--single-branch", "--recursive"),
-    "python": ("-m venv", "-O", "-B", "-u"),
+    "python": ("-O", "-B", "-u", "-I"),
     "npm": ("-g", "--save-dev", "--legacy-peer-deps"),
     "apt-get": ("--no-install-recommends", "-q", "--reinstall"),
     "docker": ("--rm", "-d", "--privileged"),
@@ -300,9 +300,41 @@ def wrong_flag_variant(command: str, rng: random.Random) -> str | None:
             return None
         return " ".join(words)
     if pool and len(words) >= 2:
-        at = 2 if len(words) > 2 and words[1] in ("install", "clone", "run", "create") else 1
+        at = 1
+        while at < len(words) and words[at - 1] in ("sudo", "-m", "python", "python3", "$"):
+            at += 1
+        if at < len(words) and words[at] in _SUBCOMMANDS:
+            at += 1
         return " ".join([*words[:at], rng.choice(pool), *words[at:]])
     return None
+
+
+_SUBCOMMANDS = frozenset({"install", "uninstall", "clone", "run", "create", "env", "build"})
+
+
+# In "Change X to Y" and "Y instead of X" only Y is proposed: a near miss must change Y, since a
+# changed X leaves the fix as right as it was.
+_OLD_FIRST = re.compile(
+    r"^\W*(?:change|replace|update|rename|correct|modify|switch)\b.{0,300}?\s(?:to|with|by)\s",
+    re.I | re.S,
+)
+_OLD_AFTER = re.compile(r"\b(?:instead of|rather than|in place of)\b", re.I)
+
+
+def proposal_region(text: str) -> tuple[int, int]:
+    start, end = 0, len(text)
+    match = _OLD_FIRST.search(text)
+    if match:
+        start = match.end()
+    match = _OLD_AFTER.search(text, start)
+    if match:
+        end = match.start()
+    return start, end
+
+
+def _in_region(text: str, matches: Iterable[re.Match[str]]) -> list[re.Match[str]]:
+    start, end = proposal_region(text)
+    return [m for m in matches if m.start() >= start and m.end() <= end]
 
 
 # --- versions and paths ----------------------------------------------------------------------
@@ -377,9 +409,15 @@ _PATH = re.compile(
 
 
 def _paths(text: str) -> list[re.Match[str]]:
+    code = [(m.start(), m.end()) for m in _CODE.finditer(text)]
+    whole_command = command_steps(text) is not None
     out = []
-    for m in _PATH.finditer(text):
+    for m in _in_region(text, _PATH.finditer(text)):
         p = m["p"]
+        in_code = whole_command or any(a <= m.start() < b for a, b in code)
+        # "Debian/Ubuntu" or "caching/task" in prose is not a path; "setup.cfg" is.
+        if not in_code and not re.search(r"\.[a-z]{2,4}$", p):
+            continue
         if "://" in text[max(0, m.start() - 10) : m.start() + 3] or p.startswith("."):
             continue
         if re.fullmatch(r"[\d.]+/?", p) or ("/" not in p and not re.search(r"\.\w+$", p)):
