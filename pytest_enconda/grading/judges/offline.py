@@ -228,14 +228,101 @@ def _fence(match: re.Match[str]) -> str:
     return " `" + " ; ".join(lines) + "` " if lines else " "
 
 
+# Long flags with one meaning wherever they appear; conda's only after "conda"/"mamba".
+_LONG_FLAGS = {"--editable": "-e", "--requirement": "-r", "--upgrade": "-U", "--yes": "-y"}
+_CONDA_FLAGS = {"--channel": "-c", "--name": "-n", "--file": "-f"}
+_LONG_FLAG = re.compile(r"(?<![\w-])(--[a-z]+)(?=[\s=`'\"]|$)", re.I)
+_V = r"v?(\d+(?:\.\d+)+[\w.]*)"
+# Version constraints written in words, rewritten to PEP 440 operators before tokenising so that
+# "3.9 to 3.11" and ">=3.9,<3.12" become the same token. Order matters: ranges first.
+_VERSION_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+    (re.compile(pattern, re.I), replacement)
+    for pattern, replacement in (
+        (rf"\bbetween\s+{_V}\s+and\s+{_V}", r">=\1,<=\2"),
+        (rf"(?<![\w.]){_V}\s*(?:to|through|-)\s*{_V}(?![\w.])", r">=\1,<=\2"),
+        (rf"\bat least\s+(?:version\s+)?{_V}(?:\s+and\s+(?:below|under|less than)\s+{_V})?", None),
+        (
+            rf"(?<![\w.]){_V}\s+(?:or|and)\s+(?:later|newer|higher|above|greater|up|more|"
+            r"any later(?: version)?)\b",
+            r">=\1",
+        ),
+        (rf"\b(?:minimum|min\.?)\s+(?:version\s+)?{_V}", r">=\1"),
+        (
+            rf"\b(?:below|under|less than|lower than|older than|earlier than|prior to|"
+            rf"anything before|before)\s+(?:version\s+)?{_V}",
+            r"<\1",
+        ),
+        (rf"\b(?:up to|at most|no later than|no newer than)\s+(?:version\s+)?{_V}", r"<=\1"),
+        (rf"(?<![\w.]){_V}\s+or\s+(?:earlier|older|lower|below)\b", r"<=\1"),
+        (rf"\b(?:exactly|pinned to|pin to|pinned at)\s+(?:version\s+)?{_V}", r"==\1"),
+        (rf"\bversion\s+{_V}\s+exactly\b", r"==\1"),
+    )
+)
+_SPEC = re.compile(r"(>=|<=|==|~=|!=|>|<)\s*v?(\d+(?:\.\d+)*[\w.]*)")
+_ONE_SPEC = r"(?:>=|<=|==|~=|!=|>|<)\s*v?\d+(?:\.\d+)*[\w.]*"
+_SPEC_LIST = re.compile(rf"{_ONE_SPEC}(?:\s*,\s*{_ONE_SPEC})*")
+_PLUS_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)\+(?![\w+])")
+_DOT_SLASH = re.compile(r"(?<![\w./~-])\./(?=[\w-]+(?:/|\.[a-z]{1,5}\b))")
+
+
+_OP_RANK = {">=": 0, ">": 0, "==": 1, "~=": 1, "!=": 2, "<=": 3, "<": 3}
+
+
+def _clause_key(clause: str) -> tuple[int, str]:
+    op = re.match(r"[<>=~!]+", clause)
+    return (_OP_RANK.get(op.group(0), 2) if op else 2, clause)
+
+
+def _at_least(match: re.Match[str]) -> str:
+    low, high = match.group(1), match.group(2)
+    return f">={low},<{high}" if high else f">={low}"
+
+
+def _spec_list(match: re.Match[str]) -> str:
+    """One spelling per version range: sorted clauses, "<=3.11" as "<3.12"."""
+    clauses = []
+    for op, version in _SPEC.findall(match.group(0)):
+        parts = version.split(".")
+        if op == "<=" and len(parts) == 2 and all(p.isdigit() for p in parts):
+            # "up to 3.11" means every 3.11.x too: the same range as "<3.12".
+            op, version = "<", f"{parts[0]}.{int(parts[1]) + 1}"
+        clauses.append(op + version)
+    return ",".join(sorted(set(clauses), key=_clause_key))
+
+
+def _versions_in_words(text: str) -> str:
+    text = _PLUS_VERSION.sub(r">=\1", text)
+    for pattern, replacement in _VERSION_WORDS:
+        text = pattern.sub(replacement if replacement else _at_least, text)
+    # "lxml ==3.6.4" (from "lxml pinned to 3.6.4") and "lxml==3.6.4" are one token.
+    text = re.sub(r"(?<=[a-z0-9\]])\s+(?=(?:>=|<=|==|~=|<|>)\s*\d)", "", text)
+    return _SPEC_LIST.sub(_spec_list, text)
+
+
+def _long_flags(text: str) -> str:
+    def short(match: re.Match[str]) -> str:
+        flag = match.group(1).lower()
+        if flag in _LONG_FLAGS:
+            return _LONG_FLAGS[flag]
+        if flag in _CONDA_FLAGS and re.search(r"\b(?:conda|mamba)\b", text[: match.start()]):
+            return _CONDA_FLAGS[flag]
+        return match.group(1)
+
+    return _LONG_FLAG.sub(short, text)
+
+
 def _normalise(text: str) -> str:
     text = text.translate(_TRANSLATE)
+    text = _long_flags(text)
     # Case matters for one-letter flags only ("curl -L" is not "curl -l").
     text = _UPPER_FLAG.sub(lambda m: "-^" + m.group(1), text)
     text = _FENCE.sub(_fence, text)
     text = _MD_LINK.sub(lambda m: f"{m.group(1)} {m.group(2)}", text)
     text = _PROMPT.sub(r"\1", text)
-    return " ".join(text.split()).lower()
+    text = " ".join(text.split()).lower()
+    # "./requirements/dev.txt" is "requirements/dev.txt"; "./configure" stays (a command).
+    text = _DOT_SLASH.sub("", text)
+    return _versions_in_words(text)
 
 
 def _drop_old_values(body: str) -> str:
@@ -348,7 +435,12 @@ def _found(token: str, other: _Analysis, key: bool = True) -> bool:
     # A key token glued to punctuation in the other text ("lhotse," or "(docs/conf.py)").
     if len(token) < 2:
         return False
-    return re.search(_BOUNDARY.format(re.escape(token)), other.normal) is not None
+    if re.search(_BOUNDARY.format(re.escape(token)), other.normal):
+        return True
+    # "imgs/" and "imgs" name the same folder; "src/imgs" does not.
+    if token.endswith("/") and len(token) > 2:
+        return re.search(_BOUNDARY.format(re.escape(token[:-1])), other.normal) is not None
+    return False
 
 
 _ACTIONS = frozenset(_VERBS.values())
