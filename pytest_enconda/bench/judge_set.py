@@ -261,7 +261,7 @@ def is_command(line: str) -> bool:
 
 def command_steps(text: str) -> list[str] | None:
     """The golden fix as an ordered list of commands, when it is nothing but commands."""
-    lines = [line.strip().lstrip("$ ").strip() for line in text.strip().splitlines()]
+    lines = [line.split(" #")[0].strip().lstrip("$ ").strip() for line in text.strip().splitlines()]
     lines = [line for line in lines if line and not line.startswith("#")]
     steps = [part.strip() for line in lines for part in line.split("&&") if part.strip()]
     if steps and all(is_command(step) for step in steps) and "`" not in text:
@@ -288,7 +288,10 @@ def wrong_flag_variant(command: str, rng: random.Random) -> str | None:
     words = command.split()
     flags = [i for i, w in enumerate(words) if re.fullmatch(r"--?[A-Za-z][\w-]*", w)]
     program = _program(command)
-    pool = [f for f in _WRONG_FLAGS.get(program, ()) if f not in words]
+    # A long spelling of a flag already there is the same flag, not a wrong one.
+    same = {f for w in words for f in (w, _LONG_FLAGS.get(program, {}).get(w, w))}
+    same |= {short for short, long in _LONG_FLAGS.get(program, {}).items() if long in words}
+    pool = [f for f in _WRONG_FLAGS.get(program, ()) if f not in same]
     if flags:
         i = rng.choice(flags)
         flag = words[i]

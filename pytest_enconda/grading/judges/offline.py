@@ -37,6 +37,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from .base import JudgeRequest, JudgeStats, Verdict
 
@@ -519,6 +520,202 @@ def _command_mismatch(golden: _Analysis, predicted_text: str) -> str | None:
     return None
 
 
+# --- flags ---------------------------------------------------------------------------------------
+
+# Flags whose next word is their value: "-c conda-forge" and "-c anaconda" are different flags.
+_VALUE_FLAGS = frozenset(
+    [
+        "-c",
+        "-n",
+        "-r",
+        "-f",
+        "-i",
+        "-o",
+        "-b",
+        "-u",
+        "-t",
+        "-p",
+        "--index-url",
+        "--extra-index-url",
+        "--depth",
+        "--branch",
+        "--config",
+        "--prefix",
+        "--target",
+        "--python",
+        "--channel",
+        "--name",
+        "--file",
+        "--output",
+    ]
+)
+_FLAG = re.compile(r"^--?[a-z^][\w^-]*(?:=\S+)?$")
+
+
+def _program(words: Sequence[str]) -> tuple[str, list[str]]:
+    """The program a command runs (``python -m pip`` counts as ``pip``) and its arguments."""
+    words = [w for w in words if w not in ("sudo", "$")]
+    if len(words) >= 3 and re.fullmatch(r"python[\d.]*|py", words[0]):
+        at = next((i for i, w in enumerate(words) if w == "-m"), -1)
+        if at >= 0 and at + 1 < len(words):
+            return words[at + 1].replace("pip3", "pip"), words[at + 2 :]
+    head = words[0] if words else ""
+    return {"pip3": "pip", "python3": "python"}.get(head, head), words[1:]
+
+
+def _flag_set(args: Sequence[str]) -> set[str]:
+    out = set()
+    for i, word in enumerate(args):
+        if not _FLAG.match(word):
+            continue
+        if word in _VALUE_FLAGS and i + 1 < len(args) and not args[i + 1].startswith("-"):
+            out.add(f"{word} {args[i + 1]}")
+        else:
+            out.add(word)
+    return out
+
+
+def _commands(text: str) -> list[list[str]]:
+    """Commands a text proposes: the whole text when it is a command line, else its code spans."""
+    whole = _analyse(text, True)
+    steps = _steps(text)
+    if steps:
+        sources = [_normalise(step) for step in steps]
+    elif whole.command_like:
+        sources = [whole.normal.replace("`", " ")]
+    else:
+        sources = [seg.normal for seg in _segments(text)]
+    out = []
+    for source in sources:
+        for part in re.split(r"\s(?:&&|;|\|\|)\s", source):
+            words = [_clean(w) for w in part.split()]
+            words = [w for w in words if w]
+            if words and (words[0] in _COMMAND_START or words[0] == "sudo"):
+                out.append(words)
+    return out
+
+
+def _flag_mismatch(golden_text: str, predicted_text: str) -> str | None:
+    """The same command with other flags: the near miss token overlap cannot see (E2)."""
+    predicted = [_program(c) for c in _commands(predicted_text)]
+    for command in _commands(golden_text):
+        program, args = _program(command)
+        rivals = [p for p in predicted if p[0] == program]
+        if not rivals or not program:
+            continue
+        positional = {a for a in args if not _FLAG.match(a)}
+        _, best = max(rivals, key=lambda p: len(positional & set(p[1])))
+        if positional and not positional & set(best) and len(positional) > 1:
+            continue  # another command of the same program, not this one reworded
+        golden_flags, predicted_flags = _flag_set(args), _flag_set(best)
+        if golden_flags == predicted_flags:
+            continue
+        extra = sorted(predicted_flags - golden_flags)
+        missing = sorted(golden_flags - predicted_flags)
+        shown = _show(" ".join(command))
+        if extra and missing:
+            return (
+                f"different flag in '{shown}': golden {_quote(missing)} vs predicted "
+                f"{_quote(extra)}"
+            )
+        if extra:
+            return f"adds flag {_quote(extra)} to '{shown}'"
+        return f"missing flag {_quote(missing)} of '{shown}'"
+    return None
+
+
+# --- order ---------------------------------------------------------------------------------------
+
+_ORDER_KEY = re.compile(r"\b(before|after|prior to|once)\b")
+_THEN = re.compile(
+    r",?\s*(?:\band\s+)?\b(?:then|finally|followed by|after that|afterwards|next)\b,?\s*"
+    r"|(?:^|\s)\d+[.)]\s+"  # a numbered list
+)
+_CLAUSE_END = re.compile(r"(?<=[^\d\s])\.(?=\s|$)|[;\n!?]")
+
+
+def _operand(text: str) -> frozenset[str]:
+    tokens = _analyse(text, False).unique()
+    words = {t.text for t in tokens if t.text not in _ACTIONS and t.text != "first"}
+    # Every word of a command counts, "make" included (a stop word in prose).
+    for span in _code_spans(_normalise(text)):
+        words.update(w for w in (_clean(w) for w in span.split()) if w)
+    return frozenset(words)
+
+
+def _steps(text: str) -> list[str] | None:
+    """A fix that is only commands, one per line or joined by ``&&``: its commands in order."""
+    body = _FENCE.sub(lambda m: m.group(1), text.translate(_TRANSLATE))
+    body = re.sub(r"^\s*(?:\d+[.)]|[-*])\s+", "", body, flags=re.M)  # list markers
+    parts = [p.strip(" `$") for line in body.splitlines() for p in re.split(r"&&|;", line)]
+    parts = [p for p in parts if p]
+    if len(parts) < 2:
+        return None
+    heads = [_clean(p.split()[0].lower()) for p in parts]
+    if all(h in _COMMAND_START or h.startswith("./") for h in heads):
+        return parts
+    return None
+
+
+def _relations(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """What a text says must happen first: (earlier, later) pairs of token sets."""
+    steps = _steps(text)
+    if steps:
+        sets = [_operand(f"`{s}`") for s in steps]
+        return [(a, b) for a, b in pairwise(sets) if a and b]
+    body = _drop_old_values(_normalise(text))
+    out = []
+    for clause in _CLAUSE_END.split(body):
+        match = _ORDER_KEY.search(clause)
+        if match:
+            left, right = clause[: match.start()], clause[match.end() :]
+            if not left.strip(" ,"):
+                # "Before X, do Y" / "After X, do Y": the comma ends X.
+                x, _, y = right.partition(",")
+                first, second = (y, x) if match.group(1) in ("before", "prior to") else (x, y)
+            elif match.group(1) in ("before", "prior to"):
+                first, second = left, right
+            else:
+                first, second = right, left
+            a, b = _operand(first), _operand(second)
+            if a and b:
+                out.append((a, b))
+            continue
+        parts = [p for p in _THEN.split(clause) if p.strip(" ,")]
+        sets = [_operand(p) for p in parts]
+        out += [(a, b) for a, b in pairwise(sets) if a and b]
+    return out
+
+
+def _overlap(a: frozenset[str], b: frozenset[str]) -> float:
+    # Dice, not containment: "make" must not count as "make install".
+    return 2 * len(a & b) / (len(a) + len(b)) if a and b else 0.0
+
+
+def _order_conflict(golden_text: str, predicted_text: str) -> tuple[str | None, bool]:
+    """(reason, agrees): an order the prediction reverses; whether it states the golden order."""
+    golden = _relations(golden_text)
+    predicted = _relations(predicted_text)
+    if not golden or not predicted:
+        return None, False
+    agrees = True
+    for p_first, p_second in predicted:
+        best_same = best_flipped = 0.0
+        for g_first, g_second in golden:
+            same = _overlap(g_first, p_first) + _overlap(g_second, p_second)
+            flipped = _overlap(g_first, p_second) + _overlap(g_second, p_first)
+            if flipped >= 1.2 and flipped >= same + 0.5:
+                first, second = sorted(g_first & p_second), sorted(g_second & p_first)
+                return (
+                    f"reverses the golden order: {_quote(first, 3)} must come before "
+                    f"{_quote(second, 3)}",
+                    False,
+                )
+            best_same, best_flipped = max(best_same, same), max(best_flipped, flipped)
+        agrees = agrees and best_same >= 1.5 and best_same > best_flipped
+    return None, agrees
+
+
 def _plain(text: str) -> str:
     # A sentence's final period goes; the "." of "pip install -e ." stays.
     return re.sub(r"(?<=[\w)\]'\"])\.$", "", _normalise(text).replace("`", "").strip())
@@ -544,10 +741,27 @@ def _judge_fix(golden_text: str, predicted_text: str) -> Verdict:
     # A flag, version or path is the whole point of a fix when the golden one names it.
     precise = [t for t in missing_keys if _kind(t) in ("flag", "version", "path")]
     similar = key_coverage >= FIX_KEY_COVERAGE and coverage >= FIX_COVERAGE and not precise
+    reversed_order, same_order = _order_conflict(golden_text, predicted_text)
+    if reversed_order:
+        return Verdict(similar=False, confidence=0.8, reason=reversed_order)
+    if not similar and same_order and _steps(golden_text):
+        # "Run `b` after `a`" for the golden sequence "a; b; c": one move that restores the
+        # golden order names only the commands it moves.
+        added = [t for t in predicted.sequence() if not _found(t, golden)]
+        if not added:
+            return Verdict(
+                similar=True,
+                confidence=0.7,
+                reason="states the golden order of the commands it names",
+            )
     if similar and golden.command_like:
         mismatch = _command_mismatch(golden, predicted_text)
         if mismatch:
             return Verdict(similar=False, confidence=0.8, reason=mismatch)
+    if similar:
+        flags = _flag_mismatch(golden_text, predicted_text)
+        if flags:
+            return Verdict(similar=False, confidence=0.8, reason=flags)
     if similar:
         keys = [t.text for t in golden.unique() if t.key]
         shown = _quote(keys) if keys else "its words"
