@@ -189,3 +189,133 @@ def test_labelled_set_from_the_golden_files() -> None:
     counted = table["fix"].n + table["description"].n
     assert counted == len(pairs)
     assert len(mistakes) == sum(table[a].fp + table[a].fn for a in ("fix", "description"))
+
+
+# --- rules added for issue 7 (each of these verdicts was wrong before) ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("golden", "predicted"),
+    [
+        ("Require Python `>=3.9,<3.12`.", "Require Python 3.9 to 3.11."),
+        ("Require Python `>=3.9,<3.12`.", "Python at least 3.9 and below 3.12 is required."),
+        ("Require Python `>=3.9,<3.12`.", "Require python `<=3.11, >=3.9`."),
+        ("pip install lxml==3.6.4", "pip install lxml pinned to 3.6.4"),
+        (
+            "Everything else uses the Python (>= 3.6) standard library.",
+            "Everything else uses the Python (3.6 or later) standard library.",
+        ),
+    ],
+)
+def test_a_version_range_written_in_words_is_the_same_range(golden: str, predicted: str) -> None:
+    verdict = fix(golden, predicted)
+    assert verdict.similar is True, verdict.reason
+
+
+def test_a_range_in_words_is_compared_as_a_range() -> None:
+    golden = "Require Python `>=3.9,<3.12`."
+    assert fix(golden, "Require Python 3.9 through 3.11.").similar is True
+    wrong = fix(golden, "Require Python 3.9 to 3.12.")
+    assert wrong.similar is False
+    assert wrong.reason.startswith("different version"), wrong.reason
+
+
+def test_paths_are_compared_without_dot_slash_or_trailing_slash() -> None:
+    same = [
+        ("pip install -r requirements/dev.txt", "pip install -r ./requirements/dev.txt"),
+        ("Change the link path to `CONTRIBUTING.md`.", "Link to `./CONTRIBUTING.md`."),
+        ("Change the directory to `imgs/`.", "Change the directory to `imgs`."),
+    ]
+    for golden, predicted in same:
+        verdict = fix(golden, predicted)
+        assert verdict.similar is True, (predicted, verdict.reason)
+    # Another folder is still another path.
+    other = [
+        ("pip install -r requirements/dev.txt", "pip install -r docs/requirements/dev.txt"),
+        ("Change the directory to `imgs/`.", "Change the directory to `src/imgs`."),
+    ]
+    for golden, predicted in other:
+        verdict = fix(golden, predicted)
+        assert verdict.similar is False, (predicted, verdict.reason)
+        assert "path" in verdict.reason, verdict.reason
+
+
+def test_long_and_short_flags_are_the_same_flag() -> None:
+    assert fix("pip install -e .[dev]", "pip install --editable .[dev]").similar is True
+    conda = fix(
+        "conda install -c conda-forge lifelines", "conda install --channel conda-forge lifelines"
+    )
+    assert conda.similar is True, conda.reason
+    # "--name" is conda's "-n" only in a conda command.
+    assert fix("docker run -n x", "docker run --name x").similar is False
+
+
+@pytest.mark.parametrize(
+    ("golden", "predicted", "reason"),
+    [
+        (
+            "To install a specific version of a package, use: `pip install numpy==1.21.0`",
+            "To install a specific version of a package, use: "
+            "`pip install --force-reinstall numpy==1.21.0`",
+            "adds flag '--force-reinstall' to 'pip install numpy==1.21.0'",
+        ),
+        (
+            "Run `conda install -c conda-forge lifelines scipy numpy pandas` first.",
+            "Run `conda install -c anaconda lifelines scipy numpy pandas` first.",
+            "different flag in 'conda install -c conda-forge lifelines scipy numpy pandas': "
+            "golden '-c conda-forge' vs predicted '-c anaconda'",
+        ),
+    ],
+)
+def test_the_same_command_with_another_flag_is_rejected(
+    golden: str, predicted: str, reason: str
+) -> None:
+    verdict = fix(golden, predicted)
+    assert verdict.similar is False
+    assert verdict.reason.startswith(reason), verdict.reason
+
+
+@pytest.mark.parametrize(
+    "predicted",
+    [
+        "Move virtual environment activation after pip install commands",
+        "Run pip install commands first, then activate the virtual environment",
+        "After the pip install commands, activate the virtual environment.",
+    ],
+)
+def test_a_reversed_order_is_rejected(predicted: str) -> None:
+    verdict = fix("Move virtual environment activation before pip install commands", predicted)
+    assert verdict.similar is False
+    assert verdict.reason.startswith("reverses the golden order"), verdict.reason
+
+
+def test_the_same_order_stated_otherwise_is_accepted() -> None:
+    golden = "Move virtual environment activation before pip install commands"
+    for predicted in (
+        "Activate the virtual environment first, then run the pip install commands.",
+        "The pip install commands should come after the virtual environment activation.",
+        "Before the pip install commands, activate the virtual environment.",
+    ):
+        verdict = fix(golden, predicted)
+        assert verdict.similar is True, (predicted, verdict.reason)
+
+
+def test_command_sequences_are_compared_in_order() -> None:
+    golden = "./configure\nmake\nmake install"
+    for wrong in (
+        "./configure\nmake install\nmake",
+        "Run these in order:\n1. `./configure`\n2. `make install`\n3. `make`",
+    ):
+        verdict = fix(golden, wrong)
+        assert verdict.similar is False, (wrong, verdict.reason)
+    for right in (
+        "First run `./configure`, then `make`, and finally `make install`.",
+        "Move `make install` after `make`.",
+        "./configure && make && make install",
+    ):
+        verdict = fix(golden, right)
+        assert verdict.similar is True, (right, verdict.reason)
+    moved = fix(golden, "Move `make install` after `make`.")
+    assert moved.reason == "states the golden order of the commands it names"
+    # A move that brings in a command the golden fix does not have is not the golden order.
+    assert fix(golden, "Move `make test` after `make`.").similar is False

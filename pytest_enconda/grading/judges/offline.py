@@ -233,14 +233,14 @@ def _fence(match: re.Match[str]) -> str:
 _LONG_FLAGS = {"--editable": "-e", "--requirement": "-r", "--upgrade": "-U", "--yes": "-y"}
 _CONDA_FLAGS = {"--channel": "-c", "--name": "-n", "--file": "-f"}
 _LONG_FLAG = re.compile(r"(?<![\w-])(--[a-z]+)(?=[\s=`'\"]|$)", re.I)
-_V = r"v?(\d+(?:\.\d+)+[\w.]*)"
+_V = r"v?(\d+(?:\.\d+)+(?:[a-z]+\d*)?)"
 # Version constraints written in words, rewritten to PEP 440 operators before tokenising so that
 # "3.9 to 3.11" and ">=3.9,<3.12" become the same token. Order matters: ranges first.
 _VERSION_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.I), replacement)
     for pattern, replacement in (
         (rf"\bbetween\s+{_V}\s+and\s+{_V}", r">=\1,<=\2"),
-        (rf"(?<![\w.]){_V}\s*(?:to|through|-)\s*{_V}(?![\w.])", r">=\1,<=\2"),
+        (rf"(?<![\w.]){_V}\s*(?:to|through|-)\s*{_V}(?!\w|\.\d)", r">=\1,<=\2"),
         (rf"\bat least\s+(?:version\s+)?{_V}(?:\s+and\s+(?:below|under|less than)\s+{_V})?", None),
         (
             rf"(?<![\w.]){_V}\s+(?:or|and)\s+(?:later|newer|higher|above|greater|up|more|"
@@ -259,8 +259,8 @@ _VERSION_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
         (rf"\bversion\s+{_V}\s+exactly\b", r"==\1"),
     )
 )
-_SPEC = re.compile(r"(>=|<=|==|~=|!=|>|<)\s*v?(\d+(?:\.\d+)*[\w.]*)")
-_ONE_SPEC = r"(?:>=|<=|==|~=|!=|>|<)\s*v?\d+(?:\.\d+)*[\w.]*"
+_SPEC = re.compile(r"(>=|<=|==|~=|!=|>|<)\s*v?(\d+(?:\.\d+)*(?:\.?[a-z]+\d*)?)")
+_ONE_SPEC = r"(?:>=|<=|==|~=|!=|>|<)\s*v?\d+(?:\.\d+)*(?:\.?[a-z]+\d*)?"
 _SPEC_LIST = re.compile(rf"{_ONE_SPEC}(?:\s*,\s*{_ONE_SPEC})*")
 _PLUS_VERSION = re.compile(r"(?<![\w.])v?(\d+(?:\.\d+)+)\+(?![\w+])")
 _DOT_SLASH = re.compile(r"(?<![\w./~-])\./(?=[\w-]+(?:/|\.[a-z]{1,5}\b))")
@@ -295,7 +295,9 @@ def _versions_in_words(text: str) -> str:
     text = _PLUS_VERSION.sub(r">=\1", text)
     for pattern, replacement in _VERSION_WORDS:
         text = pattern.sub(replacement if replacement else _at_least, text)
-    # "lxml ==3.6.4" (from "lxml pinned to 3.6.4") and "lxml==3.6.4" are one token.
+    # "lxml ==3.6.4" (from "lxml pinned to 3.6.4"), "lxml `==3.6.4`" and "lxml==3.6.4" are one
+    # token.
+    text = re.sub(rf"`({_ONE_SPEC}(?:\s*,\s*{_ONE_SPEC})*)`", r"\1", text)
     text = re.sub(r"(?<=[a-z0-9\]])\s+(?=(?:>=|<=|==|~=|<|>)\s*\d)", "", text)
     return _SPEC_LIST.sub(_spec_list, text)
 
@@ -744,10 +746,19 @@ def _judge_fix(golden_text: str, predicted_text: str) -> Verdict:
     reversed_order, same_order = _order_conflict(golden_text, predicted_text)
     if reversed_order:
         return Verdict(similar=False, confidence=0.8, reason=reversed_order)
+    if not similar and same_order and not precise and not _steps(golden_text) and coverage >= 0.4:
+        # "B should come after A" for "Move A before B": the order is the fix, and it agrees.
+        return Verdict(
+            similar=True,
+            confidence=0.7,
+            reason=f"states the golden order ({coverage:.0%} of the fix's weight)",
+        )
     if not similar and same_order and _steps(golden_text):
         # "Run `b` after `a`" for the golden sequence "a; b; c": one move that restores the
         # golden order names only the commands it moves.
-        added = [t for t in predicted.sequence() if not _found(t, golden)]
+        spans = _code_spans(predicted.normal)
+        words = [w for span in spans for w in (_clean(x) for x in span.split()) if w]
+        added = [w for w in words or predicted.sequence() if not _found(w, golden)]
         if not added:
             return Verdict(
                 similar=True,
