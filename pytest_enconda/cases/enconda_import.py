@@ -28,6 +28,14 @@ Decisions, with the data that motivated them (2,074 instance folders of ``encond
 - ``test_command`` defaults to ``python -m pytest -q``. EnConda-Bench's execution harness
   (``Evaluation/Execution``) is not in its public repository snapshot we could read, so what its
   Pass@1 check runs could not be confirmed.
+- The original README (``--readme-variant=original``) is the repository folder's own
+  ``error_gen_<owner>_<name>/README.*``: 37 of the 160 repository folders hold one (all
+  ``README.rst``); the other instances have none, and their items skip under that variant.
+
+A dataset is data people download: nothing in it may reach outside it. Every file and folder
+must resolve, after following symlinks, inside the folder given (or the dataset folder holding
+its ``repo_info.jsonl``); repository names must be ``owner/name`` of safe characters and
+revisions may not look like options. What breaks a rule is a problem of that instance (or line).
 """
 
 from __future__ import annotations
@@ -41,6 +49,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .loader import MAX_FILE_BYTES, contained
 from .models import ERROR_TYPES, Case, CaseSpec, GoldenAnswer, RepoSource, parse_level
 
 __all__ = ["DEFAULT_TEST_COMMAND", "DatasetLoad", "ImportProblem", "load_dataset"]
@@ -82,6 +91,10 @@ _FIELD_ALIASES = {
 }
 _GOLDEN_FIELDS = ("error_type", "error_description", "correction_candidates", "golden_answer")
 _CASE_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._/-]+")
+# GitHub's characters for owners and repositories; '.' and '..' would be path steps, not names.
+_REPO_PART = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
+# A commit, tag or branch; never starting with '-', which git would read as an option.
+_REVISION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}$")
 _NATURAL = re.compile(r"(\d+)")
 
 
@@ -126,6 +139,27 @@ class _Report:
         self.notes.append(ImportProblem(file=str(file), reason=reason))
 
 
+class _Roots:
+    """The folders every path of the dataset must resolve inside (symlinks followed)."""
+
+    def __init__(self, *folders: Path) -> None:
+        self.folders = [folder.resolve() for folder in folders]
+
+    def check(self, path: Path, field: str, report: _Report) -> bool:
+        """Whether ``path`` resolves inside; if not, a problem naming the field and target."""
+        try:
+            inside = contained(path, self.folders) is not None
+        except (OSError, RuntimeError) as exc:  # a symlink loop
+            report.problem(path, f"{field}: cannot resolve: {exc}")
+            return False
+        if not inside:
+            where = ", ".join(str(folder) for folder in self.folders)
+            report.problem(
+                path, f"{field}: resolves to {path.resolve()}, outside the dataset ({where})"
+            )
+        return inside
+
+
 class _Repo(BaseModel):
     owner: str
     name: str
@@ -153,14 +187,27 @@ def load_dataset(root: Path, *, test_command: str = DEFAULT_TEST_COMMAND) -> Dat
         load.problems = report.problems
         return load
     repo_dirs, only_instance, repo_info_path = layout
+    # The folder given, and the dataset folder above it that holds repo_info.jsonl.
+    roots = _Roots(root, *([repo_info_path.parent] if repo_info_path else []))
+    if repo_info_path is not None and not _Roots(repo_info_path.parent).check(
+        repo_info_path, REPO_INFO, report
+    ):
+        repo_info_path = None
     repos = _read_repo_info(repo_info_path, report) if repo_info_path else {}
     if repo_info_path is None:
-        report.problem(root, f"no {REPO_INFO} found beside or above it: revisions are unknown")
+        report.problem(root, f"no readable {REPO_INFO} beside or above it: revisions are unknown")
     seen_ids: set[str] = set()
     for repo_dir in repo_dirs:
         load.cases.extend(
             _load_repo(
-                repo_dir, repos, repo_info_path, only_instance, test_command, seen_ids, report
+                repo_dir,
+                repos,
+                repo_info_path,
+                only_instance,
+                test_command,
+                seen_ids,
+                roots,
+                report,
             )
         )
     load.problems = report.problems
@@ -229,8 +276,8 @@ def _read_repo_info(path: Path, report: _Report) -> dict[str, _Repo]:
     repos: dict[str, _Repo] = {}
     ambiguous: set[str] = set()
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
+        text = _read_text(path)
+    except (OSError, ValueError) as exc:
         report.problem(path, f"cannot read: {exc}")
         return repos
     for number, line in enumerate(text.splitlines(), start=1):
@@ -238,20 +285,29 @@ def _read_repo_info(path: Path, report: _Report) -> dict[str, _Repo]:
             continue
         where = f"{path}:{number}"
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            report.problem(where, f"not valid JSON: {exc}")
+            record = _parse_json(line)
+        except ValueError as exc:
+            report.problem(where, str(exc))
             continue
         if not isinstance(record, dict):
             report.problem(where, "expected a JSON object")
             continue
         repository = record.get("repository")
         revision = record.get("revision")
-        if not isinstance(repository, str) or repository.count("/") != 1:
-            report.problem(where, f"repository: expected 'owner/name', got {repository!r}")
+        if not _valid_repository(repository):
+            report.problem(
+                where,
+                "repository: expected 'owner/name' of letters, digits, '.', '-' and '_' "
+                f"(neither part '.' or '..'), got {repository!r}",
+            )
             continue
-        if not isinstance(revision, str) or not revision.strip():
-            report.problem(where, f"revision: expected a commit, got {revision!r}")
+        assert isinstance(repository, str)
+        if not isinstance(revision, str) or not _REVISION.match(revision.strip()):
+            report.problem(
+                where,
+                "revision: expected a commit (or tag) of letters, digits, '.', '/', '-' and "
+                f"'_', not starting with '-', got {revision!r}",
+            )
             continue
         owner, name = repository.split("/")
         key = f"{owner}_{name}"
@@ -277,6 +333,12 @@ def _read_repo_info(path: Path, report: _Report) -> dict[str, _Repo]:
     return repos
 
 
+def _valid_repository(value: object) -> bool:
+    if not isinstance(value, str) or value.count("/") != 1:
+        return False
+    return all(_REPO_PART.match(part) and part not in (".", "..") for part in value.split("/"))
+
+
 def _match_repo(key: str, repos: dict[str, _Repo], folder: Path, report: _Report) -> _Repo | None:
     if key in repos:
         return repos[key]
@@ -300,9 +362,12 @@ def _load_repo(
     only_instance: str | None,
     test_command: str,
     seen_ids: set[str],
+    roots: _Roots,
     report: _Report,
 ) -> list[Case]:
     key = repo_dir.name.removeprefix(REPO_PREFIX)
+    if not roots.check(repo_dir, "repository folder", report):
+        return []
     try:
         instance_dirs = _subdirs(repo_dir)
     except OSError as exc:
@@ -314,7 +379,7 @@ def _load_repo(
         report.note(repo_dir, "no instance folders")
         return []
     if only_instance is None:
-        stray = sorted(p.name for p in repo_dir.iterdir() if p.is_file())
+        stray = sorted(p.name for p in repo_dir.iterdir() if p.is_file() and not _is_readme(p.name))
         if stray:
             report.note(repo_dir, f"ignored files outside instance folders: {', '.join(stray)}")
     repo = _match_repo(key, repos, repo_dir, report)
@@ -329,14 +394,107 @@ def _load_repo(
     short_names = _short_names(key, [path.name for path in instance_dirs])
     # Merged instances sort among the others by what follows the repository name.
     instance_dirs.sort(key=lambda path: _natural_key(short_names[path.name]))
+    original = _original_readme(repo_dir, roots, report)
     cases = []
     for instance_dir in instance_dirs:
+        if not roots.check(instance_dir, "instance folder", report):
+            continue
         case = _load_instance(
-            instance_dir, repo, short_names[instance_dir.name], test_command, seen_ids, report
+            instance_dir,
+            repo,
+            short_names[instance_dir.name],
+            test_command,
+            seen_ids,
+            roots,
+            report,
+            original,
         )
         if case is not None:
             cases.append(case)
     return cases
+
+
+def _original_readme(repo_dir: Path, roots: _Roots, report: _Report) -> str | None:
+    """The repository folder's own README: the README before errors were injected."""
+    try:
+        with os.scandir(repo_dir) as entries:
+            files = [Path(entry.path) for entry in entries if entry.is_file()]
+    except OSError as exc:
+        report.problem(repo_dir, f"cannot list: {exc}")
+        return None
+    readmes = sorted((path for path in files if _is_readme(path.name)), key=_readme_preference)
+    if not readmes:
+        return None
+    path = readmes[0]
+    if len(readmes) > 1:
+        others = ", ".join(other.name for other in readmes[1:])
+        report.note(repo_dir, f"several original READMEs; using {path.name}, not {others}")
+    if not roots.check(path, "original README", report):
+        return None
+    return _read_readme(path, report)
+
+
+def _is_readme(name: str) -> bool:
+    return Path(name).stem.lower() == "readme" and Path(name).suffix.lower() != ".json"
+
+
+def _readme_preference(path: Path) -> tuple[int, int, str]:
+    suffix = path.suffix.lower()
+    order = README_SUFFIX_ORDER.index(suffix) if suffix in README_SUFFIX_ORDER else 9
+    return (order, 0 if path.stem == "README" else 1, path.name)
+
+
+def _read_bounded(path: Path) -> bytes:
+    """At most ``MAX_FILE_BYTES``: a README or golden file far larger is a mistake or an attack."""
+    with path.open("rb") as handle:
+        data = handle.read(MAX_FILE_BYTES + 1)
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
+    return data
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8, with or without a byte-order mark; ``ValueError`` says what the bytes are."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError("UTF-16 text (a UTF-16 byte-order mark); expected UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); expected UTF-8"
+        ) from None
+
+
+def _read_text(path: Path) -> str:
+    return _decode(_read_bounded(path))
+
+
+def _parse_json(text: str) -> Any:
+    """``ValueError`` for invalid JSON and for nesting deeper than the parser's recursion."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("not valid JSON: nested too deeply") from None
+
+
+def _read_readme(path: Path, report: _Report) -> str | None:
+    """A README's text; undecodable bytes are replaced (the agent still gets the rest)."""
+    try:
+        raw = _read_bounded(path)
+    except (OSError, ValueError) as exc:
+        report.problem(path, f"cannot read: {exc}")
+        return None
+    try:
+        return _decode(raw)
+    except ValueError as exc:
+        if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
+            # Replacing bytes would leave a NUL between every letter: nothing left to read.
+            report.problem(path, str(exc))
+            return None
+        report.note(path, f"{exc}; undecodable bytes replaced")
+        return raw.decode("utf-8", errors="replace")
 
 
 def _short_names(key: str, names: list[str]) -> dict[str, str]:
@@ -372,21 +530,11 @@ def _pick_files(instance_dir: Path, report: _Report) -> tuple[Path, Path] | None
             return None
         golden = spelled[0]
         report.note(golden, f"golden file spelled {golden.name!r}; read as {GOLDEN_NAME}")
-    readmes = [
-        path
-        for name, path in files.items()
-        if Path(name).stem.lower() == "readme" and path.suffix.lower() != ".json"
-    ]
+    readmes = [path for name, path in files.items() if _is_readme(name)]
     if not readmes:
         report.problem(instance_dir, "no README file (README.md, README.rst, ...) in the folder")
         return None
-
-    def preference(path: Path) -> tuple[int, int, str]:
-        suffix = path.suffix.lower()
-        order = README_SUFFIX_ORDER.index(suffix) if suffix in README_SUFFIX_ORDER else 9
-        return (order, 0 if path.stem == "README" else 1, path.name)
-
-    readmes.sort(key=preference)
+    readmes.sort(key=_readme_preference)
     if len(readmes) > 1:
         others = ", ".join(path.name for path in readmes[1:])
         report.note(instance_dir, f"several READMEs; using {readmes[0].name}, not {others}")
@@ -407,25 +555,24 @@ def _load_instance(
     short: str,
     test_command: str,
     seen_ids: set[str],
+    roots: _Roots,
     report: _Report,
+    original_readme: str | None = None,
 ) -> Case | None:
     picked = _pick_files(instance_dir, report)
     if picked is None:
         return None
     readme_path, golden_path = picked
+    # Both checked before either is read: a host file must not even be parsed.
+    readme_inside = roots.check(readme_path, "README", report)
+    if not roots.check(golden_path, "golden file", report) or not readme_inside:
+        return None
     golden = _read_golden(golden_path, report)
     if golden is None:
         return None
-    try:
-        raw = readme_path.read_bytes()
-    except OSError as exc:
-        report.problem(readme_path, f"cannot read: {exc}")
+    readme_text = _read_readme(readme_path, report)
+    if readme_text is None:
         return None
-    try:
-        readme_text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        readme_text = raw.decode("utf-8", errors="replace")
-        report.note(readme_path, f"not UTF-8 ({exc.reason} at byte {exc.start}); bytes replaced")
 
     case_id = _case_id(repo, short, instance_dir, report)
     if case_id in seen_ids:
@@ -456,7 +603,13 @@ def _load_instance(
         report.problem(instance_dir, f"cannot make a case: {_first_errors(exc)}")
         return None
     seen_ids.add(case_id)
-    return Case(spec=spec, case_dir=instance_dir, readme_text=readme_text, golden=golden)
+    return Case(
+        spec=spec,
+        case_dir=instance_dir,
+        readme_text=readme_text,
+        original_readme_text=original_readme,
+        golden=golden,
+    )
 
 
 # ----------------------------------------------------------------------------- golden files
@@ -471,15 +624,12 @@ def _first_errors(exc: ValidationError) -> str:
 
 def _read_golden(path: Path, report: _Report) -> GoldenAnswer | None:
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        data = _parse_json(_read_text(path))
     except OSError as exc:
         report.problem(path, f"cannot read: {exc}")
         return None
-    except UnicodeDecodeError as exc:
-        report.problem(path, f"not UTF-8: {exc.reason} at byte {exc.start}")
-        return None
-    except json.JSONDecodeError as exc:
-        report.problem(path, f"not valid JSON: {exc}")
+    except ValueError as exc:
+        report.problem(path, str(exc))
         return None
     problems: list[str] = []
     notes: list[str] = []

@@ -184,7 +184,14 @@ def mirror_candidates(mirror_dir: Path, url: str) -> list[Path]:
     owner, name = _url_parts(url)
     stems = [f"{owner}/{name}", f"{owner}_{name}"] if owner else []
     stems.append(name)
-    return [mirror_dir / f"{stem}{suffix}" for stem in stems for suffix in ("", ".git")]
+    candidates = [mirror_dir / f"{stem}{suffix}" for stem in stems for suffix in ("", ".git")]
+    # The URL comes from a downloaded dataset: '..' or '/' in it must not leave the mirror.
+    # Checked by name, not resolved: a mirror's own entries may be symlinks to clones elsewhere.
+    return [path for path in candidates if _inside_by_name(path, mirror_dir)]
+
+
+def _inside_by_name(path: Path, folder: Path) -> bool:
+    return os.path.normpath(path).startswith(os.path.normpath(folder) + os.sep)
 
 
 def _is_git_repository(path: Path) -> bool:

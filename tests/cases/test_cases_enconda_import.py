@@ -382,3 +382,52 @@ def test_full_shared_dataset(record_property: pytest.RecordProperty) -> None:
         assert [e.error_type for e in case.golden.errors] == [
             e["error_type"] for e in on_disk["errors"]
         ], case.case_dir
+
+
+def test_original_readme_is_the_repository_folders_own(tmp_path: Path) -> None:
+    """``--readme-variant=original`` needs it: ``error_gen_<owner>_<name>/README.*``."""
+    root = tmp_path / "d"
+    write_repo_info(root, "o/r", "p/q")
+    with_original = write_instance(root, "o_r", "o_r_error_readme_1", golden("E1"))
+    write_instance(root, "o_r", "o_r_error_readme_1_only_E1", golden("E1"))
+    without = write_instance(root, "p_q", "p_q_error_readme_1", golden("E1"))
+    repo_folder = with_original.parent
+    (repo_folder / "README.rst").write_text("Title\n=====\n\n    pip install r\n")
+    (repo_folder / "notes.txt").write_text("stray")
+    loaded = load_dataset(root)
+    assert loaded.problems == []
+    originals = {case.case_dir.name: case.original_readme_text for case in loaded.cases}
+    assert originals == {
+        "o_r_error_readme_1": "Title\n=====\n\n    pip install r\n",
+        "o_r_error_readme_1_only_E1": "Title\n=====\n\n    pip install r\n",
+        "p_q_error_readme_1": None,
+    }
+    case = next(case for case in loaded.cases if case.case_dir == with_original)
+    assert case.with_original_readme().readme_text.endswith("pip install r\n")
+    # The README is an original, not a stray file; the stray one is still noted.
+    stray = [n.reason for n in loaded.notes if n.file == str(repo_folder)]
+    assert stray == ["ignored files outside instance folders: notes.txt"]
+    assert without.parent.name == "error_gen_p_q"
+    # A single instance folder given alone finds its repository folder's README too.
+    (alone,) = load_dataset(with_original).cases
+    assert alone.original_readme_text == originals["o_r_error_readme_1"]
+
+
+@pytest.mark.shared_data
+def test_shared_dataset_originals() -> None:
+    instances = _shared_instances()
+    loaded = load_dataset(SHARED)
+    with_readme = {
+        folder.name
+        for folder in instances.iterdir()
+        if any(p.is_file() and p.stem.lower() == "readme" for p in folder.iterdir())
+    }
+    assert len(with_readme) == 37
+    for case in loaded.cases:
+        repo_folder = case.case_dir.parent
+        if repo_folder.name in with_readme:
+            original = (repo_folder / "README.rst").read_text(encoding="utf-8")
+            assert case.original_readme_text == original, case.id
+            assert case.original_readme_text != case.readme_text, case.id
+        else:
+            assert case.original_readme_text is None, case.id
