@@ -30,6 +30,19 @@ def _variant(config: pytest.Config, case: Case) -> Case:
     return case
 
 
+def _no_original(config: pytest.Config, case: Case) -> str | None:
+    """Why a diagnosis case cannot run with ``--readme-variant=original``: never fall back to
+    the erroneous README silently."""
+    if config.getoption("readme_variant") != "original" or case.variant == "original":
+        return None
+    if case.spec.suite != "diagnosis":
+        return None
+    return (
+        f"--readme-variant=original: case {case.id} has no original README "
+        "(original_readme in case.toml, or README.* in a dataset's error_gen_<owner>_<name>/)"
+    )
+
+
 def case_timeout(case: Case) -> float:
     """A safety net for one item: the agent, setup, tests and the pyramid's stages in turn."""
     budgets = case.spec.budgets
@@ -44,6 +57,7 @@ def case_timeout(case: Case) -> float:
 def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | pytest.Collector]:
     """The case's graded aspects (diagnosis), then its probes (pyramid stages, user probes)."""
     case = _variant(parent.config, case)
+    no_original = _no_original(parent.config, case)
     parent.case = case  # type: ignore[attr-defined]  # probes' fixtures find their case here
     parent.extra_keyword_matches.update(case.keywords())
     timeout = case_timeout(case)
@@ -58,6 +72,7 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | p
             item.add_marker("gpu")
         # Signal method: the thread method kills xdist workers.
         item.add_marker(pytest.mark.timeout(timeout, method="signal"))
+        item.skip_reason = no_original
         yield item
 
 
@@ -250,6 +265,8 @@ class CaseItem(pytest.Item):
         super().__init__(**kwargs)
         self.case = case
         self.aspect = aspect
+        # Set by make_items; a skip marker would not do (pytest wants a line number for it).
+        self.skip_reason: str | None = None
         self.user_properties.append(("enconda_case", case.id))
         self.user_properties.append(("enconda_item", aspect))
         self.user_properties.append(("enconda_level", case.level))
@@ -257,6 +274,8 @@ class CaseItem(pytest.Item):
     def setup(self) -> None:
         # Harness work and grading happen here: an exception in setup is an *error* outcome,
         # which is what a harness failure (image, repository, judge) must be.
+        if self.skip_reason is not None:
+            pytest.skip(self.skip_reason)
         session = session_of(self.config)
         failure = None
         try:

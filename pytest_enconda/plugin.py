@@ -153,11 +153,20 @@ def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool 
 
 
 def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Collector | None:
-    if discovery.is_dataset_dir(path):
+    # pytest reaches ``DATA/instances`` through ``DATA``: were ``DATA`` a Dataset, whose
+    # children are cases, ``instances`` would be "not found". A folder on the way to a
+    # collected one stays a plain folder.
+    if discovery.is_dataset_dir(path) and not _leads_to_argument(parent.config, path):
         from .items import Dataset
 
         return Dataset.from_parent(parent, path=path)
     return None
+
+
+def _leads_to_argument(config: pytest.Config, path: Path) -> bool:
+    """Whether a folder this run collects (an argument, or ``--cases``) lies inside ``path``."""
+    here = path.resolve()
+    return any(here in root.parents for root in discovery.collection_roots(config))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:

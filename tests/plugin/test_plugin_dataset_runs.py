@@ -1,0 +1,145 @@
+"""Imported datasets run as a user runs them: ``--cases DATA`` or ``DATA/instances`` with every
+agent, the original README variant, and the exit status when instances could not be read.
+
+No Docker: only the diagnosis items run (``-k "not execution"``).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+REVISION = "0123456789abcdef0123456789abcdef01234567"
+ERROR = {
+    "error_type": "E1",
+    "error_description": "the package py-bad does not exist",
+    "correction_candidates": ["pip install good"],
+    "golden_answer": "pip install good",
+}
+ERRONEOUS = "# Tool\n\n```bash\npip install py-bad\n```\n"
+ORIGINAL = "# Tool\n\n```bash\npip install good\n```\n"
+
+
+def make_dataset(root: Path, *, original: bool = True) -> Path:
+    """``o/r`` (with an original README) and ``p/q`` (without), one instance each."""
+    lines = [{"repository": "o/r", "revision": REVISION}, {"repository": "p/q", "revision": REVISION}]
+    root.mkdir(parents=True)
+    (root / "repo_info.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for key in ("o_r", "p_q"):
+        folder = root / "instances" / f"error_gen_{key}" / f"{key}_error_readme_1"
+        folder.mkdir(parents=True)
+        (folder / "README.md").write_text(ERRONEOUS)
+        (folder / "README.json").write_text(json.dumps({"level": "level1", "errors": [ERROR]}))
+    if original:
+        (root / "instances" / "error_gen_o_r" / "README.md").write_text(ORIGINAL)
+    return root
+
+
+def write_predictions(folder: Path) -> Path:
+    """EnConda-Bench's inference output for both instances: the golden diagnosis."""
+    for key in ("o_r", "p_q"):
+        instance = f"{key}_error_readme_1"
+        result = folder / "results" / f"{key}_{instance}"
+        result.mkdir(parents=True)
+        errors = [{"error_type": "E1", "error_description": ERROR["error_description"]}]
+        errors[0]["fix_answer"] = ERROR["golden_answer"]
+        (result / f"{instance}_errors.json").write_text(json.dumps({"errors": errors}))
+        (result / f"{instance}_setup.sh").write_text("pip install good\n")
+    return folder
+
+
+def results(run: Path) -> dict[tuple[str, str], dict]:
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    return {(row["case"], row["item"]): row for row in rows}
+
+
+def outcomes(run: Path) -> dict[str, dict]:
+    found = {}
+    for path in run.glob("cases/*/agent/outcome.json"):
+        data = json.loads(path.read_text())
+        found[data["case_id"]] = data
+    return found
+
+
+# ----------------------------------------------------------------------------- 7.3
+
+
+@pytest.mark.parametrize("agent", ["oracle", "readme", "replay"])
+@pytest.mark.parametrize("spelling", ["DATA", "DATA/instances"])
+def test_both_spellings_of_cases_work_with_every_agent(
+    pytester: pytest.Pytester, agent: str, spelling: str
+) -> None:
+    make_dataset(pytester.path / "DATA")
+    preds = write_predictions(pytester.path / "PREDS")
+    extra = ["--predictions", str(preds)] if agent == "replay" else []
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "--cases", spelling, f"--agent={agent}", *extra, "-k", "error_types", "--run-dir", str(run)
+    )
+    assert "not found" not in result.stdout.str() + result.stderr.str()
+    expected = {"passed": 2} if agent != "readme" else {"failed": 2}
+    result.assert_outcomes(**expected, deselected=6)
+    assert set(results(run)) == {
+        ("o/r/error_readme_1", "error_types"),
+        ("p/q/error_readme_1", "error_types"),
+    }
+    # The node ids name the folder given, as pytest does for any folder.
+    assert f"{spelling}::o/r/error_readme_1::error_types" in {
+        row["nodeid"] for row in results(run).values()
+    }
+
+
+def test_both_spellings_given_together_collect_each_case_once(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path / "DATA")
+    result = pytester.runpytest("--cases", "DATA", "--cases", "DATA/instances", "--co", "-q")
+    lines = [line for line in result.outlines if "::error_types" in line]
+    assert len(lines) == 2, result.outlines
+
+
+# ----------------------------------------------------------------------------- 7.2
+
+
+def test_original_variant_shows_the_original_and_skips_instances_without_one(
+    pytester: pytest.Pytester,
+) -> None:
+    make_dataset(pytester.path / "DATA")
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "--cases",
+        "DATA",
+        "--agent=readme",
+        "--readme-variant=original",
+        "-k",
+        "not execution",
+        "-rs",
+        "--run-dir",
+        str(run),
+    )
+    seen = outcomes(run)
+    # The readme agent follows what it is shown: the original README's command.
+    assert seen["o/r/error_readme_1"]["setup_script"].count("pip install good") == 1
+    assert "py-bad" not in seen["o/r/error_readme_1"]["setup_script"]
+    # No original: the agent never runs, and every item says why.
+    assert "p/q/error_readme_1" not in seen
+    rows = results(run)
+    for aspect in ("error_types", "descriptions", "fixes"):
+        row = rows[("p/q/error_readme_1", aspect)]
+        assert row["outcome"] == "skipped"
+        assert "has no original README" in row["message"]
+    assert rows[("o/r/error_readme_1", "error_types")]["outcome"] == "passed"
+    result.stdout.fnmatch_lines(["*--readme-variant=original: case p/q/error_readme_1 has no*"])
+    result.assert_outcomes(passed=1, skipped=5, deselected=2)
+
+
+def test_erroneous_variant_is_unchanged_by_an_original(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path / "DATA")
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "--cases", "DATA", "--agent=readme", "-k", "error_types", "--run-dir", str(run)
+    )
+    result.assert_outcomes(failed=2, deselected=6)
+    assert all("py-bad" in outcome["setup_script"] for outcome in outcomes(run).values())
