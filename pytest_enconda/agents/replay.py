@@ -20,7 +20,14 @@
 A prediction is matched to a case by the case's folder (``error_gen_<key>/<instance>``), which is
 exact: EnConda-Bench's evaluator matches by substring and so confuses ``readme_1`` with
 ``readme_10``. Malformed fields are graded as far as possible and listed in the outcome's
-``problems``; a file that cannot be read gives that case a ``no_prediction`` outcome.
+``problems``.
+
+A prediction that cannot be read at all (not UTF-8, UTF-16, invalid JSON, nested too deeply, not
+an object) is the harness's input problem, not the agent's answer: its case's items are *errors*
+(``UnreadablePrediction``) whose message names the file, the line and the reason. A record that
+names no case (a JSONL line without a readable ``case_id``) cannot be attributed: a case left
+without a prediction says so, and lists those records (``MissingPrediction``). Each bad record
+costs only its own case. A UTF-8 byte-order mark is accepted everywhere.
 """
 
 from __future__ import annotations
@@ -34,10 +41,10 @@ from typing import Any
 from pydantic import ValidationError
 
 from ..cases.models import ERROR_TYPES
-from ..errors import EncondaError
+from ..errors import HarnessError
 from .base import AgentOutcome, AgentTask, PredictedError, TokenUsage
 
-__all__ = ["MissingPrediction", "ReplayAgent"]
+__all__ = ["MissingPrediction", "ReplayAgent", "UnreadablePrediction"]
 
 ERRORS_SUFFIX = "_errors.json"
 SETUP_SUFFIX = "_setup.sh"
@@ -45,15 +52,104 @@ REPO_PREFIX = "error_gen_"
 RECORDS_FILE = "processing_records.jsonl"
 # The fields EnConda-Bench's inference writes, and spellings of the fix it is read from.
 _FIX_FIELDS = ("fix_answer", "fix_suggestion", "golden_answer", "fix")
+# Unattributable records listed in a MissingPrediction message; the rest are counted.
+_LISTED_PROBLEMS = 5
+# A prediction far larger than any diagnosis and script is a mistake or an attack.
+MAX_PREDICTION_BYTES = 16 * 1024 * 1024
 
 
-class MissingPrediction(EncondaError):
-    """The predictions hold nothing for this case."""
+class MissingPrediction(HarnessError):
+    """The predictions hold nothing for this case (and what could not be read, if anything)."""
 
-    def __init__(self, case_id: str, path: Path) -> None:
+    def __init__(self, case_id: str, path: Path, problems: list[str] | None = None) -> None:
         self.case_id = case_id
         self.path = path
-        super().__init__(f"no recorded prediction for case {case_id} in {path}")
+        self.problems = list(problems or [])
+        message = f"no recorded prediction for case {case_id} in {path}"
+        if self.problems:
+            listed = self.problems[:_LISTED_PROBLEMS]
+            more = len(self.problems) - len(listed)
+            message += (
+                f"; {len(self.problems)} record(s) there could not be read or name no case"
+                + "".join(f"\n  {problem}" for problem in listed)
+                + (f"\n  ... and {more} more" if more else "")
+            )
+        super().__init__(message)
+
+
+class UnreadablePrediction(HarnessError):
+    """The case's recorded prediction exists but cannot be read: an input problem."""
+
+    def __init__(self, case_id: str, failure: str) -> None:
+        self.case_id = case_id
+        self.failure = failure
+        super().__init__(f"unreadable recorded prediction for case {case_id}: {failure}")
+
+
+def _decode(data: bytes) -> str:
+    """UTF-8 with an optional byte-order mark; ``ValueError`` says what the bytes are instead."""
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError("UTF-16 text; expected UTF-8")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(
+            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); expected UTF-8"
+        ) from None
+
+
+def _parse_json(text: str) -> Any:
+    """``ValueError`` for invalid JSON and for nesting deeper than the parser's recursion."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError("not valid JSON: nested too deeply") from None
+
+
+def _read_bytes(path: Path) -> bytes:
+    with path.open("rb") as handle:
+        data = handle.read(MAX_PREDICTION_BYTES + 1)
+    if len(data) > MAX_PREDICTION_BYTES:
+        raise ValueError(f"larger than {MAX_PREDICTION_BYTES} bytes")
+    return data
+
+
+def _read_json(path: Path) -> Any:
+    """A whole JSON file; ``ValueError`` (or ``OSError``) with the reason otherwise."""
+    return _parse_json(_decode(_read_bytes(path)))
+
+
+def _jsonl_lines(path: Path) -> list[tuple[int, str | None, str]]:
+    """(line number, text or None, why not) of each non-blank line: a bad line costs only
+    itself, so lines are decoded one by one."""
+    lines = []
+    data = _read_bytes(path)
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        raise ValueError("UTF-16 text; expected UTF-8")
+    data = data.removeprefix(b"\xef\xbb\xbf")
+    for number, raw in enumerate(data.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            lines.append((number, raw.decode("utf-8"), ""))
+        except UnicodeDecodeError as exc:
+            reason = f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+            lines.append((number, None, reason))
+    return lines
+
+
+def _count(value: object, where: str, problems: list[str]) -> int:
+    """A token count; anything but a non-negative whole number is reported and counted as 0."""
+    if value is None:
+        return 0
+    if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+        return value
+    if isinstance(value, float) and value.is_integer() and value >= 0:
+        return int(value)
+    problems.append(f"{where}: expected a whole number of tokens, got {value!r}; counted as 0")
+    return 0
 
 
 def _unknown_type(where: str, error: PredictedError) -> str:
@@ -71,12 +167,24 @@ def _short(error: ValidationError) -> str:
 
 
 class _Recorded:
-    """What was recorded for one case: an outcome, or why it could not be read."""
+    """What was recorded for one case: an outcome, or why there is none.
 
-    def __init__(self, outcome: AgentOutcome | None, source: str, failure: str = "") -> None:
+    ``unreadable``: the record exists but cannot be read (the harness's input problem);
+    otherwise a missing outcome is the agent's (its inference failed).
+    """
+
+    def __init__(
+        self,
+        outcome: AgentOutcome | None,
+        source: str,
+        failure: str = "",
+        *,
+        unreadable: bool = False,
+    ) -> None:
         self.outcome = outcome
         self.source = source
         self.failure = failure
+        self.unreadable = unreadable
 
 
 class ReplayAgent:
@@ -100,7 +208,9 @@ class ReplayAgent:
         case = task.case
         recorded = self._lookup(case.id, case.case_dir)
         if recorded is None:
-            raise MissingPrediction(case.id, self.predictions)
+            raise MissingPrediction(case.id, self.predictions, self.load_problems)
+        if recorded.unreadable:
+            raise UnreadablePrediction(case.id, recorded.failure)
         if recorded.outcome is None:
             return AgentOutcome(
                 case_id=case.id,
@@ -158,7 +268,11 @@ class ReplayAgent:
             results.glob(f"*{ERRORS_SUFFIX}")
         ):
             found = True
-            self._load_enconda(file, results, records)
+            try:
+                self._load_enconda(file, results, records)
+            except (ValueError, TypeError, RecursionError) as exc:
+                # Whatever else a hostile file holds costs its own case, never the run.
+                self._register_file(file, results, f"cannot read {file}: {exc!r}")
         jsonl = sorted(path.glob("*.jsonl"))
         for file in jsonl:
             if file.name != RECORDS_FILE:
@@ -175,32 +289,42 @@ class ReplayAgent:
 
     def _load_jsonl(self, path: Path) -> None:
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
+            lines = _jsonl_lines(path)
+        except (OSError, ValueError) as exc:
             self.load_problems.append(f"{path}: cannot read: {exc}")
             return
-        for number, line in enumerate(lines, start=1):
-            if line.strip():
+        for number, line, reason in lines:
+            if line is None:
+                self.load_problems.append(f"{path}:{number}: {reason}")
+            else:
                 self._add_outcome_record(line, f"{path}:{number}")
 
     def _load_outcome_json(self, path: Path) -> None:
         try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
+            text = _decode(_read_bytes(path))
+        except (OSError, ValueError) as exc:
             self.load_problems.append(f"{path}: cannot read: {exc}")
             return
         self._add_outcome_record(text, str(path))
 
     def _add_outcome_record(self, text: str, where: str) -> None:
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            self.load_problems.append(f"{where}: not valid JSON: {exc}")
+            data = _parse_json(text)
+        except ValueError as exc:
+            self.load_problems.append(f"{where}: {exc}")
             return
-        if not isinstance(data, dict) or not isinstance(data.get("case_id"), str):
-            self.load_problems.append(f"{where}: not an AgentOutcome (no case_id)")
+        if not isinstance(data, dict):
+            self.load_problems.append(
+                f"{where}: not an AgentOutcome: expected a JSON object, got {type(data).__name__}"
+            )
             return
-        case_id = data["case_id"]
+        case_id = data.get("case_id")
+        if not isinstance(case_id, str) or not case_id:
+            got = "no case_id field" if "case_id" not in data else f"case_id {case_id!r}"
+            self.load_problems.append(
+                f"{where}: not an AgentOutcome: case_id: expected a non-empty string, got {got}"
+            )
+            return
         try:
             outcome = AgentOutcome.model_validate(data)
         except ValidationError as exc:
@@ -243,24 +367,28 @@ class ReplayAgent:
 
     # --- EnConda-Bench's results
 
-    @staticmethod
-    def _read_processing_records(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
-        """(repo_name, readme_name) → the last record; unreadable lines are skipped."""
+    def _read_processing_records(self, path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+        """(repo_name, readme_name) → the last record; unreadable lines are load problems."""
         records: dict[tuple[str, str], dict[str, Any]] = {}
         if not path.is_file():
             return records
         try:
-            lines = path.read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError):
+            lines = _jsonl_lines(path)
+        except (OSError, ValueError) as exc:
+            self.load_problems.append(f"{path}: cannot read: {exc}")
             return records
-        for line in lines:
+        for number, line, reason in lines:
+            where = f"{path}:{number}"
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
+                record = _parse_json(line) if line is not None else None
+            except ValueError as exc:
+                reason = str(exc)
+                record = None
+            if not isinstance(record, dict):
+                self.load_problems.append(f"{where}: {reason or 'expected a JSON object'}")
                 continue
-            if isinstance(record, dict):
-                key = (str(record.get("repo_name", "")), str(record.get("readme_name", "")))
-                records[key] = record
+            key = (str(record.get("repo_name", "")), str(record.get("readme_name", "")))
+            records[key] = record
         return records
 
     def _register_folder(self, key: str | None, instance: str, recorded: _Recorded) -> None:
@@ -277,12 +405,21 @@ class ReplayAgent:
             return folder[: -len(suffix)]
         return None
 
-    def _load_enconda(
-        self, file: Path, results: Path, records: dict[tuple[str, str], dict[str, Any]]
-    ) -> None:
+    def _place(self, file: Path, results: Path) -> tuple[str, str, str | None]:
+        """(instance, folder, repository key) of an ``_errors.json`` file."""
         instance = file.name[: -len(ERRORS_SUFFIX)]
         folder = file.parent.name if file.parent != results else ""
         key = self._split_folder(folder, instance) if folder else None
+        return instance, folder, key
+
+    def _register_file(self, file: Path, results: Path, failure: str) -> None:
+        instance, _folder, key = self._place(file, results)
+        self._register_folder(key, instance, _Recorded(None, str(file), failure, unreadable=True))
+
+    def _load_enconda(
+        self, file: Path, results: Path, records: dict[tuple[str, str], dict[str, Any]]
+    ) -> None:
+        instance, folder, key = self._place(file, results)
         where = str(file)
         problems: list[str] = []
         if folder and key is None:
@@ -291,14 +428,13 @@ class ReplayAgent:
                 "matched by instance name alone"
             )
         try:
-            data = json.loads(file.read_bytes().decode("utf-8-sig"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-            failure = f"cannot read {file}: {exc}"
-            self._register_folder(key, instance, _Recorded(None, where, failure))
+            data = _read_json(file)
+        except (OSError, ValueError) as exc:
+            self._register_file(file, results, f"cannot read {file}: {exc}")
             return
         if not isinstance(data, dict):
             failure = f"cannot read {file}: expected a JSON object, got {type(data).__name__}"
-            self._register_folder(key, instance, _Recorded(None, where, failure))
+            self._register_file(file, results, failure)
             return
         readme_name = data.get("readme_name")
         if readme_name is not None and readme_name != instance:
@@ -322,11 +458,19 @@ class ReplayAgent:
         usage = record.get("token_usage") if isinstance(record, dict) else None
         tokens = TokenUsage()
         if isinstance(usage, dict):
+            at = f"{RECORDS_FILE} ({folder}/{instance}): token_usage"
             tokens = TokenUsage(
-                prompt_tokens=int(usage.get("input_tokens") or 0),
-                completion_tokens=int(usage.get("output_tokens") or 0),
-                total_tokens=int(usage.get("total_tokens") or 0),
+                prompt_tokens=_count(usage.get("input_tokens"), f"{at}.input_tokens", problems),
+                completion_tokens=_count(
+                    usage.get("output_tokens"), f"{at}.output_tokens", problems
+                ),
+                total_tokens=_count(usage.get("total_tokens"), f"{at}.total_tokens", problems),
                 calls=1,
+            )
+        elif usage is not None:
+            problems.append(
+                f"{RECORDS_FILE} ({folder}/{instance}): token_usage: expected an object, "
+                f"got {type(usage).__name__}; not counted"
             )
         outcome = AgentOutcome(
             case_id=f"{folder or '?'}/{instance}",

@@ -10,10 +10,10 @@ import pytest
 
 from pytest_enconda.agents import registry
 from pytest_enconda.agents.base import AgentOutcome, AgentTask, PredictedError
-from pytest_enconda.agents.replay import MissingPrediction, ReplayAgent
+from pytest_enconda.agents.replay import MissingPrediction, ReplayAgent, UnreadablePrediction
 from pytest_enconda.cases.enconda_import import load_dataset
 from pytest_enconda.cases.models import Case
-from pytest_enconda.errors import EncondaError
+from pytest_enconda.errors import EncondaError, HarnessError
 
 KEY = "my-org_my_repo"
 INSTANCES = [
@@ -149,16 +149,73 @@ def test_enconda_malformed_fields_are_graded_as_far_as_possible(
     assert "readme_name 'something_else' differs from the file name" in text
 
 
-def test_enconda_unreadable_file_is_a_no_prediction_outcome(
-    tmp_path: Path, cases: dict[str, Case]
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b"{truncated", "not valid JSON: Expecting property name"),
+        (b"\x00\x01\x02binary\xff\xfe", "not UTF-8 (byte 0xff at offset 9)"),
+        (json.dumps({"errors": []}).encode("utf-16"), "UTF-16 text; expected UTF-8"),
+        (b"[" * 100_000 + b"]" * 100_000, "not valid JSON: nested too deeply"),
+        (b'{"errors": ' + b'{"a": ' * 100_000, "not valid JSON: nested too deeply"),
+        (b'["errors"]', "expected a JSON object, got list"),
+    ],
+    ids=["invalid", "binary", "utf-16", "deep", "deep-object", "list"],
+)
+def test_enconda_unreadable_file_is_a_harness_error_of_that_case_alone(
+    tmp_path: Path, cases: dict[str, Case], content: bytes, reason: str
 ) -> None:
     results = tmp_path / "results"
     path = write_result(results, INSTANCES[2], [])
-    path.write_text("{truncated")
-    outcome = ReplayAgent(results).run(task(cases[INSTANCES[2]]))
-    assert outcome.status == "no_prediction"
-    assert outcome.message.startswith(f"cannot read {path}")
-    assert outcome.problems == [outcome.message]
+    path.write_bytes(content)
+    write_result(results, INSTANCES[0], [error("E1", "fine")])
+    agent = ReplayAgent(results)
+    with pytest.raises(UnreadablePrediction) as info:
+        agent.run(task(cases[INSTANCES[2]]))
+    assert isinstance(info.value, HarnessError)
+    assert str(info.value).startswith(
+        f"unreadable recorded prediction for case {cases[INSTANCES[2]].id}: "
+        f"cannot read {path}: {reason}"
+    )
+    # The other case of the same results folder is replayed as recorded.
+    assert agent.run(task(cases[INSTANCES[0]])).diagnosis[0].error_description == "fine"
+
+
+def test_enconda_bom_is_accepted(tmp_path: Path, cases: dict[str, Case]) -> None:
+    results = tmp_path / "results"
+    path = write_result(results, INSTANCES[0], [error("E1", "x")])
+    path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    outcome = ReplayAgent(results).run(task(cases[INSTANCES[0]]))
+    assert (outcome.diagnosis[0].error_description, outcome.problems) == ("x", [])
+
+
+def test_enconda_bad_token_usage_costs_only_its_own_case(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    out = tmp_path / "out"
+    for instance in INSTANCES[:3]:
+        write_result(out / "results", instance, [error("E1", instance)])
+    usages = [{"input_tokens": "abc"}, {"input_tokens": 7, "output_tokens": 2.0}, ["x"]]
+    records = [
+        {"repo_name": f"{KEY}_{instance}", "readme_name": instance, "token_usage": usage}
+        for instance, usage in zip(INSTANCES[:3], usages, strict=True)
+    ]
+    lines = [json.dumps(r) for r in records] + ["{broken", "[" * 100_000]
+    (out / "processing_records.jsonl").write_text("\n".join(lines) + "\n")
+    agent = ReplayAgent(out)
+    bad = agent.run(task(cases[INSTANCES[0]]))
+    assert bad.status == "completed" and bad.diagnosis[0].error_description == INSTANCES[0]
+    assert bad.usage.prompt_tokens == 0
+    assert any("token_usage.input_tokens: expected a whole number" in p for p in bad.problems)
+    good = agent.run(task(cases[INSTANCES[1]]))
+    assert (good.usage.prompt_tokens, good.usage.completion_tokens, good.problems) == (7, 2, [])
+    odd = agent.run(task(cases[INSTANCES[2]]))
+    assert any("token_usage: expected an object, got list" in p for p in odd.problems)
+    records_file = out / "processing_records.jsonl"
+    assert agent.load_problems == [
+        f"{records_file}:4: not valid JSON: Expecting property name enclosed in double quotes: "
+        "line 1 column 2 (char 1)",
+        f"{records_file}:5: not valid JSON: nested too deeply",
+    ]
 
 
 def test_enconda_shell_script_in_json_and_records(tmp_path: Path, cases: dict[str, Case]) -> None:
@@ -307,3 +364,72 @@ def test_nothing_to_replay(tmp_path: Path, cases: dict[str, Case]) -> None:
     with pytest.raises(MissingPrediction):
         agent.run(task(cases[INSTANCES[0]]))
     assert "no predictions found" in agent.load_problems[0]
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("{broken", "not valid JSON: Expecting property name"),
+        ('{"agent": "llm"}', "not an AgentOutcome: case_id: expected a non-empty string, got no"),
+        (
+            '{"case_id": 7}',
+            "not an AgentOutcome: case_id: expected a non-empty string, got case_id 7",
+        ),
+        ("[1]", "not an AgentOutcome: expected a JSON object, got list"),
+        ("[" * 100_000, "not valid JSON: nested too deeply"),
+    ],
+    ids=["invalid", "no-case-id", "int-case-id", "list", "deep"],
+)
+def test_jsonl_unreadable_lines_are_named_where_a_prediction_is_missing(
+    tmp_path: Path, cases: dict[str, Case], line: str, reason: str
+) -> None:
+    good, missing = cases[INSTANCES[0]], cases[INSTANCES[1]]
+    path = tmp_path / "o.jsonl"
+    path.write_text(outcome_line(good.id, setup_script="s") + "\n" + line + "\n")
+    agent = ReplayAgent(path)
+    assert agent.run(task(good)).setup_script == "s"
+    with pytest.raises(MissingPrediction) as info:
+        agent.run(task(missing))
+    assert isinstance(info.value, HarnessError)
+    message = str(info.value)
+    assert message.startswith(f"no recorded prediction for case {missing.id} in {path}; 1 record")
+    assert f"\n  {path}:2: {reason}" in message
+
+
+def test_jsonl_bom_and_a_stray_byte_cost_only_their_line(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    first, second = cases[INSTANCES[0]], cases[INSTANCES[2]]
+    path = tmp_path / "o.jsonl"
+    bad = outcome_line(second.id, setup_script="caf").encode().replace(b"caf", b"caf\xe9")
+    path.write_bytes(
+        b"\xef\xbb\xbf" + outcome_line(first.id, setup_script="a").encode() + b"\n" + bad + b"\n"
+    )
+    agent = ReplayAgent(path)
+    assert agent.run(task(first)).setup_script == "a"
+    with pytest.raises(MissingPrediction, match=r"o\.jsonl:2: not UTF-8 \(byte 0xe9 at column"):
+        agent.run(task(second))
+
+
+def test_jsonl_in_utf16_is_named(tmp_path: Path, cases: dict[str, Case]) -> None:
+    path = tmp_path / "o.jsonl"
+    path.write_bytes(outcome_line(cases[INSTANCES[0]].id).encode("utf-16"))
+    with pytest.raises(MissingPrediction, match="cannot read: UTF-16 text; expected UTF-8"):
+        ReplayAgent(path).run(task(cases[INSTANCES[0]]))
+
+
+def test_run_directory_outcome_unreadable_or_with_bom(
+    tmp_path: Path, cases: dict[str, Case]
+) -> None:
+    run = tmp_path / "run"
+    for name, content in [
+        ("a", b"\xef\xbb\xbf" + outcome_line(cases[INSTANCES[0]].id, setup_script="s").encode()),
+        ("b", b'{"a": ' * 100_000),
+    ]:
+        folder = run / "cases" / name / "agent"
+        folder.mkdir(parents=True)
+        (folder / "outcome.json").write_bytes(content)
+    agent = ReplayAgent(run)
+    assert agent.run(task(cases[INSTANCES[0]])).setup_script == "s"
+    with pytest.raises(MissingPrediction, match="nested too deeply"):
+        agent.run(task(cases[INSTANCES[1]]))

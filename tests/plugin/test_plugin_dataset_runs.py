@@ -26,7 +26,7 @@ ORIGINAL = "# Tool\n\n```bash\npip install good\n```\n"
 
 def make_dataset(root: Path, *, original: bool = True) -> Path:
     """``o/r`` (with an original README) and ``p/q`` (without), one instance each."""
-    lines = [{"repository": "o/r", "revision": REVISION}, {"repository": "p/q", "revision": REVISION}]
+    lines = [{"repository": name, "revision": REVISION} for name in ("o/r", "p/q")]
     root.mkdir(parents=True)
     (root / "repo_info.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
     for key in ("o_r", "p_q"):
@@ -143,3 +143,59 @@ def test_erroneous_variant_is_unchanged_by_an_original(pytester: pytest.Pytester
     )
     result.assert_outcomes(failed=2, deselected=6)
     assert all("py-bad" in outcome["setup_script"] for outcome in outcomes(run).values())
+
+
+# ----------------------------------------------------------------------------- 8.3, 8.5: replay
+
+
+def replay(pytester: pytest.Pytester, preds: Path, *args: str) -> pytest.RunResult:
+    run = pytester.path / "run"
+    return pytester.runpytest(
+        "--cases", "DATA", "--agent=replay", "--predictions", str(preds), "--run-dir", str(run),
+        "-k", "error_types", *args,
+    )  # fmt: skip
+
+
+def test_unreadable_prediction_is_an_error_showing_the_reason(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path / "DATA")
+    preds = write_predictions(pytester.path / "PREDS")
+    bad = preds / "results/o_r_o_r_error_readme_1/o_r_error_readme_1_errors.json"
+    bad.write_bytes(bad.read_text().encode("utf-16"))
+    result = replay(pytester, preds)
+    result.assert_outcomes(passed=1, errors=1, deselected=6)
+    result.stdout.fnmatch_lines(
+        [f"*o/r/error_readme_1::error_types: unreadable recorded prediction*{bad}: UTF-16 text*"]
+    )
+    row = results(pytester.path / "run")[("o/r/error_readme_1", "error_types")]
+    assert row["outcome"] == "error" and "UTF-16 text; expected UTF-8" in row["message"]
+
+
+def test_bad_token_usage_costs_nothing_but_a_note(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path / "DATA")
+    preds = write_predictions(pytester.path / "PREDS")
+    record = {
+        "repo_name": "o_r_o_r_error_readme_1",
+        "readme_name": "o_r_error_readme_1",
+        "token_usage": {"input_tokens": "abc"},
+    }
+    (preds / "processing_records.jsonl").write_text(json.dumps(record) + "\n")
+    result = replay(pytester, preds)
+    result.assert_outcomes(passed=2, deselected=6)
+    seen = outcomes(pytester.path / "run")
+    assert {outcome["status"] for outcome in seen.values()} == {"completed"}
+    assert "expected a whole number of tokens" in seen["o/r/error_readme_1"]["problems"][0]
+
+
+def test_jsonl_line_without_case_id_is_named_in_the_error(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path / "DATA")
+    preds = pytester.path / "outcomes.jsonl"
+    good = {"case_id": "p/q/error_readme_1", "agent": "x", "diagnosis": []}
+    preds.write_text(json.dumps(good) + "\n" + json.dumps({"agent": "x"}) + "\n")
+    result = replay(pytester, preds)
+    result.assert_outcomes(failed=1, errors=1, deselected=6)
+    result.stdout.fnmatch_lines(
+        [
+            "*o/r/error_readme_1::error_types: no recorded prediction for case o/r/error_readme_1*",
+            f"*{preds}:2: not an AgentOutcome: case_id: expected a non-empty string*",
+        ]
+    )
