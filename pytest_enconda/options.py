@@ -189,6 +189,13 @@ def add_options(parser: pytest.Parser) -> None:
         "inside the folder it was collected from",
     )
     group.addoption(
+        "--allow-import-problems",
+        action="store_true",
+        default=False,
+        help="exit 0 even when dataset instances could not be read (by default a run that lost "
+        "input exits non-zero; the instances are listed at the end either way)",
+    )
+    group.addoption(
         "--probes",
         type=_existing_dir,
         action="append",

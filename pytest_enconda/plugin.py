@@ -269,6 +269,14 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     active = _active_session(session.config)
     if active is not None:
         active.finish()
+        if (
+            active.worker_id is None
+            and active.import_problems
+            and session.exitstatus == pytest.ExitCode.OK
+            and not active.settings.allow_import_problems
+        ):
+            # Instances that could not be read are input lost: the run must not look complete.
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -31,6 +31,7 @@ class EncondaSettings(BaseModel):
     predictions: Path | None = None
     repo_mirror: Path | None = None
     allow_path: tuple[Path, ...] = ()
+    allow_import_problems: bool = False
     probes: tuple[Path, ...] = ()
     python: Path | None = None
     repo: Path | None = None
@@ -78,6 +79,7 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         "predictions": opt("predictions"),
         "repo_mirror": opt("repo_mirror"),
         "allow_path": tuple(opt("allow_path")),
+        "allow_import_problems": opt("allow_import_problems"),
         "probes": tuple(opt("probes")),
         "python": opt("python"),
         "repo": opt("repo"),

@@ -15,6 +15,16 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
             terminalreporter.write_line(f"{file}: {reason}")
         if len(problems) > MAX_PROBLEMS_SHOWN:
             terminalreporter.write_line(f"... and {len(problems) - MAX_PROBLEMS_SHOWN} more")
+        if session.settings.allow_import_problems:
+            terminalreporter.write_line(
+                f"{len(problems)} import problem(s): exit status left as is "
+                "(--allow-import-problems)"
+            )
+        else:
+            terminalreporter.write_line(
+                f"{len(problems)} import problem(s): input was lost, so the exit status is "
+                "non-zero (--allow-import-problems exits 0 when everything else passed)"
+            )
     summary = session.summary
     if not summary:
         return

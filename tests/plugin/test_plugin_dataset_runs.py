@@ -199,3 +199,50 @@ def test_jsonl_line_without_case_id_is_named_in_the_error(pytester: pytest.Pytes
             f"*{preds}:2: not an AgentOutcome: case_id: expected a non-empty string*",
         ]
     )
+
+
+# ----------------------------------------------------------------------------- 8.6: exit status
+
+
+def lose_an_instance(root: Path) -> Path:
+    bad = root / "instances/error_gen_p_q/p_q_error_readme_1/README.json"
+    bad.write_bytes(b"\xff\xfe{")
+    return bad
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_unreadable_instances_make_the_exit_status_non_zero(
+    pytester: pytest.Pytester, workers: list[str]
+) -> None:
+    bad = lose_an_instance(make_dataset(pytester.path / "DATA"))
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "--cases", "DATA", "-k", "error_types", "--run-dir", str(run), *workers
+    )
+    # xdist's controller reports no deselected count.
+    result.assert_outcomes(passed=1, deselected=0 if workers else 3)
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines(
+        [
+            "*enconda: instances that could not be read*",
+            f"{bad}: UTF-16 text*",
+            "1 import problem(s): input was lost, so the exit status is non-zero*",
+        ]
+    )
+
+
+def test_allow_import_problems_keeps_exit_status_zero(pytester: pytest.Pytester) -> None:
+    lose_an_instance(make_dataset(pytester.path / "DATA"))
+    run = pytester.path / "run"
+    args = ["--cases", "DATA", "-k", "error_types", "--run-dir", str(run)]
+    result = pytester.runpytest(*args, "--allow-import-problems")
+    result.assert_outcomes(passed=1, deselected=3)
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["1 import problem(s): exit status left as is*"])
+
+
+def test_a_complete_dataset_exits_zero(pytester: pytest.Pytester) -> None:
+    make_dataset(pytester.path / "DATA")
+    result = pytester.runpytest("--cases", "DATA", "-k", "error_types", "--run-dir", "run")
+    assert result.ret == pytest.ExitCode.OK
+    assert "import problem" not in result.stdout.str()
