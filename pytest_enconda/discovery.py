@@ -15,6 +15,8 @@ import pytest
 
 CASE_FILE = "case.toml"
 REPO_INFO = "repo_info.jsonl"
+RESEARCH_MANIFEST = "manifest.json"
+RESEARCH_CATEGORIES = "scripts_repos_test_categories.csv"
 # A case file declares its suite or its repository; another tool's ``case.toml`` does neither.
 _CASE_CONTENT = re.compile(rb"^\s*(?:suite\s*=|\[repository\])", re.MULTILINE)
 # How deep below a collected folder case files are looked for, and folders never looked into.
@@ -40,6 +42,11 @@ def is_dataset_dir(path: Path) -> bool:
     return (path / REPO_INFO).is_file() or (
         path.name == "instances" and (path.parent / REPO_INFO).is_file()
     )
+
+
+def is_research_dataset_dir(path: Path) -> bool:
+    """ResearchEnvBench's released metadata: ``manifest.json`` beside the applicability table."""
+    return (path / RESEARCH_MANIFEST).is_file() and (path / RESEARCH_CATEGORIES).is_file()
 
 
 def _case_files(root: Path) -> list[Path]:
