@@ -162,6 +162,30 @@ def _cmd_prune(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_imports(args: argparse.Namespace) -> int:
+    import json
+    from pathlib import Path
+
+    from .probing.imports import check_imports_host
+
+    repo = Path(args.repo_dir)
+    if not repo.is_dir():
+        raise EncondaError(f"{repo}: not a directory")
+    result = check_imports_host(repo, args.python, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(result.model_dump(mode="json"), indent=2))
+    else:
+        print(result.summary())
+        if result.unparsable:
+            print(f"{result.unparsable} file(s) did not parse and were not counted")
+    # 0: every import resolves; 1: some are missing; 2: C0 could not be measured.
+    if result.error is not None:
+        if not args.json:
+            print(f"pytest-enconda: C0 not measured: {result.error}", file=sys.stderr)
+        return 2
+    return 1 if result.missing_count else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-enconda", description="Manage pytest-enconda's Docker images and containers."
@@ -198,6 +222,17 @@ def build_parser() -> argparse.ArgumentParser:
     prune.add_argument("--max-size", type=_size, help="keep at most this much, e.g. 20G")
     prune.add_argument("--dry-run", action="store_true", help="list only")
     prune.set_defaults(func=_cmd_prune)
+
+    imports = sub.add_parser(
+        "imports",
+        help="C0 on this host: which of a repository's imports do not resolve in an interpreter "
+        "(pyright); exit 0 none missing, 1 some missing, 2 not measured",
+    )
+    imports.add_argument("repo_dir", help="the repository folder")
+    imports.add_argument("--python", help="the interpreter to resolve with (default: this one)")
+    imports.add_argument("--json", action="store_true", help="print the full result as JSON")
+    imports.add_argument("--timeout", type=float, default=600, help="pyright's budget, seconds")
+    imports.set_defaults(func=_cmd_imports)
     return parser
 
 
