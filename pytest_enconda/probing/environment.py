@@ -29,12 +29,17 @@ from typing import TYPE_CHECKING, Any, Literal, Protocol
 from pydantic import BaseModel, Field
 
 from ..errors import HarnessError
+from ..sandbox.containers import BindMount
 
 if TYPE_CHECKING:
     from ..sandbox.containers import Sandbox
 
 Gpus = Literal["none", "all"] | int
 OUTPUT_TAIL = 8000
+_HOSTS_FIX = (
+    'grep -qw "$(hostname)" /etc/hosts 2>/dev/null || '
+    'echo "127.0.0.1 $(hostname)" >> /etc/hosts 2>/dev/null; '
+)
 
 
 class ProbeRun(BaseModel):
@@ -73,6 +78,7 @@ class Environment(Protocol):
         timeout: float = 600,
         env: dict[str, str] | None = None,
         scripts: list[Path] | None = None,
+        mounts: list[BindMount] | None = None,
     ) -> ProbeRun: ...
 
 
@@ -156,6 +162,7 @@ class DockerEnvironment:
         timeout: float = 600,
         env: dict[str, str] | None = None,
         scripts: list[Path] | None = None,
+        mounts: list[BindMount] | None = None,
     ) -> ProbeRun:
         # A path the agent never saw, made up for this run only.
         probe_dir = PurePosixPath(f"/tmp/enconda-probe-{uuid.uuid4().hex[:12]}")
@@ -166,12 +173,20 @@ class DockerEnvironment:
         if gpus != "none":
             variables.pop("CUDA_VISIBLE_DEVICES")  # the device request decides what is visible
         prefix = f'export PATH={_shell_quote(bindir)}:"$PATH"; ' if bindir else ""
+        # Probe containers have no network, and then not even their own hostname resolves:
+        # torchrun --standalone would retry that lookup until its budget ran out.
+        prefix = _HOSTS_FIX + prefix
         log = None
         if self.log_dir is not None:
             log = self.log_dir / f"probe-{time.strftime('%H%M%S')}-{uuid.uuid4().hex[:6]}.log"
         device: Gpus = "none" if gpus == "none" else ("all" if gpus == "all" else 1)
         with self.sandbox.container(
-            self.image, case_id=self.case_id, role="probe", network=False, gpus=device
+            self.image,
+            case_id=self.case_id,
+            role="probe",
+            network=False,
+            gpus=device,
+            mounts=list(mounts or []),
         ) as box:
             for script in scripts or []:
                 box.copy_in(script.read_bytes(), str(probe_dir / script.name))
@@ -223,7 +238,10 @@ class HostEnvironment:
         timeout: float = 600,
         env: dict[str, str] | None = None,
         scripts: list[Path] | None = None,
+        mounts: list[BindMount] | None = None,
     ) -> ProbeRun:
+        if mounts:
+            raise HarnessError("the host backend cannot mount folders: run the tool directly")
         with tempfile.TemporaryDirectory(prefix="enconda-probe-") as tmp:
             for script in scripts or []:
                 target = Path(tmp) / script.name

@@ -72,7 +72,45 @@ def build_summary(
     summary["items"] = _outcomes(results)
     summary["execution_errors"] = sum(row["outcome"] == "error" for row in execution)
     summary["run_dir"] = str(run_dir)
+    pyramid = _pyramid(run_dir, results)
+    if pyramid is not None:
+        summary["pyramid"] = pyramid
     return summary
+
+
+def _pyramid(
+    run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]
+) -> dict[str, Any] | None:
+    """The runtime pyramid over probe rows; each shipped stage's numbers come from its file."""
+    from ..grading.pyramid import pyramid_summary
+
+    rows = []
+    for (case, _item), row in results.items():
+        stage = row.get("stage")
+        if not stage:
+            continue
+        path = CaseDir(run_dir, case).root / "pyramid" / f"{stage}.json"
+        numbers: dict[str, Any] = {}
+        if path.is_file():
+            try:
+                numbers = json.loads(path.read_text(encoding="utf-8")).get("numbers") or {}
+            except (OSError, ValueError):
+                numbers = {}
+        if stage == "C4" and numbers.get("mode") == "cpu-gloo":
+            numbers = {**numbers, "ddp_mode": "cpu"}
+        rows.append({**row, "numbers": numbers})
+    if not rows:
+        return None
+    # A user's probe of a stage stands beside the shipped one: the case passes the stage only if
+    # every probe of it passed, and is skipped only if all were skipped.
+    merged: dict[tuple[str, str], dict[str, Any]] = {}
+    rank = {"error": 3, "failed": 2, "passed": 1, "skipped": 0}
+    for row in rows:
+        key = (row["case"], row["stage"])
+        kept = merged.get(key)
+        if kept is None or rank[row["outcome"]] > rank[kept["outcome"]]:
+            merged[key] = {**row, "numbers": {**(kept or {}).get("numbers", {}), **row["numbers"]}}
+    return pyramid_summary(merged.values())
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:

@@ -230,6 +230,11 @@ def render_markdown(summary_json: Mapping[str, Any]) -> str:
     if definitions:
         parts.append("## Definitions")
         parts.append("\n".join(f"- **{name}**: {text}" for name, text in definitions.items()))
+    if summary_json.get("pyramid"):
+        from ..grading.pyramid import pyramid_table
+
+        parts.append("## Runtime pyramid (C0-C5)")
+        parts.append(pyramid_table(summary_json["pyramid"]))
     return "\n\n".join(parts) + "\n"
 
 

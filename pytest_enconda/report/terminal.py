@@ -32,5 +32,11 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
 
     terminalreporter.section("enconda summary", sep="=")
     width = terminalreporter._tw.fullwidth
-    terminalreporter.write(render_terminal(summary, console_width=width))
+    if any(item in summary.get("items", {}) for item in ("error_types", "execution")):
+        terminalreporter.write(render_terminal(summary, console_width=width))
+    if summary.get("pyramid"):
+        from ..grading.pyramid import pyramid_table
+
+        terminalreporter.write_line("Runtime pyramid (ResearchEnvBench's main table)")
+        terminalreporter.write_line(pyramid_table(summary["pyramid"]))
     terminalreporter.write_line(f"run directory: {session.run_dir}")
