@@ -102,6 +102,11 @@ class CaseDir:
         return self.root / "agent" / "agent.log"
 
     @property
+    def trajectory(self) -> Path:
+        """The agent's steps as JSONL (model turns, commands, outputs, exit codes, tokens)."""
+        return self.root / "agent" / "trajectory.jsonl"
+
+    @property
     def execution_record(self) -> Path:
         return self.root / "execution" / "record.json"
 

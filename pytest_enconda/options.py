@@ -57,6 +57,16 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = -1.0
+    if not number > 0 or number == float("inf"):
+        raise pytest.UsageError(f"--max-cost: expected a positive amount in USD, got {value!r}")
+    return number
+
+
 def _existing_dir(value: str) -> Path:
     path = Path(value).expanduser()
     if not path.is_dir():
@@ -124,7 +134,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--agent",
         type=_agent_name,
         default="oracle",
-        help="agent to benchmark (built-ins: oracle, readme, replay; default: oracle)",
+        help="agent to benchmark (built-ins: oracle, readme, replay, swe-agent, zero-shot, "
+        "command; default: oracle)",
     )
     group.addoption(
         "--agent-option",
@@ -135,6 +146,21 @@ def add_options(parser: pytest.Parser) -> None:
         help="option passed to the agent (repeatable)",
     )
     group.addoption("--model", default=None, help="model name for LLM-driven agents (litellm)")
+    group.addoption(
+        "--api-base",
+        default=None,
+        metavar="URL",
+        help="base URL of an OpenAI-compatible server for model-driven agents (swe-agent, "
+        "zero-shot); the key is ENCONDA_AGENT_API_KEY, else the provider's usual variable",
+    )
+    group.addoption(
+        "--max-cost",
+        type=_positive_float,
+        default=None,
+        metavar="USD",
+        help="run-wide ceiling on model spending, shared by all xdist workers: no model call "
+        "starts once it is reached",
+    )
     group.addoption(
         "--judge",
         type=_judge,

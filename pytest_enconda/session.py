@@ -145,6 +145,8 @@ class EncondaSession:
             options: dict[str, Any] = dict(self.settings.agent_options)
             if self.settings.model:
                 options["model"] = self.settings.model
+            if self.settings.api_base:
+                options["api_base"] = self.settings.api_base
             if self.settings.predictions:
                 options["predictions"] = self.settings.predictions
             try:
@@ -241,6 +243,9 @@ class EncondaSession:
                 readme_text=case.readme_text,
                 readme_name=Path(case.spec.readme_target).name,
                 log_path=paths.agent_log,
+                trajectory_path=paths.trajectory,
+                run_dir=self.run_dir,
+                max_cost=self.settings.max_cost,
                 start_container=lambda: self._agent_container(case),
             )
             append_jsonl(
@@ -640,7 +645,10 @@ class EncondaSession:
 
     def verdict(self, case: Case, aspect: str) -> ItemVerdict:
         """Prepare what ``aspect`` needs and grade it; harness failures raise."""
-        if aspect == "execution" and self.settings.python is None:
+        missing = self._missing_output(case, aspect)
+        if missing is not None:
+            verdict = missing
+        elif aspect == "execution" and self.settings.python is None:
             from .grading.execution import grade_execution
 
             verdict = grade_execution(self.execution_record(case))
@@ -661,6 +669,19 @@ class EncondaSession:
             verdict = ItemVerdict(outcome="skipped", message=f"aspect {aspect} is not graded yet")
         write_model(self.case_dir(case).grading(aspect), verdict)
         return verdict
+
+    def _missing_output(self, case: Case, aspect: str) -> ItemVerdict | None:
+        """A contract file the agent did not leave (or left malformed) fails what it feeds."""
+        if self.settings.python is not None:
+            return None
+        feeds = {"execution": "setup.sh", **{name: "diagnosis.json" for name in DIAGNOSIS_ASPECTS}}
+        name = feeds.get(aspect)
+        if name is None or (aspect in ("descriptions", "fixes") and not case.golden.errors):
+            return None
+        problem = self.agent_outcome(case).output_problems.get(name)
+        if problem is None:
+            return None
+        return ItemVerdict(outcome="failed", message=problem, numbers={"output_problem": name})
 
     def add_html_extras(self, item: Any, report: pytest.TestReport) -> None:
         """Links to the item's artifacts in pytest-html's report, when pytest-html is active, on
@@ -708,9 +729,27 @@ class EncondaSession:
             "version": __version__,
             "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
             "settings": json.loads(self.settings.model_dump_json()),
+            "agent": self._agent_description(),
             "argv": sys.argv,
         }
         atomic_write_text(info, json.dumps(payload, indent=2) + "\n")
+
+    def _agent_description(self) -> dict[str, Any]:
+        """The agent's name, model and resolved configuration (limits with their defaults)."""
+        description: dict[str, Any] = {
+            "name": self.settings.agent,
+            "model": self.settings.model,
+            "api_base": self.settings.api_base,
+            "max_cost": self.settings.max_cost,
+            "options": dict(self.settings.agent_options),
+        }
+        try:
+            describe = getattr(self.agent, "describe", None)
+            if describe is not None:
+                description["config"] = describe()
+        except Exception as exc:  # run.json must still be written
+            description["config_error"] = str(exc)
+        return description
 
     def record_report(self, report: pytest.TestReport) -> None:
         props = dict(report.user_properties)

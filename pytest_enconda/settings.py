@@ -22,6 +22,8 @@ class EncondaSettings(BaseModel):
     agent: str = "oracle"
     agent_options: dict[str, str] = {}
     model: str | None = None
+    api_base: str | None = None
+    max_cost: float | None = None
     judge: str = "offline"
     judge_api_base: str | None = None
     judge_concurrency: int = 4
@@ -50,6 +52,28 @@ class EncondaSettings(BaseModel):
 # Options are declared in ``options.py`` (no pydantic there: it loads in every pytest run).
 
 
+def _check_agent(agent: str, opt: Any) -> None:
+    """A model-driven agent without ``--model``, or with options it rejects, stops the run here:
+    nothing is collected and no container starts."""
+    from .agents import registry
+
+    if agent in registry.NEEDS_MODEL and not opt("model"):
+        raise pytest.UsageError(
+            f"--agent={agent} needs --model MODEL: {registry.NEEDS_MODEL[agent]}"
+        )
+    options: dict[str, Any] = dict(opt("agent_option"))
+    if opt("model"):
+        options["model"] = opt("model")
+    if opt("api_base"):
+        options["api_base"] = opt("api_base")
+    try:
+        registry.check_options(agent, **options)
+    except KeyError as exc:
+        raise pytest.UsageError(str(exc.args[0])) from None
+    except (TypeError, ValueError) as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 def default_run_dir(rootpath: Path, agent: str) -> Path:
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     return rootpath / "reports" / f"{stamp}-{agent}"
@@ -66,10 +90,13 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         raise pytest.UsageError("--python and --repo go together: the existing environment")
     if agent == "replay" and opt("predictions") is None:
         raise pytest.UsageError("--agent=replay needs --predictions PATH")
+    _check_agent(agent, opt)
     values: dict[str, Any] = {
         "agent": agent,
         "agent_options": dict(opt("agent_option")),
         "model": opt("model"),
+        "api_base": opt("api_base"),
+        "max_cost": opt("max_cost"),
         "judge": opt("judge"),
         "judge_api_base": opt("judge_api_base"),
         "judge_concurrency": opt("judge_concurrency"),

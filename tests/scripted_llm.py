@@ -1,6 +1,9 @@
 """An OpenAI-compatible chat-completions server on 127.0.0.1 with scripted answers (for tests).
 
-It counts the requests it receives and can answer 500, garbage or slowly.
+It counts the requests it receives and can answer 500, garbage or slowly. ``tool_call`` builds
+an answer that calls the ``bash`` tool (mini-swe-agent's one tool); ``usage_served`` sums the
+token counts of every answer the server sent, so a test can compare them with what the harness
+recorded.
 """
 
 from __future__ import annotations
@@ -37,6 +40,45 @@ def completion(content: str, prompt_tokens: int = 120, completion_tokens: int = 
     }
 
 
+def tool_call(
+    command: str,
+    thought: str = "",
+    prompt_tokens: int = 300,
+    completion_tokens: int = 40,
+    call_id: str = "call_1",
+) -> dict:
+    """An answer whose message calls the ``bash`` tool with ``command``."""
+    body = completion(thought, prompt_tokens, completion_tokens)
+    body["model"] = "scripted-agent"
+    choice = body["choices"][0]
+    choice["finish_reason"] = "tool_calls"
+    choice["message"]["content"] = thought or None
+    choice["message"]["tool_calls"] = [
+        {
+            "id": call_id,
+            "type": "function",
+            "function": {"name": "bash", "arguments": json.dumps({"command": command})},
+        }
+    ]
+    return body
+
+
+def step_of(request: dict) -> int:
+    """How many answers the model has given in this conversation (the next one's index)."""
+    return sum(1 for message in request.get("messages", []) if message.get("role") == "assistant")
+
+
+def prompt_text(request: dict) -> str:
+    parts = []
+    for message in request.get("messages", []):
+        content = message.get("content")
+        if isinstance(content, str):
+            parts.append(content)
+        elif isinstance(content, list):
+            parts.extend(str(part.get("text", "")) for part in content if isinstance(part, dict))
+    return "\n".join(parts)
+
+
 class ScriptedServer:
     """Answers from ``script`` (status, body) in order, then ``default``; records every request."""
 
@@ -49,6 +91,7 @@ class ScriptedServer:
         self.paths: list[str] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.usage_served = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
         self._lock = threading.Lock()
         server = self
 
@@ -67,6 +110,10 @@ class ScriptedServer:
                         status, payload = server.script.pop(0)
                     else:
                         status, payload = server.default
+                    if status == 200 and isinstance(payload, dict):
+                        for key, value in (payload.get("usage") or {}).items():
+                            if key in server.usage_served:
+                                server.usage_served[key] += int(value)
                 try:
                     if server.delay:
                         time.sleep(server.delay)

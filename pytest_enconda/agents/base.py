@@ -29,12 +29,19 @@ class PredictedError(BaseModel):
 
 
 class Step(BaseModel):
+    """One step of a trajectory: a model turn (thought, tokens) and/or a command and its output."""
+
     command: str
     output: str = ""
     exit_code: int | None = None
     started_at: float | None = None
     duration: float = 0.0
     thought: str = ""
+    kind: str = "command"
+    timed_out: bool = False
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float | None = None
 
 
 class TokenUsage(BaseModel):
@@ -43,6 +50,21 @@ class TokenUsage(BaseModel):
     total_tokens: int = 0
     cost_usd: float = 0.0
     calls: int = 0
+    cost_unknown: bool = Field(
+        default=False,
+        description="some call had no price (litellm does not know the model): cost_usd counts "
+        "only the priced calls, and the cost is reported as unknown",
+    )
+
+    def add(self, other: TokenUsage) -> TokenUsage:
+        return TokenUsage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+            cost_usd=self.cost_usd + other.cost_usd,
+            calls=self.calls + other.calls,
+            cost_unknown=self.cost_unknown or other.cost_unknown,
+        )
 
 
 AgentStatus = Literal["completed", "budget_exhausted", "timeout", "crashed", "no_prediction"]
@@ -63,6 +85,14 @@ class AgentOutcome(BaseModel):
     problems: list[str] = Field(
         default_factory=list, description="what was wrong with the prediction (kept, not fatal)"
     )
+    output_problems: dict[str, str] = Field(
+        default_factory=dict,
+        description="output-contract files (diagnosis.json, setup.sh, report.json) that were "
+        "missing or malformed, with the reason; each fails the aspects it feeds",
+    )
+    config: dict[str, Any] = Field(
+        default_factory=dict, description="the agent's settings for this run (model, limits)"
+    )
 
 
 class AgentTask(BaseModel):
@@ -76,6 +106,13 @@ class AgentTask(BaseModel):
     repo_dir: Path | None = Field(default=None, description="host copy of the repository")
     workdir: str = "/data/project"
     log_path: Path | None = None
+    trajectory_path: Path | None = Field(
+        default=None, description="JSONL file the agent appends its steps to as they happen"
+    )
+    run_dir: Path | None = None
+    max_cost: float | None = Field(
+        default=None, description="run-wide cost ceiling in USD (--max-cost), over all workers"
+    )
     # Starts the agent's container lazily; agents that need none never call it.
     start_container: Callable[[], Any] | None = None
 

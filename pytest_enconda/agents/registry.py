@@ -14,6 +14,16 @@ BUILTIN: dict[str, str] = {
     "oracle": "pytest_enconda.agents.oracle:OracleAgent",
     "readme": "pytest_enconda.agents.readme:ReadmeAgent",
     "replay": "pytest_enconda.agents.replay:ReplayAgent",
+    "swe-agent": "pytest_enconda.agents.swe_agent:SweAgent",
+    "zero-shot": "pytest_enconda.agents.zero_shot:ZeroShotAgent",
+    "command": "pytest_enconda.agents.command:CommandAgent",
+}
+# Agents that call a model: without ``--model`` the run stops at configure time.
+NEEDS_MODEL: dict[str, str] = {
+    "swe-agent": "a litellm model string, e.g. --model anthropic/claude-sonnet-4-5, or "
+    "--model NAME --api-base http://127.0.0.1:8000/v1 for an OpenAI-compatible server",
+    "zero-shot": "a litellm model string, e.g. --model openai/gpt-4o, or --model NAME "
+    "--api-base URL for an OpenAI-compatible server",
 }
 
 
@@ -26,6 +36,26 @@ def available() -> list[str]:
     names = set(BUILTIN)
     names.update(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
     return sorted(names)
+
+
+def factory_of(name: str) -> Any:
+    if name in BUILTIN:
+        return _load(BUILTIN[name])
+    matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
+    if not matches:
+        raise KeyError(f"unknown agent {name!r}; available: {', '.join(available())}")
+    return matches[0].load()
+
+
+def check_options(name: str, **options: Any) -> None:
+    """Validate an agent's options before anything runs; ``ValueError`` says what is wrong.
+
+    Only agents with a ``check_options`` classmethod are checked (importing them must be cheap).
+    """
+    factory = factory_of(name)
+    check = getattr(factory, "check_options", None)
+    if check is not None:
+        check(**options)
 
 
 def create(name: str, **options: Any) -> Any:

@@ -72,6 +72,7 @@ def build_summary(
     summary["items"] = _outcomes(results)
     summary["execution_errors"] = sum(row["outcome"] == "error" for row in execution)
     summary["run_dir"] = str(run_dir)
+    summary["agent_usage"] = agent_usage(run_dir, results)
     pyramid = _pyramid(run_dir, results)
     if pyramid is not None:
         summary["pyramid"] = pyramid
@@ -111,6 +112,39 @@ def _pyramid(
         if kept is None or rank[row["outcome"]] > rank[kept["outcome"]]:
             merged[key] = {**row, "numbers": {**(kept or {}).get("numbers", {}), **row["numbers"]}}
     return pyramid_summary(merged.values())
+
+
+def agent_usage(run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+    """The agents' model tokens and cost over the cases that ran, from each ``outcome.json``.
+
+    ``cost_usd`` is ``None`` (unknown) when any call had no price; ``priced_cost_usd`` sums the
+    calls that had one.
+    """
+    from ..agents.base import AgentOutcome, TokenUsage
+
+    total = TokenUsage()
+    cases = unpriced = 0
+    for case in sorted({case for case, _item in results}):
+        path = CaseDir(run_dir, case).agent_outcome
+        if not path.is_file():
+            continue
+        try:
+            usage = read_model(path, AgentOutcome).usage
+        except ValueError:
+            continue
+        cases += 1
+        unpriced += int(usage.cost_unknown)
+        total = total.add(usage)
+    return {
+        "cases": cases,
+        "calls": total.calls,
+        "prompt_tokens": total.prompt_tokens,
+        "completion_tokens": total.completion_tokens,
+        "total_tokens": total.total_tokens,
+        "cost_usd": None if total.cost_unknown else round(total.cost_usd, 6),
+        "priced_cost_usd": round(total.cost_usd, 6),
+        "cases_with_unknown_cost": unpriced,
+    }
 
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:

@@ -39,4 +39,19 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
 
         terminalreporter.write_line("Runtime pyramid (ResearchEnvBench's main table)")
         terminalreporter.write_line(pyramid_table(summary["pyramid"]))
+    usage = summary.get("agent_usage") or {}
+    if usage.get("calls"):
+        cost = usage.get("cost_usd")
+        shown = (
+            f"${cost:.4f}"
+            if cost is not None
+            else (
+                f"unknown (no price for the model; ${usage.get('priced_cost_usd', 0):.4f} priced)"
+            )
+        )
+        terminalreporter.write_line(
+            f"agent model usage: {usage['calls']} calls over {usage['cases']} case(s), "
+            f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens "
+            f"= {usage['total_tokens']}, cost {shown}"
+        )
     terminalreporter.write_line(f"run directory: {session.run_dir}")

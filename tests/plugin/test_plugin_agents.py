@@ -74,4 +74,7 @@ def test_third_party_agent_from_an_entry_point(
 def test_unknown_agent_lists_the_available_ones(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--agent", "nosuchagent")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "unknown agent 'nosuchagent'; available: oracle, readme, replay" in result.stderr.str()
+    assert (
+        "unknown agent 'nosuchagent'; available: command, oracle, readme, replay, swe-agent, "
+        "zero-shot"
+    ) in result.stderr.str()

@@ -1,0 +1,164 @@
+"""The output contract every agent that works in the task container follows.
+
+Inside the container the agent leaves, in ``/enconda/output/``:
+
+- ``diagnosis.json``: ``{"detected_errors": [{"error_type", "error_description",
+  "fix_suggestion"}]}`` (EnConda-Bench's analysis object) or a bare list of those objects;
+- ``setup.sh``: its final setup script, graded by Pass@1 in a fresh container;
+- ``report.json``: for research tasks, the self-report (a JSON object).
+
+The harness copies the folder out when the agent stops. A missing or malformed file is recorded
+in ``AgentOutcome.output_problems`` under the file's name with the reason, and fails the aspects
+it feeds; it never stops the run.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .base import PredictedError
+
+OUTPUT_DIR = "/enconda/output"
+DIAGNOSIS = "diagnosis.json"
+SETUP = "setup.sh"
+REPORT = "report.json"
+MAX_FILE_BYTES = 2_000_000
+
+
+class DiagnosisFile(BaseModel):
+    """``diagnosis.json``: the paper's analysis object."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    detected_errors: list[PredictedError] = Field(default_factory=list)
+
+
+class Outputs(BaseModel):
+    """What the agent left, read and checked; ``problems`` maps a file name to what is wrong."""
+
+    diagnosis: list[PredictedError] = Field(default_factory=list)
+    setup_script: str = ""
+    self_report: dict[str, Any] | None = None
+    problems: dict[str, str] = Field(default_factory=dict)
+
+
+def _validation_details(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+    )
+
+
+def _decode(name: str, data: bytes) -> str:
+    if len(data) > MAX_FILE_BYTES:
+        raise ValueError(f"{name}: {len(data)} bytes, more than the {MAX_FILE_BYTES} allowed")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{name}: not UTF-8 text (byte {exc.start})") from None
+
+
+def _load_json(name: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{name}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except RecursionError:
+        raise ValueError(f"{name}: nested too deeply") from None
+
+
+def parse_diagnosis(data: bytes | str, name: str = DIAGNOSIS) -> list[PredictedError]:
+    """The predicted errors in a diagnosis file; ``ValueError`` names the file, line or field."""
+    text = data if isinstance(data, str) else _decode(name, data)
+    return diagnosis_from_value(_load_json(name, text), name)
+
+
+def diagnosis_from_value(value: Any, name: str = DIAGNOSIS) -> list[PredictedError]:
+    """An analysis object or a bare list of errors, checked field by field."""
+    if isinstance(value, list):
+        value = {"detected_errors": value}
+    if not isinstance(value, dict):
+        raise ValueError(
+            f"{name}: expected an object with 'detected_errors' or a list of errors, got "
+            f"{type(value).__name__}"
+        )
+    if "detected_errors" not in value:
+        raise ValueError(f"{name}: expected the key 'detected_errors' (a list of errors)")
+    try:
+        return DiagnosisFile.model_validate(value).detected_errors
+    except ValidationError as exc:
+        raise ValueError(f"{name}: {_validation_details(exc)}") from None
+
+
+def parse_report(data: bytes, name: str = REPORT) -> dict[str, Any]:
+    value = _load_json(name, _decode(name, data))
+    if not isinstance(value, dict):
+        raise ValueError(f"{name}: expected a JSON object, got {type(value).__name__}")
+    return value
+
+
+def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
+    """Read the files of the contract from a host folder (a copy of ``/enconda/output``)."""
+    outputs = Outputs()
+
+    def data_of(name: str) -> bytes | None:
+        path = folder / name if folder is not None else None
+        if path is None or not path.is_file():
+            return None
+        return path.read_bytes()
+
+    setup = data_of(SETUP)
+    if setup is None:
+        outputs.problems[SETUP] = f"no setup script written ({OUTPUT_DIR}/{SETUP} is missing)"
+    else:
+        try:
+            outputs.setup_script = _decode(SETUP, setup)
+        except ValueError as exc:
+            outputs.problems[SETUP] = str(exc)
+        else:
+            if not outputs.setup_script.strip():
+                outputs.problems[SETUP] = f"{SETUP}: the setup script is empty"
+    if not research:
+        diagnosis = data_of(DIAGNOSIS)
+        if diagnosis is None:
+            outputs.problems[DIAGNOSIS] = (
+                f"no diagnosis written ({OUTPUT_DIR}/{DIAGNOSIS} is missing)"
+            )
+        else:
+            try:
+                outputs.diagnosis = parse_diagnosis(diagnosis)
+            except ValueError as exc:
+                outputs.problems[DIAGNOSIS] = str(exc)
+    else:
+        report = data_of(REPORT)
+        if report is None:
+            outputs.problems[REPORT] = f"no self-report written ({OUTPUT_DIR}/{REPORT} is missing)"
+        else:
+            try:
+                outputs.self_report = parse_report(report)
+            except ValueError as exc:
+                outputs.problems[REPORT] = str(exc)
+                outputs.self_report = {"__invalid__": str(exc)}
+    return outputs
+
+
+def collect_outputs(
+    container: Any, keep_dir: Path | None = None, *, research: bool = False
+) -> Outputs:
+    """Copy ``/enconda/output`` out of ``container`` (into ``keep_dir`` when given) and read it."""
+    with tempfile.TemporaryDirectory(prefix="enconda-output-") as tmp:
+        target = keep_dir if keep_dir is not None else Path(tmp) / "output"
+        try:
+            container.copy_out(OUTPUT_DIR, target)
+        except FileNotFoundError:
+            return read_outputs(None, research=research)
+        return read_outputs(target, research=research)
+
+
+def prepare_output_dir(container: Any) -> None:
+    """Create ``/enconda/output`` (empty) so the agent only has to write into it."""
+    container.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)

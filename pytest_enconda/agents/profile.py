@@ -1,0 +1,311 @@
+"""The codebase profile: what a repository's files say about setting it up, found deterministically.
+
+From CI configuration (workflows and their Python matrix, system packages they install),
+dependency manifests (pyproject.toml, setup.py/setup.cfg, requirements files, Pipfile, lock files)
+and the README: language and version constraint, package manager with its install command and
+config file, build tools, test framework, system dependencies found in CI files and likely ones
+(Python packages known to need a Debian library). Shown in model-driven agents' prompts and saved
+with the run (``agent/profile.json``).
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+MAX_READ = 200_000
+CI_GLOBS = (
+    ".github/workflows/*.yml",
+    ".github/workflows/*.yaml",
+    ".gitlab-ci.yml",
+    ".travis.yml",
+    ".circleci/config.yml",
+    "azure-pipelines.yml",
+    ".cirrus.yml",
+    "appveyor.yml",
+)
+OTHER_CONFIG = (
+    "Makefile",
+    "tox.ini",
+    "noxfile.py",
+    "setup.cfg",
+    "pytest.ini",
+    "environment.yml",
+    "environment.yaml",
+    ".python-version",
+    "runtime.txt",
+    "Dockerfile",
+    ".pre-commit-config.yaml",
+)
+# Python distributions that need a Debian library (or tool) to build or to import.
+SYSTEM_HINTS: dict[str, tuple[str, ...]] = {
+    "python-magic": ("libmagic1",),
+    "filemagic": ("libmagic1",),
+    "psycopg2": ("libpq-dev",),
+    "mysqlclient": ("default-libmysqlclient-dev",),
+    "lxml": ("libxml2-dev", "libxslt1-dev"),
+    "pycairo": ("libcairo2-dev",),
+    "pygobject": ("libgirepository1.0-dev", "libcairo2-dev"),
+    "h5py": ("libhdf5-dev",),
+    "tables": ("libhdf5-dev",),
+    "pyaudio": ("portaudio19-dev",),
+    "opencv-python": ("libgl1", "libglib2.0-0"),
+    "python-ldap": ("libldap2-dev", "libsasl2-dev"),
+    "pyodbc": ("unixodbc-dev",),
+    "gdal": ("libgdal-dev",),
+    "fiona": ("libgdal-dev",),
+    "shapely": ("libgeos-dev",),
+    "pycurl": ("libcurl4-openssl-dev",),
+    "dbus-python": ("libdbus-1-dev",),
+    "pyzbar": ("libzbar0",),
+    "pdf2image": ("poppler-utils",),
+    "pytesseract": ("tesseract-ocr",),
+    "weasyprint": ("libpango-1.0-0", "libpangoft2-1.0-0"),
+    "pygraphviz": ("graphviz", "libgraphviz-dev"),
+    "graphviz": ("graphviz",),
+    "python-snappy": ("libsnappy-dev",),
+    "pyspark": ("default-jre-headless",),
+}
+_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+_APT = re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\s+((?:[^\n;&|#`'\"]+))")
+_PY_VERSION = re.compile(r"\b3\.\d{1,2}\b")
+_MATRIX = re.compile(r"python(?:-version|_version)?\s*:\s*(\[[^\]]*\]|['\"]?[\d.]+['\"]?)", re.I)
+
+
+class CodebaseProfile(BaseModel):
+    language: str = "unknown"
+    python_requires: str | None = Field(default=None, description="version constraint declared")
+    ci_python_versions: list[str] = Field(default_factory=list)
+    package_manager: str | None = None
+    install_command: str | None = None
+    config_file: str | None = None
+    build_tools: list[str] = Field(default_factory=list)
+    test_framework: str | None = None
+    test_command: str | None = None
+    ci_files: list[str] = Field(default_factory=list)
+    manifests: list[str] = Field(default_factory=list)
+    other_config: list[str] = Field(default_factory=list)
+    extras: list[str] = Field(default_factory=list)
+    ci_system_packages: list[str] = Field(default_factory=list)
+    likely_system_packages: list[str] = Field(default_factory=list)
+    readme_system_packages: list[str] = Field(default_factory=list)
+
+    def render(self) -> str:
+        """The profile as the short list an agent's prompt shows."""
+
+        def joined(values: Iterable[str]) -> str:
+            values = list(values)
+            return ", ".join(values) if values else "none found"
+
+        lines = [
+            f"- language: {self.language}"
+            + (f" (requires-python {self.python_requires})" if self.python_requires else ""),
+            f"- Python versions tested in CI: {joined(self.ci_python_versions)}",
+            f"- package manager: {self.package_manager or 'unknown'}"
+            + (f" (config: {self.config_file})" if self.config_file else ""),
+            f"- install command suggested by the manifests: {self.install_command or 'unknown'}",
+            f"- optional extras: {joined(self.extras)}",
+            f"- build tools: {joined(self.build_tools)}",
+            f"- test framework: {self.test_framework or 'unknown'}"
+            + (f" (`{self.test_command}`)" if self.test_command else ""),
+            f"- CI files: {joined(self.ci_files)}",
+            f"- dependency manifests: {joined(self.manifests)}",
+            f"- other configuration: {joined(self.other_config)}",
+            f"- system packages installed in CI: {joined(self.ci_system_packages)}",
+            f"- system packages named in the README: {joined(self.readme_system_packages)}",
+            f"- likely system packages (from dependencies): {joined(self.likely_system_packages)}",
+        ]
+        return "\n".join(lines)
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_bytes()[:MAX_READ].decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _requirement_names(lines: Iterable[str]) -> list[str]:
+    names = []
+    for line in lines:
+        line = line.split("#", 1)[0].strip()
+        if not line or line.startswith(("-", "git+", "http")):
+            continue
+        match = _REQ_NAME.match(line)
+        if match:
+            names.append(_canonical(match.group(1)))
+    return names
+
+
+def _apt_packages(text: str) -> list[str]:
+    found: list[str] = []
+    for match in _APT.finditer(text):
+        for word in match.group(1).split():
+            if word.startswith("-") or "$" in word or "{" in word or word in ("sudo", "\\"):
+                continue
+            if re.fullmatch(r"[a-z0-9][a-z0-9.+-]+(=[\w.:~+-]+)?", word):
+                found.append(word)
+    return found
+
+
+def _unique(values: Iterable[str]) -> list[str]:
+    return list(dict.fromkeys(values))
+
+
+def _ci_versions(text: str) -> list[str]:
+    versions: list[str] = []
+    for match in _MATRIX.finditer(text):
+        versions.extend(_PY_VERSION.findall(match.group(1)))
+    return versions
+
+
+def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile:
+    """The profile of the repository in ``repo`` (a host folder); the same files give the same
+    profile."""
+    profile = CodebaseProfile()
+    ci_texts: list[str] = []
+    for pattern in CI_GLOBS:
+        for path in sorted(repo.glob(pattern)):
+            profile.ci_files.append(path.relative_to(repo).as_posix())
+            ci_texts.append(_read(path))
+    ci_text = "\n".join(ci_texts)
+    profile.ci_python_versions = sorted(
+        set(_ci_versions(ci_text)), key=lambda v: tuple(int(p) for p in v.split("."))
+    )
+    profile.ci_system_packages = _unique(_apt_packages(ci_text))
+    profile.other_config = [name for name in OTHER_CONFIG if (repo / name).is_file()]
+
+    dependencies: list[str] = []
+    pyproject = repo / "pyproject.toml"
+    data: dict = {}
+    if pyproject.is_file():
+        profile.manifests.append("pyproject.toml")
+        try:
+            data = tomllib.loads(_read(pyproject))
+        except tomllib.TOMLDecodeError:
+            data = {}
+    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    build = data.get("build-system") if isinstance(data.get("build-system"), dict) else {}
+    if isinstance(project.get("requires-python"), str):
+        profile.python_requires = project["requires-python"]
+    if isinstance(project.get("dependencies"), list):
+        dependencies += _requirement_names(str(d) for d in project["dependencies"])
+    optional = project.get("optional-dependencies")
+    if isinstance(optional, dict):
+        profile.extras = sorted(str(key) for key in optional)
+        for values in optional.values():
+            if isinstance(values, list):
+                dependencies += _requirement_names(str(d) for d in values)
+    for requirement in build.get("requires", []) if isinstance(build.get("requires"), list) else []:
+        name = _requirement_names([str(requirement)])
+        if name:
+            profile.build_tools.append(name[0])
+    backend = build.get("build-backend")
+    if isinstance(backend, str):
+        profile.build_tools.append(f"backend {backend}")
+
+    requirement_files = sorted(
+        {p for p in repo.glob("requirements*.txt")} | {p for p in repo.glob("requirements/*.txt")}
+    )
+    for path in requirement_files:
+        rel = path.relative_to(repo).as_posix()
+        profile.manifests.append(rel)
+        dependencies += _requirement_names(_read(path).splitlines())
+    for name in ("setup.py", "setup.cfg", "Pipfile", "poetry.lock", "uv.lock", "pdm.lock"):
+        if (repo / name).is_file() and name not in profile.manifests:
+            profile.manifests.append(name)
+    for name in ("environment.yml", "environment.yaml", "package.json", "Cargo.toml", "go.mod"):
+        if (repo / name).is_file():
+            profile.manifests.append(name)
+    setup_text = _read(repo / "setup.py") + "\n" + _read(repo / "setup.cfg")
+    if profile.python_requires is None:
+        match = re.search(r"python_requires\s*[=:]\s*['\"]?([^'\"\n,]+)", setup_text)
+        if match:
+            profile.python_requires = match.group(1).strip()
+
+    python = bool(
+        {"pyproject.toml", "setup.py", "setup.cfg", "Pipfile"} & set(profile.manifests)
+        or requirement_files
+        or any(repo.glob("*.py"))
+    )
+    if python:
+        profile.language = "Python"
+    elif "package.json" in profile.manifests:
+        profile.language = "JavaScript/TypeScript"
+    elif "Cargo.toml" in profile.manifests:
+        profile.language = "Rust"
+    elif "go.mod" in profile.manifests:
+        profile.language = "Go"
+
+    extra = next((e for e in ("test", "tests", "testing", "dev") if e in profile.extras), None)
+    target = f'".[{extra}]"' if extra else "."
+    if "poetry" in tool or "poetry.lock" in profile.manifests:
+        profile.package_manager, profile.config_file = "poetry", "pyproject.toml"
+        profile.install_command = "poetry install"
+    elif "uv.lock" in profile.manifests or "uv" in tool:
+        profile.package_manager, profile.config_file = "uv", "pyproject.toml"
+        profile.install_command = "uv sync"
+    elif "Pipfile" in profile.manifests:
+        profile.package_manager, profile.config_file = "pipenv", "Pipfile"
+        profile.install_command = "pipenv install --dev"
+    elif "pdm" in tool or "pdm.lock" in profile.manifests:
+        profile.package_manager, profile.config_file = "pdm", "pyproject.toml"
+        profile.install_command = "pdm install"
+    elif project or (repo / "setup.py").is_file() or (repo / "setup.cfg").is_file():
+        profile.package_manager = "pip"
+        profile.config_file = (
+            "pyproject.toml"
+            if project
+            else "setup.py"
+            if (repo / "setup.py").is_file()
+            else "setup.cfg"
+        )
+        commands = [f"pip install -r {p.relative_to(repo).as_posix()}" for p in requirement_files]
+        profile.install_command = " && ".join([*commands, f"pip install -e {target}"])
+    elif requirement_files:
+        profile.package_manager = "pip"
+        profile.config_file = requirement_files[0].relative_to(repo).as_posix()
+        profile.install_command = " && ".join(
+            f"pip install -r {p.relative_to(repo).as_posix()}" for p in requirement_files
+        )
+    elif profile.manifests and profile.manifests[0] in ("environment.yml", "environment.yaml"):
+        profile.package_manager, profile.config_file = "conda", profile.manifests[0]
+        profile.install_command = f"conda env create -f {profile.manifests[0]}"
+
+    test_texts = _read(repo / "tox.ini") + _read(repo / "pytest.ini") + setup_text
+    if (
+        "pytest" in tool
+        or "pytest" in dependencies
+        or (repo / "pytest.ini").is_file()
+        or (repo / "conftest.py").is_file()
+        or "[tool:pytest]" in test_texts
+        or "[pytest]" in test_texts
+    ):
+        profile.test_framework = "pytest"
+        profile.test_command = "python -m pytest"
+    elif "nose" in dependencies or "nose2" in dependencies:
+        profile.test_framework = "nose"
+    elif any(repo.glob("tests/test_*.py")) or any(repo.glob("test/test_*.py")):
+        profile.test_framework = "unittest"
+        profile.test_command = "python -m unittest discover"
+    if (repo / "tox.ini").is_file():
+        profile.build_tools.append("tox")
+    if (repo / "Makefile").is_file():
+        profile.build_tools.append("make")
+    profile.build_tools = _unique(profile.build_tools)
+
+    likely: list[str] = []
+    for name in dependencies:
+        likely.extend(SYSTEM_HINTS.get(name, ()))
+    profile.likely_system_packages = _unique(likely)
+    profile.readme_system_packages = _unique(_apt_packages(_read(repo / readme_name)))
+    return profile

@@ -1,0 +1,144 @@
+"""Our prompts, written for environment configuration (the paper's AEC setting).
+
+Plain Python string formatting, never a template engine: a README may contain ``{{ }}`` or
+``{% %}``, and it is shown verbatim.
+"""
+
+from __future__ import annotations
+
+from .output import DIAGNOSIS, OUTPUT_DIR, REPORT, SETUP
+
+SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+
+ERROR_TYPES = """\
+- E1 dependency installation: a package, extra or system library is missing, misnamed or wrong.
+- E2 command usage or syntax: a command, flag or option is wrong, misspelt or malformed.
+- E4 file path or missing file: a path, file or folder named does not exist or is wrong.
+- E6 logical order: steps are in an order that cannot work (e.g. use before install).
+- E7 version compatibility: a Python or package version that cannot work with the code.
+- E8 other: any other error that stops the setup from working."""
+
+REPORT_KEYS = (
+    "python_path (absolute path of the interpreter of the environment you built), "
+    "python_version, torch_version (or null), cuda_available (true/false/null), gpu_count, "
+    "ddp_expected_ok (whether multi-process training should work), env_tool (venv, uv, "
+    "conda, poetry, system...), env_name, notes"
+)
+
+SYSTEM_PROMPT = f"""\
+You are an autonomous software engineer configuring the environment of a repository. You work \
+in a shell in a fresh Linux container as root, in the repository's root directory. Nobody \
+will answer questions: work on your own until the environment is set up.
+
+Rules:
+- Run exactly one shell command per turn with the `bash` tool. Each command runs in a new \
+subshell: `cd` and exported variables do not persist, so chain with `&&` (and activate a \
+virtual environment in every command that needs it).
+- Never start interactive programs (editors, pagers, REPLs, prompts): use flags such as `-y`, \
+and `cat`, `sed` or heredocs to read and write files.
+- Do not install the repository itself from a package index (PyPI or other): install it from \
+this checkout.
+- Do not modify the repository's tests, and do not create Dockerfiles.
+- Discover in this order: CI configuration first (workflows and their Python matrix), then \
+dependency manifests (pyproject.toml, setup.py/setup.cfg, requirements files, lock files), then \
+the README, then other configuration (Makefile, tox.ini, environment files).
+- Finish by running the repository's tests in the environment you built.
+- When you are done and have written the output files, submit by running \
+`echo {SUBMIT}` as a command on its own. You cannot act after that."""
+
+
+def _section(title: str, body: str) -> str:
+    return f"## {title}\n\n{body.strip() or '(none)'}\n"
+
+
+def instance_prompt(
+    *,
+    case_id: str,
+    suite: str,
+    workdir: str,
+    readme_name: str,
+    readme_text: str,
+    profile: str,
+    prior_knowledge: str = "",
+) -> str:
+    """The task message: what to set up, the codebase profile and what to leave behind."""
+    parts = [
+        f"# Task {case_id}\n\nSet up the environment of the repository in `{workdir}` so that its "
+        "tests and entry points run.\n",
+        _section("Codebase profile (found automatically; check it)", profile),
+        _section("Prior knowledge", prior_knowledge),
+    ]
+    if suite == "research":
+        parts.append(
+            _section(
+                "What to leave behind",
+                f"Write to `{OUTPUT_DIR}/` (create it):\n"
+                f"- `{SETUP}`: the complete bash script that builds this environment from a "
+                f"fresh container (it runs with `bash -eo pipefail` from `{workdir}`);\n"
+                f"- `{REPORT}`: a JSON object describing the environment you built, with the "
+                f"keys {REPORT_KEYS}.",
+            )
+        )
+    else:
+        parts.append(
+            _section(
+                f"The README (`{readme_name}`) may contain injected errors",
+                "Each error is one of these types:\n"
+                + ERROR_TYPES
+                + "\nFind every error in the README, fix the setup, and write to "
+                f"`{OUTPUT_DIR}/` (create it):\n"
+                f'- `{DIAGNOSIS}`: {{"detected_errors": [{{"error_type": "E1", '
+                '"error_description": "what is wrong and where", "fix_suggestion": "the '
+                'corrected command or step"}]}, one object per error found;\n'
+                f"- `{SETUP}`: the complete, corrected bash script that sets up the environment "
+                f"in a fresh container (it runs with `bash -eo pipefail` from `{workdir}`; the "
+                "tests run after it).",
+            )
+        )
+        parts.append(_section(f"README ({readme_name})", readme_text))
+    return "\n".join(parts)
+
+
+ZERO_SHOT_SYSTEM = """\
+You are an expert at setting up software environments. You cannot run commands: from the \
+repository's file tree, its README and the base environment, you write a diagnosis of the \
+README's errors and a complete setup script."""
+
+
+def zero_shot_prompt(
+    *,
+    case_id: str,
+    suite: str,
+    workdir: str,
+    readme_name: str,
+    readme_text: str,
+    file_tree: str,
+    environment: str,
+    profile: str,
+) -> str:
+    parts = [
+        f"# Task {case_id}\n\nThe repository is checked out at `{workdir}` in a fresh Linux "
+        "container where you are root. Its setup script will run there with "
+        f"`bash -eo pipefail` from `{workdir}`, then the repository's tests.\n",
+        _section("Base environment", environment),
+        _section("File tree", file_tree),
+        _section("Codebase profile (found automatically)", profile),
+        _section(f"README ({readme_name})", readme_text),
+    ]
+    if suite == "research":
+        answer = (
+            "Answer with a fenced ```json block holding the self-report object with the keys "
+            f"{REPORT_KEYS}, followed by a fenced ```bash block holding the complete setup script."
+        )
+    else:
+        answer = (
+            "The README may contain injected errors, each of one of these types:\n"
+            + ERROR_TYPES
+            + '\n\nAnswer with a fenced ```json block holding {"detected_errors": [{"error_type": '
+            '"E1", "error_description": "...", "fix_suggestion": "..."}]} (one object per '
+            "error), followed by a fenced ```bash block holding the complete, corrected setup "
+            "script. Do not install the repository itself from a package index; do not modify "
+            "its tests."
+        )
+    parts.append(_section("Your answer", answer))
+    return "\n".join(parts)

@@ -1,0 +1,419 @@
+"""``swe-agent``: mini-swe-agent's loop driving the case's task container through our sandbox.
+
+mini-swe-agent (PyPI ``mini-swe-agent``, pinned in the ``agents`` extra) supplies the agent loop
+(``DefaultAgent``) and the litellm model with its ``bash`` tool; the environment is ours:
+``SandboxEnvironment.execute`` runs each command in the container the harness started, under the
+sandbox's real timeout that kills the command's whole process tree, with output cut to its head
+and tail. Its submission rule is kept: a command whose first output line is
+``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` and that exits 0 ends the run.
+
+Budgets: steps, cost per case and wall clock (mini-swe-agent's limits, checked before each model
+call; a command never outlives the wall clock), and the run-wide ``--max-cost`` ledger shared by
+xdist workers. Whatever stops the agent, the harness copies ``/enconda/output`` out and grades
+it. litellm and minisweagent are imported only when the agent runs.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import PurePath
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..errors import EncondaError
+from .base import AgentOutcome, AgentTask, Step, TokenUsage
+from .llm import (
+    CostLedger,
+    TrajectoryWriter,
+    api_key_for,
+    call_usage,
+    model_for,
+    response_cost,
+    response_usage,
+)
+from .output import collect_outputs, prepare_output_dir
+from .prompts import SUBMIT, SYSTEM_PROMPT, instance_prompt
+from .workspace import RepositoryView, agent_dir, profile_of
+
+MSWEA_VERSION = "2.4.6"
+
+
+class SweAgentConfig(BaseModel):
+    """``--model``, ``--api-base`` and ``--agent-option KEY=VALUE`` for ``swe-agent``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1, description="a litellm model string")
+    api_base: str | None = Field(default=None, description="an OpenAI-compatible server's URL")
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    step_limit: int | None = Field(default=None, gt=0, description="default: the case's budget")
+    cost_limit: float = Field(default=3.0, ge=0, description="USD per case; 0 means none")
+    wall_seconds: float | None = Field(default=None, gt=0, description="default: the case's")
+    command_timeout: float = Field(default=600, gt=0, description="seconds per command")
+    output_chars: int = Field(default=10_000, ge=200, description="head+tail shown per command")
+    max_format_errors: int = Field(default=3, ge=0)
+    request_timeout: float = Field(default=300, gt=0)
+    model_retries: int = Field(default=3, ge=1, description="attempts per model call")
+
+
+def options_error(exc: ValidationError, agent: str) -> str:
+    names = {"model": "--model", "api_base": "--api-base"}
+    parts = []
+    for err in exc.errors():
+        field = str(err["loc"][0]) if err["loc"] else "<options>"
+        flag = names.get(field, f"--agent-option {field}=...")
+        parts.append(f"{flag}: {err['msg']}")
+    return f"--agent={agent}: " + "; ".join(parts)
+
+
+def head_tail(text: str, limit: int) -> str:
+    """``text`` cut to its first and last ``limit / 2`` characters, saying how much was cut."""
+    if len(text) <= limit:
+        return text
+    half = limit // 2
+    cut = len(text) - 2 * half
+    return f"{text[:half]}\n[... {cut} characters cut ...]\n{text[-half:]}"
+
+
+class SandboxEnvironment:
+    """mini-swe-agent's ``Environment`` on a container the harness started."""
+
+    def __init__(
+        self,
+        container: Any,
+        *,
+        workdir: str,
+        command_timeout: float,
+        deadline: float,
+        output_chars: int,
+        record: Any,
+    ) -> None:
+        self.container = container
+        self.workdir = workdir
+        self.command_timeout = command_timeout
+        self.deadline = deadline
+        self.output_chars = output_chars
+        self.record = record
+        self.config = {"workdir": workdir, "command_timeout": command_timeout}
+
+    def execute(self, action: dict, cwd: str = "", *, timeout: int | None = None) -> dict[str, Any]:
+        from minisweagent.exceptions import Submitted
+
+        command = str(action.get("command", ""))
+        remaining = self.deadline - time.monotonic()
+        limit = max(1.0, min(float(timeout or self.command_timeout), remaining))
+        started = time.time()
+        result = self.container.exec(
+            command, timeout=limit, workdir=cwd or self.workdir, max_output=1_000_000
+        )
+        output = head_tail(result.output, self.output_chars)
+        info = ""
+        returncode = result.exit_code if result.exit_code is not None else -1
+        if result.timed_out:
+            info = (
+                f"the command timed out after {limit:g} s and was killed with every process it "
+                "started"
+            )
+        self.record(
+            command=command,
+            output=output,
+            exit_code=result.exit_code,
+            started_at=started,
+            duration=result.duration,
+            timed_out=result.timed_out,
+        )
+        observation = {"output": output, "returncode": returncode, "exception_info": info}
+        lines = output.lstrip().splitlines(keepends=True)
+        if lines and lines[0].strip() == SUBMIT and returncode == 0:
+            submission = "".join(lines[1:])
+            raise Submitted(
+                {
+                    "role": "exit",
+                    "content": submission,
+                    "extra": {"exit_status": "Submitted", "submission": submission},
+                }
+            )
+        return observation
+
+    def get_template_vars(self, **kwargs: Any) -> dict[str, Any]:
+        return {"workdir": self.workdir, **kwargs}
+
+    def serialize(self) -> dict:
+        return {
+            "info": {
+                "config": {
+                    "environment": dict(self.config),
+                    "environment_type": f"{type(self).__module__}.{type(self).__name__}",
+                }
+            }
+        }
+
+
+class _Run:
+    """Accounting of one agent run: usage, the ledger and the trajectory."""
+
+    def __init__(self, writer: TrajectoryWriter, ledger: CostLedger | None) -> None:
+        self.writer = writer
+        self.ledger = ledger
+        self.usage = TokenUsage()
+        self.pending: dict[str, Any] | None = None
+
+    def model_call(self, extra: dict[str, Any], thought: str, started: float) -> dict[str, Any]:
+        response = extra.get("response") or {}
+        prompt_tokens, completion_tokens = response_usage(response)
+        cost = extra.get("enconda_cost")
+        usage = call_usage(prompt_tokens, completion_tokens, cost)
+        self.usage = self.usage.add(usage)
+        if self.ledger is not None:
+            self.ledger.add(cost)
+        return {
+            "thought": thought or "",
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": completion_tokens,
+            "cost_usd": cost,
+            "model_seconds": time.time() - started,
+        }
+
+    def command(self, **fields: Any) -> None:
+        pending, self.pending = self.pending or {}, None
+        self.writer.add(
+            Step(
+                kind="command",
+                thought=pending.get("thought", ""),
+                prompt_tokens=pending.get("prompt_tokens", 0),
+                completion_tokens=pending.get("completion_tokens", 0),
+                cost_usd=pending.get("cost_usd"),
+                **fields,
+            )
+        )
+
+    def flush_pending(self, kind: str, output: str = "") -> None:
+        """A model turn that ran no command (a format error, or the last turn before a stop)."""
+        if self.pending is None:
+            return
+        pending, self.pending = self.pending, None
+        self.writer.add(
+            Step(
+                kind=kind,
+                command="",
+                output=output,
+                thought=pending.get("thought", ""),
+                prompt_tokens=pending.get("prompt_tokens", 0),
+                completion_tokens=pending.get("completion_tokens", 0),
+                cost_usd=pending.get("cost_usd"),
+            )
+        )
+
+
+def _loop_class() -> type:
+    from minisweagent.agents.default import DefaultAgent
+    from minisweagent.exceptions import FormatError, LimitsExceeded
+
+    class EncondaLoop(DefaultAgent):
+        """DefaultAgent with our accounting and the run-wide ledger before every model call."""
+
+        run_state: _Run
+
+        def query(self) -> dict:
+            ledger = self.run_state.ledger
+            reason = ledger.exhausted() if ledger is not None else None
+            if reason:
+                raise LimitsExceeded(
+                    {
+                        "role": "exit",
+                        "content": reason,
+                        "extra": {"exit_status": "RunCostLimit", "submission": "", "why": reason},
+                    }
+                )
+            started = time.time()
+            try:
+                message = super().query()
+            except FormatError as exc:
+                extra = exc.messages[0].get("extra", {})
+                self.run_state.pending = self.run_state.model_call(extra, "", started)
+                self.run_state.flush_pending("format_error", str(exc.messages[0].get("content")))
+                raise
+            extra = message.get("extra", {})
+            content = message.get("content")
+            self.run_state.pending = self.run_state.model_call(
+                extra, content if isinstance(content, str) else "", started
+            )
+            if not extra.get("actions"):
+                self.run_state.flush_pending("model")
+            return message
+
+    return EncondaLoop
+
+
+def _model(config: SweAgentConfig) -> Any:
+    from minisweagent.models.litellm_model import LitellmModel
+
+    model_name = model_for(config.model, config.api_base)
+
+    class EncondaModel(LitellmModel):
+        def _calculate_cost(self, response: Any) -> dict[str, Any]:
+            # Unknown prices are not an error (mini-swe-agent's default raises): the cost is
+            # reported as unknown and the tokens are still counted.
+            cost = response_cost(response, model_name)
+            return {"cost": cost or 0.0, "enconda_cost": cost}
+
+    kwargs: dict[str, Any] = {
+        "temperature": config.temperature,
+        "drop_params": True,
+        "timeout": config.request_timeout,
+    }
+    if config.api_base:
+        kwargs["api_base"] = config.api_base
+    key = api_key_for(config.api_base)
+    if key:
+        kwargs["api_key"] = key
+    return EncondaModel(
+        model_name=model_name,
+        model_kwargs=kwargs,
+        cost_tracking="ignore_errors",
+        observation_template=(
+            "{% if output.exception_info %}<exception>{{output.exception_info}}</exception>\n"
+            "{% endif %}<returncode>{{output.returncode}}</returncode>\n"
+            "<output>\n{{output.output}}</output>"
+        ),
+        format_error_template=(
+            "Format error: {{error}}\nCall the `bash` tool with exactly one command. To finish, "
+            f"run `echo {SUBMIT}` on its own."
+        ),
+    )
+
+
+def _import_minisweagent() -> None:
+    os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
+    os.environ.setdefault("MSWEA_COST_TRACKING", "ignore_errors")
+    try:
+        import minisweagent  # noqa: F401
+        from litellm.responses.mcp import chat_completions_handler  # noqa: F401
+    except ImportError as exc:
+        raise EncondaError(
+            f"--agent=swe-agent needs mini-swe-agent=={MSWEA_VERSION} and litellm's tool-call "
+            f"support: pip install 'pytest-enconda[agents]' ({exc})"
+        ) from None
+
+
+class SweAgent:
+    name = "swe-agent"
+    needs_model = True
+
+    def __init__(self, **options: Any) -> None:
+        try:
+            self.config = SweAgentConfig(**options)
+        except ValidationError as exc:
+            raise ValueError(options_error(exc, self.name)) from None
+
+    @classmethod
+    def check_options(cls, **options: Any) -> None:
+        cls(**options)
+
+    def describe(self) -> dict[str, Any]:
+        return {"agent": self.name, "mini_swe_agent": MSWEA_VERSION, **self.config.model_dump()}
+
+    def run(self, task: AgentTask) -> AgentOutcome:
+        started = time.monotonic()
+        config = self.config
+        budgets = task.budgets
+        step_limit = config.step_limit or budgets.agent_steps
+        wall = config.wall_seconds or float(budgets.agent_seconds)
+        described = {**self.describe(), "step_limit": step_limit, "wall_seconds": wall}
+        ledger = CostLedger(task.run_dir, task.max_cost) if task.run_dir is not None else None
+        writer = TrajectoryWriter(task.trajectory_path)
+        outcome = AgentOutcome(
+            case_id=task.case.id, agent=self.name, model=config.model, config=described
+        )
+        reason = ledger.exhausted() if ledger is not None else None
+        if reason:
+            outcome.status, outcome.message = "budget_exhausted", f"not started: {reason}"
+            outcome.output_problems = _not_run(task)
+            return outcome
+        _import_minisweagent()
+        state = _Run(writer, ledger)
+        assert task.start_container is not None
+        research = task.case.spec.suite == "research"
+        with task.start_container() as box:
+            prepare_output_dir(box)
+            with RepositoryView(box, task.workdir) as repo:
+                profile = profile_of(repo, task)
+            prompt = instance_prompt(
+                case_id=task.case.id,
+                suite=task.case.spec.suite,
+                workdir=task.workdir,
+                readme_name=task.readme_name or PurePath(task.case.spec.readme_target).name,
+                readme_text=task.readme_text,
+                profile=profile.render(),
+            )
+            environment = SandboxEnvironment(
+                box,
+                workdir=task.workdir,
+                command_timeout=config.command_timeout,
+                deadline=started + wall,
+                output_chars=config.output_chars,
+                record=state.command,
+            )
+            os.environ["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] = str(config.model_retries)
+            loop = _loop_class()(
+                _model(config),
+                environment,
+                system_template="{{ enconda_system }}",
+                instance_template="{{ task }}",
+                step_limit=step_limit,
+                cost_limit=config.cost_limit,
+                wall_time_limit_seconds=max(1, int(wall)),
+                max_consecutive_format_errors=config.max_format_errors,
+            )
+            loop.run_state = state
+            try:
+                result = loop.run(prompt, enconda_system=SYSTEM_PROMPT)
+                outcome.status, outcome.message = _status(result, loop, step_limit, wall, config)
+            except EncondaError:
+                raise
+            except Exception as exc:  # the model provider failed, or the loop did
+                outcome.status = "crashed"
+                outcome.message = f"{type(exc).__name__}: {exc}"[:2000]
+            state.flush_pending("model")
+            folder = agent_dir(task)
+            outputs = collect_outputs(
+                box, folder / "output" if folder is not None else None, research=research
+            )
+        outcome.diagnosis = outputs.diagnosis
+        outcome.setup_script = outputs.setup_script
+        outcome.self_report = outputs.self_report
+        outcome.output_problems = outputs.problems
+        outcome.trajectory = writer.steps
+        outcome.usage = state.usage
+        outcome.wall_time = time.monotonic() - started
+        return outcome
+
+
+def _not_run(task: AgentTask) -> dict[str, str]:
+    if task.case.spec.suite == "research":
+        return {"setup.sh": "the agent did not run", "report.json": "the agent did not run"}
+    return {"setup.sh": "the agent did not run", "diagnosis.json": "the agent did not run"}
+
+
+def _status(result: dict, loop: Any, step_limit: int, wall: float, config: SweAgentConfig):
+    exit_status = result.get("exit_status", "")
+    if exit_status == "Submitted":
+        return "completed", "submitted"
+    if exit_status == "RunCostLimit":
+        return "budget_exhausted", str(result.get("why") or "run-wide cost limit reached")
+    if exit_status == "TimeExceeded":
+        return "timeout", f"wall-clock limit reached ({wall:g} s)"
+    if exit_status == "LimitsExceeded":
+        if loop.n_calls >= step_limit:
+            return "budget_exhausted", f"step limit reached ({step_limit} model calls)"
+        return "budget_exhausted", (
+            f"cost limit reached (${loop.cost:.6f} of ${config.cost_limit:g} for this case)"
+        )
+    if exit_status == "RepeatedFormatError":
+        return "crashed", (
+            f"the model answered {config.max_format_errors} times in a row without a valid "
+            "bash tool call"
+        )
+    return "crashed", f"the agent stopped: {exit_status or 'no exit status'}"

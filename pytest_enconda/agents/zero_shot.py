@@ -1,0 +1,271 @@
+"""``zero-shot``: one litellm call, no tools.
+
+The prompt gives the repository's file tree, its README, the codebase profile and the base
+environment (read from a task container, which is then removed); the model answers with the
+analysis as a fenced JSON block and a complete bash script in a fenced block. Parsing is lenient
+about form (fence language ``json``, ``bash``, ``sh``, ``shell`` in any case; an object or a
+list; prose around the blocks; a JSON value without fences) and strict about substance: a
+response without a script fails execution with the reason, and the raw response is kept
+(``agent/response.md`` and the trajectory), never replaced by a placeholder script.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import PurePath
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..artifacts import atomic_write_text
+from .base import AgentOutcome, AgentTask, PredictedError, Step, TokenUsage
+from .llm import (
+    CostLedger,
+    TrajectoryWriter,
+    api_key_for,
+    call_usage,
+    litellm,
+    model_for,
+    response_cost,
+    response_usage,
+)
+from .output import DIAGNOSIS, REPORT, SETUP, diagnosis_from_value
+from .prompts import ZERO_SHOT_SYSTEM, zero_shot_prompt
+from .swe_agent import options_error
+from .workspace import RepositoryView, agent_dir, base_environment, file_tree, profile_of
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+SCRIPT_LANGUAGES = {"bash", "sh", "shell", "zsh", "console", "shellscript"}
+_PERMANENT_STATUS = frozenset({400, 401, 403, 404, 422})
+
+
+class ZeroShotConfig(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field(min_length=1)
+    api_base: str | None = None
+    temperature: float = Field(default=0.0, ge=0, le=2)
+    max_tokens: int = Field(default=4096, gt=0)
+    request_timeout: float = Field(default=300, gt=0)
+    retries: int = Field(default=2, ge=0)
+    backoff: float = Field(default=1.0, ge=0)
+    tree_limit: int = Field(default=400, gt=0)
+
+
+class ParsedResponse(BaseModel):
+    value: Any = None
+    script: str | None = None
+    problems: dict[str, str] = Field(default_factory=dict)
+
+
+def _json_error(where: str, exc: json.JSONDecodeError) -> str:
+    return f"{where}: line {exc.lineno} column {exc.colno}: {exc.msg}"
+
+
+def _bare_json(text: str) -> Any:
+    """The first JSON object or list in prose; ``None`` if there is none."""
+    decoder = json.JSONDecoder()
+    for match in re.finditer(r"[\[{]", text):
+        try:
+            value, _ = decoder.raw_decode(text, match.start())
+        except (json.JSONDecodeError, RecursionError):
+            continue
+        if isinstance(value, dict | list):
+            return value
+    return None
+
+
+def parse_response(text: str) -> ParsedResponse:
+    """The JSON value and the script of a zero-shot answer, with what is missing or malformed
+    (keyed ``json`` and ``script``)."""
+    parsed = ParsedResponse()
+    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    json_blocks = [body for lang, body in blocks if lang in ("json", "jsonc", "json5")]
+    scripts = [body for lang, body in blocks if lang in SCRIPT_LANGUAGES]
+    if not json_blocks:
+        # An unlabelled block that holds JSON counts, then JSON in the prose itself.
+        for lang, body in blocks:
+            if lang == "" and body.lstrip()[:1] in ("{", "["):
+                json_blocks.append(body)
+    if json_blocks:
+        try:
+            parsed.value = json.loads(json_blocks[0])
+        except json.JSONDecodeError as exc:
+            parsed.problems["json"] = _json_error("the response's ```json block", exc)
+        except RecursionError:
+            parsed.problems["json"] = "the response's ```json block is nested too deeply"
+    else:
+        outside = _FENCE.sub("", text)
+        parsed.value = _bare_json(outside)
+        if parsed.value is None:
+            parsed.problems["json"] = "the response has no ```json block and no JSON object"
+    if not scripts:
+        unlabelled = [body for lang, body in blocks if lang == "" and body.strip()]
+        unlabelled = [body for body in unlabelled if body.lstrip()[:1] not in ("{", "[")]
+        scripts = unlabelled
+    if scripts and scripts[-1].strip():
+        parsed.script = scripts[-1]
+        if not parsed.script.endswith("\n"):
+            parsed.script += "\n"
+    else:
+        parsed.problems["script"] = (
+            "no setup script: the response has no ```bash (or sh/shell) block"
+            if not scripts
+            else "the response's ```bash block is empty"
+        )
+    return parsed
+
+
+class ZeroShotAgent:
+    name = "zero-shot"
+    needs_model = True
+
+    def __init__(self, **options: Any) -> None:
+        try:
+            self.config = ZeroShotConfig(**options)
+        except ValidationError as exc:
+            raise ValueError(options_error(exc, self.name)) from None
+
+    @classmethod
+    def check_options(cls, **options: Any) -> None:
+        cls(**options)
+
+    def describe(self) -> dict[str, Any]:
+        return {"agent": self.name, **self.config.model_dump()}
+
+    def _complete(self, messages: list[dict[str, str]]) -> Any:
+        config = self.config
+        kwargs: dict[str, Any] = {
+            "model": model_for(config.model, config.api_base),
+            "messages": messages,
+            "temperature": config.temperature,
+            "max_tokens": config.max_tokens,
+            "timeout": config.request_timeout,
+            "num_retries": 0,
+            "max_retries": 0,
+            "drop_params": True,
+        }
+        if config.api_base:
+            kwargs["api_base"] = config.api_base
+        key = api_key_for(config.api_base)
+        if key:
+            kwargs["api_key"] = key
+        last: Exception | None = None
+        for attempt in range(config.retries + 1):
+            if attempt:
+                time.sleep(config.backoff * 2 ** (attempt - 1))
+            try:
+                return litellm().completion(**kwargs)
+            except Exception as exc:
+                last = exc
+                if getattr(exc, "status_code", None) in _PERMANENT_STATUS:
+                    break
+        assert last is not None
+        raise last
+
+    def run(self, task: AgentTask) -> AgentOutcome:
+        started = time.monotonic()
+        config = self.config
+        suite = task.case.spec.suite
+        writer = TrajectoryWriter(task.trajectory_path)
+        ledger = CostLedger(task.run_dir, task.max_cost) if task.run_dir is not None else None
+        outcome = AgentOutcome(
+            case_id=task.case.id, agent=self.name, model=config.model, config=self.describe()
+        )
+        second = REPORT if suite == "research" else DIAGNOSIS
+        reason = ledger.exhausted() if ledger is not None else None
+        if reason:
+            outcome.status, outcome.message = "budget_exhausted", f"not started: {reason}"
+            outcome.output_problems = {
+                SETUP: "the agent did not run",
+                second: "the agent did not run",
+            }
+            return outcome
+        assert task.start_container is not None
+        with task.start_container() as box:
+            environment = base_environment(box)
+            with RepositoryView(box, task.workdir) as repo:
+                tree = file_tree(repo, config.tree_limit)
+                profile = profile_of(repo, task)
+        prompt = zero_shot_prompt(
+            case_id=task.case.id,
+            suite=suite,
+            workdir=task.workdir,
+            readme_name=task.readme_name or PurePath(task.case.spec.readme_target).name,
+            readme_text=task.readme_text,
+            file_tree=tree,
+            environment=environment,
+            profile=profile.render(),
+        )
+        messages = [
+            {"role": "system", "content": ZERO_SHOT_SYSTEM},
+            {"role": "user", "content": prompt},
+        ]
+        call_started = time.time()
+        try:
+            response = self._complete(messages)
+        except Exception as exc:
+            message = f"{type(exc).__name__}: {exc}"[:2000]
+            writer.add(Step(kind="model", command="", output=message, started_at=call_started))
+            outcome.status, outcome.message = "crashed", f"the model call failed: {message}"
+            outcome.output_problems = {SETUP: "no response from the model", second: message}
+            outcome.trajectory = writer.steps
+            outcome.wall_time = time.monotonic() - started
+            return outcome
+        prompt_tokens, completion_tokens = response_usage(response)
+        cost = response_cost(response, model_for(config.model, config.api_base))
+        if ledger is not None:
+            ledger.add(cost)
+        try:
+            text = response.choices[0].message.content or ""
+        except (AttributeError, IndexError):
+            text = ""
+        folder = agent_dir(task)
+        if folder is not None:
+            atomic_write_text(folder / "response.md", text)
+        writer.add(
+            Step(
+                kind="model",
+                command="",
+                thought=text,
+                started_at=call_started,
+                duration=time.time() - call_started,
+                prompt_tokens=prompt_tokens,
+                completion_tokens=completion_tokens,
+                cost_usd=cost,
+            )
+        )
+        usage: TokenUsage = call_usage(prompt_tokens, completion_tokens, cost)
+        parsed = parse_response(text)
+        problems: dict[str, str] = {}
+        if "script" in parsed.problems:
+            problems[SETUP] = parsed.problems["script"]
+        else:
+            outcome.setup_script = parsed.script or ""
+        if "json" in parsed.problems:
+            problems[second] = parsed.problems["json"]
+        elif suite == "research":
+            if isinstance(parsed.value, dict):
+                outcome.self_report = parsed.value
+            else:
+                problems[REPORT] = "the response's JSON is not an object (the self-report)"
+                outcome.self_report = {"__invalid__": problems[REPORT]}
+        else:
+            try:
+                diagnosis: list[PredictedError] = diagnosis_from_value(
+                    parsed.value, "the response's JSON"
+                )
+                outcome.diagnosis = diagnosis
+            except ValueError as exc:
+                problems[DIAGNOSIS] = str(exc)
+        outcome.output_problems = problems
+        outcome.usage = usage
+        outcome.trajectory = writer.steps
+        outcome.wall_time = time.monotonic() - started
+        outcome.status = "completed"
+        outcome.message = "; ".join(problems.values()) if problems else "answered"
+        if problems:
+            outcome.message += f" (raw response kept in agent/response.md: {text[:300]!r})"
+        return outcome
