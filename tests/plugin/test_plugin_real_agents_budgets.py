@@ -1,0 +1,355 @@
+"""zero-shot and command agents, and budget overruns, end to end on small cases in real
+containers; models are a scripted OpenAI-compatible server on 127.0.0.1 reached by litellm."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from casefactory import write_case
+from scripted_llm import ScriptedServer, completion, prompt_text, tool_call
+
+pytest_plugins = ["pytester"]
+pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("base_image")]
+
+SECRET = "sk-enconda-test-secret-9191"
+DIAG = {
+    "detected_errors": [
+        {
+            "error_type": "E4",
+            "error_description": "the README has an E4 error in `pip install foo`",
+            "fix_suggestion": "pip install foo-e4",
+        }
+    ]
+}
+
+
+def outcomes(run_dir: Path) -> dict[tuple[str, str], str]:
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    return {(row["case"], row["item"]): row["outcome"] for row in rows}
+
+
+def messages(run_dir: Path) -> dict[tuple[str, str], str]:
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    return {(row["case"], row["item"]): row["message"] for row in rows}
+
+
+def outcome_of(run_dir: Path, case_id: str) -> dict:
+    return json.loads((run_dir / "cases" / case_id / "agent" / "outcome.json").read_text())
+
+
+def leftover_containers(run_dir: Path) -> list[str]:
+    out = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_dir.name}"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return out.stdout.split()
+
+
+def case_in(request: dict) -> str:
+    text = prompt_text(request)
+    return text.split("# Task ", 1)[1].split()[0]
+
+
+# ----------------------------------------------------------------------------- zero-shot
+
+ZERO_SHOT_ANSWERS = {
+    "good": f"Two blocks.\n```JSON\n{json.dumps(DIAG)}\n```\nThen:\n```Bash\ntouch ok\n```\n",
+    "nofence": f"The errors: {json.dumps(DIAG['detected_errors'])}. I cannot write a script.",
+    "badjson": '```json\n{"detected_errors": [\n  {"error_type": "E4",}\n]}\n```\n'
+    "```sh\ntouch ok\n```",
+    "prose": "Sorry, I am not sure what to do here.",
+}
+
+
+def test_zero_shot_parses_answers_and_fails_what_is_missing(
+    pytester: pytest.Pytester, llm_server: ScriptedServer
+) -> None:
+    for case_id in ZERO_SHOT_ANSWERS:
+        write_case(pytester.path, case_id)
+
+    def answer(request: dict) -> tuple[int, dict]:
+        case_id = case_in(request)
+        return 200, completion(ZERO_SHOT_ANSWERS[case_id], 500 + len(case_id), 50)
+
+    llm_server.responder = answer
+    run_dir = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "--agent",
+        "zero-shot",
+        "--model",
+        "scripted",
+        "--api-base",
+        llm_server.api_base,
+        "--run-dir",
+        str(run_dir),
+        "-k",
+        "execution or error_types",
+    )
+    got = outcomes(run_dir)
+    why = messages(run_dir)
+    assert got == {
+        ("good", "execution"): "passed",
+        ("good", "error_types"): "passed",
+        ("nofence", "execution"): "failed",
+        ("nofence", "error_types"): "passed",
+        ("badjson", "execution"): "passed",
+        ("badjson", "error_types"): "failed",
+        ("prose", "execution"): "failed",
+        ("prose", "error_types"): "failed",
+    }, result.stdout.str()[-3000:]
+    assert (
+        "no setup script: the response has no ```bash (or sh/shell) block"
+        in why[("nofence", "execution")]
+    )
+    assert "the response's ```json block: line 2 column" in why[("badjson", "error_types")]
+    assert "no ```json block and no JSON object" in why[("prose", "error_types")]
+    # One call per case, with the file tree, the README and the base environment.
+    assert len(llm_server.requests) == 4
+    prompt = prompt_text(llm_server.requests[0])
+    assert (
+        "hello.txt" in prompt and "OS: Debian GNU/Linux 12" in prompt and "uv: available" in prompt
+    )
+    assert "tools" not in llm_server.requests[0]
+    # The raw response is kept; never a placeholder script.
+    prose = outcome_of(run_dir, "prose")
+    assert prose["setup_script"] == ""
+    assert (run_dir / "cases" / "prose" / "agent" / "response.md").read_text() == (
+        ZERO_SHOT_ANSWERS["prose"]
+    )
+    assert "Sorry, I am not sure" in prose["message"]
+    usage = json.loads((run_dir / "summary.json").read_text())["agent_usage"]
+    assert usage["prompt_tokens"] == llm_server.usage_served["prompt_tokens"]
+    assert usage["completion_tokens"] == 4 * 50 and usage["calls"] == 4
+    assert leftover_containers(run_dir) == []
+
+
+# ----------------------------------------------------------------------------- command
+
+HOST_AGENT = """#!/usr/bin/env bash
+set -eu
+env | grep '^ENCONDA_' | sort > "$RECORD"
+echo "host sees key: ${OPENAI_API_KEY:-none}" >> "$RECORD"
+head -c 200 "$ENCONDA_PROMPT_FILE" > "$RECORD.prompt"
+docker exec -w "$ENCONDA_REPO_DIR" "$ENCONDA_CONTAINER_ID" bash -c '
+  cat > /enconda/output/diagnosis.json <<JSON
+DIAGNOSIS
+JSON
+  printf "touch ok\\n" > /enconda/output/setup.sh'
+echo "agent done for $ENCONDA_CASE_ID"
+"""
+
+IN_CONTAINER = (
+    "env | sort > /enconda/output/env.txt; pwd >> /enconda/output/env.txt; "
+    "head -c 100 \"$ENCONDA_PROMPT_FILE\" >> /enconda/output/env.txt; printf 'touch ok\\n' > "
+    "/enconda/output/setup.sh; echo '[]' > /enconda/output/diagnosis.json; echo in-container"
+)
+
+
+def test_command_agent_on_the_host_and_inside_the_container(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", SECRET)
+    write_case(pytester.path, "cmd")
+    agent = pytester.path / "agent.sh"
+    agent.write_text(HOST_AGENT.replace("DIAGNOSIS", json.dumps(DIAG)))
+    agent.chmod(0o755)
+    record = pytester.path / "record.txt"
+    monkeypatch.setenv("RECORD", str(record))
+    run_dir = pytester.path / "host"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "--agent",
+        "command",
+        "--agent-option",
+        f"command={agent}",
+        "--run-dir",
+        str(run_dir),
+        "-k",
+        "execution or error_types",
+    )
+    result.assert_outcomes(passed=2)
+    seen = record.read_text()
+    assert "ENCONDA_CASE_ID=cmd" in seen and "ENCONDA_REPO_DIR=/data/project" in seen
+    assert "ENCONDA_OUTPUT_DIR=/enconda/output" in seen and "ENCONDA_SUITE=diagnosis" in seen
+    assert "ENCONDA_README=README.md" in seen and "ENCONDA_CONTAINER_ID=" in seen
+    assert f"host sees key: {SECRET}" in seen  # the user's CLI runs in the user's environment
+    assert "autonomous software engineer" in Path(f"{record}.prompt").read_text()
+    steps = [
+        json.loads(line)
+        for line in (run_dir / "cases" / "cmd" / "agent" / "trajectory.jsonl")
+        .read_text()
+        .splitlines()
+    ]
+    assert steps[0]["exit_code"] == 0 and "agent done for cmd" in steps[0]["output"]
+
+    run_dir = pytester.path / "inside"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "--agent",
+        "command",
+        "--agent-option",
+        f"command={IN_CONTAINER}",
+        "--agent-option",
+        "in_container=true",
+        "--run-dir",
+        str(run_dir),
+        "-k",
+        "execution or error_types",
+    )
+    # An empty diagnosis for a case with one E4 error: error_types fails, execution passes.
+    assert outcomes(run_dir) == {("cmd", "execution"): "passed", ("cmd", "error_types"): "failed"}
+    env = (run_dir / "cases" / "cmd" / "agent" / "output" / "env.txt").read_text()
+    assert "ENCONDA_CASE_ID=cmd" in env and "/data/project" in env
+    assert "ENCONDA_PROMPT_FILE=/enconda/input/prompt.md" in env and "autonomous" in env
+    assert SECRET not in env and "OPENAI_API_KEY" not in env and "RECORD=" not in env
+    assert leftover_containers(run_dir) == []
+
+
+def test_command_agent_timeout_ends_cleanly(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "slow")
+    run_dir = pytester.path / "run"
+    started = time.monotonic()
+    pytester.runpytest_subprocess(
+        "cases",
+        "--agent",
+        "command",
+        "--agent-option",
+        "command=sleep 300 & sleep 200; echo never",
+        "--agent-option",
+        "timeout=3",
+        "--run-dir",
+        str(run_dir),
+        "-k",
+        "execution",
+    )
+    assert time.monotonic() - started < 60
+    outcome = outcome_of(run_dir, "slow")
+    assert outcome["status"] == "timeout"
+    assert outcome["message"] == "the command ran past its 3 s and was killed"
+    assert outcomes(run_dir) == {("slow", "execution"): "failed"}
+    assert "no setup script written" in messages(run_dir)[("slow", "execution")]
+    assert leftover_containers(run_dir) == []
+    assert subprocess.run(["pgrep", "-f", "sleep 300"], capture_output=True).returncode == 1
+
+
+# ----------------------------------------------------------------------------- swe-agent budgets
+
+
+def looping_agent(command: str, prompt_tokens: int = 300):
+    """A model that never submits: it runs ``command`` forever."""
+
+    def answer(request: dict) -> tuple[int, dict]:
+        return 200, tool_call(command, "again", prompt_tokens=prompt_tokens, completion_tokens=10)
+
+    return answer
+
+
+def run_swe(pytester: pytest.Pytester, server: ScriptedServer, run_dir: Path, *extra: str):
+    return pytester.runpytest_subprocess(
+        "cases",
+        "--agent",
+        "swe-agent",
+        "--api-base",
+        server.api_base,
+        "--run-dir",
+        str(run_dir),
+        "-k",
+        "execution",
+        *extra,
+    )
+
+
+def test_step_limit_ends_the_agent_and_grading_uses_what_it_left(
+    pytester: pytest.Pytester, llm_server: ScriptedServer
+) -> None:
+    write_case(pytester.path, "steps")
+    # It writes its setup script on every step, but never submits.
+    llm_server.responder = looping_agent(
+        "mkdir -p /enconda/output && printf 'touch ok\\n' > /enconda/output/setup.sh"
+    )
+    run_dir = pytester.path / "run"
+    result = run_swe(
+        pytester, llm_server, run_dir, "--model", "scripted", "--agent-option", "step_limit=3"
+    )
+    result.assert_outcomes(passed=1)
+    outcome = outcome_of(run_dir, "steps")
+    assert outcome["status"] == "budget_exhausted"
+    assert outcome["message"] == "step limit reached (3 model calls)"
+    assert len(llm_server.requests) == 3
+    assert leftover_containers(run_dir) == []
+
+
+def test_wall_clock_limit_kills_a_long_command(
+    pytester: pytest.Pytester, llm_server: ScriptedServer
+) -> None:
+    write_case(pytester.path, "wall")
+    llm_server.responder = looping_agent("sleep 120")
+    run_dir = pytester.path / "run"
+    started = time.monotonic()
+    result = run_swe(
+        pytester, llm_server, run_dir, "--model", "scripted", "--agent-option", "wall_seconds=4"
+    )
+    assert time.monotonic() - started < 60
+    result.assert_outcomes(failed=1)
+    outcome = outcome_of(run_dir, "wall")
+    assert outcome["status"] == "timeout" and outcome["message"] == "wall-clock limit reached (4 s)"
+    step = outcome["trajectory"][0]
+    assert step["timed_out"] is True and step["duration"] < 15
+    assert "no setup script written" in messages(run_dir)[("wall", "execution")]
+    assert leftover_containers(run_dir) == []
+
+
+def test_cost_limit_per_case_with_a_priced_model(
+    pytester: pytest.Pytester, llm_server: ScriptedServer
+) -> None:
+    write_case(pytester.path, "cost")
+    # 100k prompt tokens of gpt-4o-mini at litellm's bundled price: about $0.015 a call.
+    llm_server.responder = looping_agent("true", prompt_tokens=100_000)
+    run_dir = pytester.path / "run"
+    run_swe(
+        pytester,
+        llm_server,
+        run_dir,
+        "--model",
+        "gpt-4o-mini",
+        "--agent-option",
+        "cost_limit=0.02",
+    )
+    outcome = outcome_of(run_dir, "cost")
+    assert outcome["status"] == "budget_exhausted"
+    assert outcome["message"].startswith("cost limit reached ($0.03")
+    assert len(llm_server.requests) == 2
+    assert outcome["usage"]["cost_unknown"] is False and outcome["usage"]["cost_usd"] > 0.02
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["agent_usage"]["cost_usd"] == pytest.approx(outcome["usage"]["cost_usd"])
+
+
+def test_run_wide_max_cost_holds_across_xdist_workers(
+    pytester: pytest.Pytester, llm_server: ScriptedServer
+) -> None:
+    for index in range(4):
+        write_case(pytester.path, f"spend{index}")
+    llm_server.responder = looping_agent("sleep 1", prompt_tokens=100_000)
+    run_dir = pytester.path / "run"
+    result = run_swe(
+        pytester, llm_server, run_dir, "--model", "gpt-4o-mini", "--max-cost", "0.04", "-n", "2"
+    )
+    ledger = json.loads((run_dir / "cost-ledger.json").read_text())
+    calls = len(llm_server.requests)
+    # Each call costs ~$0.015: the ledger stops new calls once $0.04 is spent; at most one call
+    # per worker can be in flight when it is crossed.
+    assert ledger["calls"] == calls and 3 <= calls <= 4, result.stdout.str()[-2000:]
+    assert 0.04 <= ledger["spent_usd"] < 0.04 + 2 * 0.016
+    statuses = [outcome_of(run_dir, f"spend{i}") for i in range(4)]
+    assert all(o["status"] == "budget_exhausted" for o in statuses)
+    assert all("run-wide cost limit reached" in o["message"] for o in statuses)
+    assert sum(o["message"].startswith("not started") for o in statuses) >= 1
+    assert set(outcomes(run_dir).values()) == {"failed"}
+    assert leftover_containers(run_dir) == []
