@@ -112,3 +112,28 @@ def test_profile_reads_ci_manifests_and_readme(tmp_path: Path) -> None:
     assert first.test_framework == "pytest" and first.python_requires == ">=3.10"
     (tmp_path / "poetry.lock").write_text("")
     assert build_profile(tmp_path).install_command == "poetry install"
+
+
+def test_agent_modules_import_no_model_library() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from pytest_enconda.agents import registry\n"
+        "for name in ('swe-agent', 'zero-shot', 'command'):\n"
+        "    registry.check_options(name, model='m', command='true')\n"
+        "print(','.join(m for m in ('litellm', 'minisweagent', 'docker') if m in sys.modules))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    # command takes no 'model'-only options; swe-agent and zero-shot reject 'command'.
+    assert "Extra inputs are not permitted" in out.stderr
+    code = code.replace(
+        "for name in ('swe-agent', 'zero-shot', 'command'):\n"
+        "    registry.check_options(name, model='m', command='true')\n",
+        "registry.check_options('swe-agent', model='m')\n"
+        "registry.check_options('zero-shot', model='m')\n"
+        "registry.check_options('command', command='true')\n",
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""

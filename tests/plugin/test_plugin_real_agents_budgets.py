@@ -353,3 +353,28 @@ def test_run_wide_max_cost_holds_across_xdist_workers(
     assert sum(o["message"].startswith("not started") for o in statuses) >= 1
     assert set(outcomes(run_dir).values()) == {"failed"}
     assert leftover_containers(run_dir) == []
+
+
+def test_malformed_and_missing_output_files_fail_what_they_feed(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "broken")
+    run_dir = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "--agent",
+        "command",
+        "--agent-option",
+        'command=printf \'{\\n "detected_errors": [\\n  {"error_type": "E4",,}\\n\' '
+        "> /enconda/output/diagnosis.json",
+        "--agent-option",
+        "in_container=true",
+        "--run-dir",
+        str(run_dir),
+    )
+    result.assert_outcomes(failed=4)
+    why = messages(run_dir)
+    assert why[("broken", "execution")].endswith(
+        "no setup script written (/enconda/output/setup.sh is missing)"
+    )
+    for item in ("error_types", "descriptions", "fixes"):
+        assert "diagnosis.json: line 3 column 23: Expecting property name" in why[("broken", item)]
+    assert leftover_containers(run_dir) == []
