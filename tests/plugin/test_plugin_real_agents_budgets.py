@@ -378,3 +378,19 @@ def test_malformed_and_missing_output_files_fail_what_they_feed(pytester: pytest
     for item in ("error_types", "descriptions", "fixes"):
         assert "diagnosis.json: line 3 column 23: Expecting property name" in why[("broken", item)]
     assert leftover_containers(run_dir) == []
+
+
+def test_a_failing_model_ends_the_agent_as_crashed_not_the_run(
+    pytester: pytest.Pytester, llm_server: ScriptedServer
+) -> None:
+    write_case(pytester.path, "denied")
+    llm_server.default = (401, {"error": {"message": "invalid api key", "type": "auth"}})
+    run_dir = pytester.path / "run"
+    result = run_swe(pytester, llm_server, run_dir, "--model", "scripted")
+    result.assert_outcomes(failed=1)
+    outcome = outcome_of(run_dir, "denied")
+    assert outcome["status"] == "crashed"
+    assert outcome["message"].startswith("AuthenticationError")
+    assert len(llm_server.requests) == 1  # an authentication error is not retried
+    assert "no setup script written" in messages(run_dir)[("denied", "execution")]
+    assert leftover_containers(run_dir) == []
