@@ -394,3 +394,35 @@ def test_a_failing_model_ends_the_agent_as_crashed_not_the_run(
     assert len(llm_server.requests) == 1  # an authentication error is not retried
     assert "no setup script written" in messages(run_dir)[("denied", "execution")]
     assert leftover_containers(run_dir) == []
+
+
+def test_zero_shot_server_errors_are_retried_then_the_agent_crashes(
+    pytester: pytest.Pytester, llm_server: ScriptedServer
+) -> None:
+    write_case(pytester.path, "down")
+    llm_server.default = (500, b"upstream exploded")
+    run_dir = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "--agent",
+        "zero-shot",
+        "--model",
+        "scripted",
+        "--api-base",
+        llm_server.api_base,
+        "--agent-option",
+        "retries=1",
+        "--agent-option",
+        "backoff=0",
+        "--run-dir",
+        str(run_dir),
+        "-k",
+        "execution or error_types",
+    )
+    result.assert_outcomes(failed=2)
+    assert len(llm_server.requests) == 2
+    outcome = outcome_of(run_dir, "down")
+    assert outcome["status"] == "crashed"
+    assert outcome["message"].startswith("the model call failed: ")
+    assert messages(run_dir)[("down", "execution")].endswith("no response from the model")
+    assert leftover_containers(run_dir) == []
