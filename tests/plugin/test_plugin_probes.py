@@ -168,3 +168,81 @@ def test_python_and_repo_go_together(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest("--python", sys.executable)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "--python and --repo go together" in result.stderr.str()
+
+
+LYING_REPORT = """mkdir -p /enconda/output
+cat > /enconda/output/report.json <<JSON
+{"python_path": "/opt/nowhere/bin/python", "python_version": "3.11", "torch_version": "2.4.0",
+ "cuda_available": true, "gpu_count": 8, "ddp_expected_ok": null, "env_tool": "venv",
+ "env_name": "venv", "notes": ""}
+JSON
+"""
+FALSE_CLAIMS_REPORT = """python3 -m venv /opt/venv
+printf 'VALUE = 1\\n' > /opt/venv/lib/python3.11/site-packages/helper_mod.py
+mkdir -p /enconda/output
+cat > /enconda/output/report.json <<JSON
+{"python_path": "/opt/venv/bin/python", "python_version": "3.11", "torch_version": "2.4.0",
+ "cuda_available": true, "gpu_count": 1, "ddp_expected_ok": null, "env_tool": "venv",
+ "env_name": "venv", "notes": ""}
+JSON
+"""
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("base_image")
+def test_c0_counts_the_missing_module_and_c5_catches_false_claims(
+    pytester: pytest.Pytester,
+) -> None:
+    write_research_case(pytester.path, "noreport")  # the readme agent installs nothing
+    write_research_case(pytester.path, "nopath", setup=LYING_REPORT)
+    write_research_case(pytester.path, "claims", setup=FALSE_CLAIMS_REPORT)
+    readme = pytester.path / "readme"
+    pytester.runpytest(
+        "cases/noreport", "-k", "C0 or C5", "--agent", "readme", "--run-dir", str(readme)
+    )
+    c0 = json.loads((readme / "cases" / "noreport" / "pyramid" / "C0.json").read_text())
+    assert c0["outcome"] == "failed"
+    assert c0["numbers"]["missing"] == ["helper_mod"] and c0["numbers"]["total"] == 2
+    c5 = json.loads((readme / "cases" / "noreport" / "pyramid" / "C5.json").read_text())
+    assert c5["outcome"] == "failed" and c5["numbers"]["report_outcome"] == "missing"
+
+    oracle = pytester.path / "oracle"
+    result = pytester.runpytest(
+        "cases/nopath", "cases/claims", "-k", "C5", "--run-dir", str(oracle)
+    )
+    result.assert_outcomes(failed=2)
+    nopath = json.loads((oracle / "cases" / "nopath" / "pyramid" / "C5.json").read_text())
+    assert [h["kind"] for h in nopath["numbers"]["hallucinations"]] == ["path"]
+    claims = json.loads((oracle / "cases" / "claims" / "pyramid" / "C5.json").read_text())
+    kinds = sorted(h["kind"] for h in claims["numbers"]["hallucinations"])
+    assert "version" in kinds and "capability" in kinds  # torch claimed, CUDA claimed: neither
+    summary = json.loads((oracle / "summary.json").read_text())["pyramid"]
+    assert summary["C5"]["with_hallucinations"] == 2
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+@pytest.mark.usefixtures("base_image")
+def test_c4_on_gloo_passes_for_the_shipped_case_and_fails_when_broken(
+    pytester: pytest.Pytester,
+) -> None:
+    """A real torch (the CUDA build from PyPI, through the uv cache) on 2 CPU processes."""
+    import shutil
+
+    bench = Path(__file__).resolve().parents[2] / "benchmark_cases"
+    shutil.copytree(bench / "repos" / "tinylm", pytester.path / "bench" / "repos" / "tinylm")
+    case_dir = pytester.path / "bench" / "research" / "tinylm"
+    shutil.copytree(bench / "research" / "tinylm", case_dir)
+    run = pytester.path / "good"
+    result = pytester.runpytest("bench", "-k", "C4 or C1", "--ddp-cpu", "--run-dir", str(run))
+    result.assert_outcomes(passed=2)
+    c4 = json.loads((run / "cases" / "tinylm" / "pyramid" / "C4.json").read_text())
+    assert c4["numbers"]["mode"] == "cpu-gloo" and c4["numbers"]["nproc"] == 2
+    # Broken: the environment's torch removed after setup.
+    setup = case_dir / "golden_setup.sh"
+    setup.write_text(
+        setup.read_text() + "\nrm -rf /data/project/.venv/lib/python3.11/site-packages/torch\n"
+    )
+    run = pytester.path / "broken"
+    result = pytester.runpytest("bench", "-k", "C4", "--ddp-cpu", "--run-dir", str(run))
+    result.assert_outcomes(failed=1)
