@@ -10,6 +10,7 @@ import pytest
 
 from .aspects import ASPECTS, GPU_ASPECTS
 from .cases.loader import load_case
+from .discovery import is_research_dataset_dir
 from .errors import CaseFormatError, EncondaError
 from .plugin import session_of
 
@@ -233,12 +234,17 @@ class DatasetCase(pytest.Collector):
 
 
 class Dataset(pytest.Directory):
-    """A directory in EnConda-Bench's released layout given with ``--cases``."""
+    """A released dataset given with ``--cases``: EnConda-Bench's layout or ResearchEnvBench's."""
 
     def collect(self) -> Iterable[pytest.Collector]:
         from .cases.enconda_import import ImportProblem, load_dataset
 
-        loaded = load_dataset(self.path)
+        if is_research_dataset_dir(self.path):
+            from .cases.research_import import load_research_dataset
+
+            loaded = load_research_dataset(self.path)
+        else:
+            loaded = load_dataset(self.path)
         problems = list(loaded.problems)
         cases = []
         for case in loaded.cases:

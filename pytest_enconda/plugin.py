@@ -156,7 +156,8 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     # pytest reaches ``DATA/instances`` through ``DATA``: were ``DATA`` a Dataset, whose
     # children are cases, ``instances`` would be "not found". A folder on the way to a
     # collected one stays a plain folder.
-    if discovery.is_dataset_dir(path) and not _leads_to_argument(parent.config, path):
+    dataset = discovery.is_dataset_dir(path) or discovery.is_research_dataset_dir(path)
+    if dataset and not _leads_to_argument(parent.config, path):
         from .items import Dataset
 
         return Dataset.from_parent(parent, path=path)
@@ -198,9 +199,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if getattr(item, "enconda_item", False):
         session_of(item.config).add_html_extras(item, report)
-        if call.when == "call" and call.excinfo is not None and _harness_error(call.excinfo):
-            # A probe that hit a harness failure mid-call: results count it as an error.
-            report.user_properties.append(("enconda_harness_error", True))
+        if call.excinfo is not None and _harness_error(call.excinfo):
+            # The harness's message names the step and the remedy; its traceback is noise.
+            report.longrepr = f"{item.nodeid}: {call.excinfo.value}"
+            if call.when == "call":
+                # A probe that hit a harness failure mid-call: results count it as an error.
+                report.user_properties.append(("enconda_harness_error", True))
     return report
 
 

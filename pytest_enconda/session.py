@@ -23,6 +23,7 @@ import pytest
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import CaseDir, append_jsonl, atomic_write_text, read_model, write_model
 from .aspects import DIAGNOSIS_ASPECTS
+from .cases.models import README_FROM_REPOSITORY
 from .errors import EncondaError, HarnessError
 from .grading.verdict import ItemVerdict
 from .settings import EncondaSettings
@@ -80,6 +81,7 @@ class EncondaSession:
         self._agent: Any = None
         self._sandbox: Any = None
         self._images: Any = None
+        self._repo_readmes: dict[str, tuple[str, str]] = {}
         self._judge: Any = None
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
         self._results_loaded = False
@@ -238,10 +240,11 @@ class EncondaSession:
             outcome = read_model(paths.agent_outcome, AgentOutcome)
         else:
             agent = self.agent
+            readme_name, readme_text = self._agent_readme(case)
             task = AgentTask(
                 case=case,
-                readme_text=case.readme_text,
-                readme_name=Path(case.spec.readme_target).name,
+                readme_text=readme_text,
+                readme_name=readme_name,
                 log_path=paths.agent_log,
                 trajectory_path=paths.trajectory,
                 run_dir=self.run_dir,
@@ -275,6 +278,17 @@ class EncondaSession:
             write_model(paths.agent_outcome, outcome)
         return outcome
 
+    def _agent_readme(self, case: Case) -> tuple[str, str]:
+        """The README the agent is given: the case's, or the repository's own (imported research).
+
+        An imported research case carries no README of its own; the repository's is only known
+        once it is materialised, which building the task image does.
+        """
+        if README_FROM_REPOSITORY not in case.spec.tags:
+            return Path(case.spec.readme_target).name, case.readme_text
+        self.task_image(case)
+        return self._repo_readmes.get(case.id, (Path(case.spec.readme_target).name, ""))
+
     def _agent_container(self, case: Case) -> Any:
         image = self.task_image(case)
         return self.sandbox().container(image, case_id=case.id, role="agent")
@@ -301,7 +315,12 @@ class EncondaSession:
             )
             base = images.ensure_base(spec.base_image, progress=self.build_progress)
             env = images.ensure_environment(base, spec.environment, progress=self.build_progress)
-            overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
+            if README_FROM_REPOSITORY in spec.tags:
+                # Nothing is written over the repository's own README; the agent reads it.
+                overrides: dict[str, bytes] = {}
+                self._repo_readmes[case.id] = _repository_readme(repo_dir, spec.readme_target)
+            else:
+                overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
             return images.ensure_task_image(
                 env, repo_dir, overrides, case.id, progress=self.build_progress, tree_hash=digest
             )
@@ -513,6 +532,8 @@ class EncondaSession:
             "missing": result.missing,
             "unparsable": result.unparsable,
             "pyright_version": result.pyright_version,
+            # C0 runs for every research case: the efficiency columns are there for `-k C0` too.
+            **self._efficiency(case),
         }
         if result.error is not None:
             # The agent's interpreter not starting is the agent's failure; anything else means
@@ -629,7 +650,12 @@ class EncondaSession:
         if facts and facts.get("prefix_bytes") is not None:
             numbers["prefix_bytes"] = facts["prefix_bytes"]
         if self.settings.python is None:
-            numbers["env_size_bytes"] = self.final_state(case).writable_bytes
+            state = self.final_state(case)
+            numbers["env_size_bytes"] = state.writable_bytes
+            if state.source == "setup-script":
+                # The environment is only ready once the agent's script has run: an agent that
+                # answers with a script in a millisecond has not set anything up yet.
+                numbers["time_to_ready_s"] = round(outcome.wall_time + state.setup_seconds, 3)
         return numbers
 
     def diagnosis_grade(self, case: Case) -> Any:
@@ -826,3 +852,19 @@ class EncondaSession:
 
         self.summary = build_summary(self.run_dir, self._results, self.settings)
         write_summary(self.run_dir, self.summary)
+
+
+_README_NAMES = ("README.md", "README.rst", "README.txt", "README")
+
+
+def _repository_readme(repo_dir: Path, preferred: str) -> tuple[str, str]:
+    """(name, text) of a repository's own README: ``preferred``, else the usual names, any case."""
+    candidates = [repo_dir / preferred]
+    by_lower = {entry.name.lower(): entry for entry in repo_dir.iterdir() if entry.is_file()}
+    candidates += [by_lower[name.lower()] for name in _README_NAMES if name.lower() in by_lower]
+    root = repo_dir.resolve()
+    for path in candidates:
+        # The repository is downloaded data: a README linking out of it must not read host files.
+        if path.is_file() and not path.is_symlink() and root in path.resolve().parents:
+            return path.name, path.read_bytes().decode("utf-8", errors="replace")
+    return Path(preferred).name, ""

@@ -11,10 +11,11 @@ import sys
 import uuid
 from collections.abc import Callable, Iterator
 
-import pytest
-
 # pytester's in-process runs drop modules first imported during a run; numpy (behind scipy,
-# which grading uses) cannot be imported twice in one process, so load it before any run.
+# which grading uses) cannot be imported twice in one process, and docker-py's requests,
+# imported twice, fails with "You can only merge into CookieJar": load both before any run.
+import docker  # noqa: F401
+import pytest
 import scipy.optimize  # noqa: F401
 from scripted_llm import ScriptedServer
 

@@ -14,6 +14,8 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 ErrorType = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
 ERROR_TYPES: tuple[str, ...] = ("E1", "E2", "E4", "E6", "E7", "E8")
 Suite = Literal["diagnosis", "research"]
+# A case with this tag has no README of its own: the agent reads the repository's.
+README_FROM_REPOSITORY = "readme:repository"
 
 _LEVEL = re.compile(r"^(?:level)?\s*(\d+)$", re.IGNORECASE)
 

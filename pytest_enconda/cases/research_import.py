@@ -35,13 +35,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .enconda_import import DatasetLoad, ImportProblem
-from .models import Case, CaseSpec, RepoSource, ResearchSpec
+from .models import README_FROM_REPOSITORY, Case, CaseSpec, RepoSource, ResearchSpec
 
 __all__ = ["CATEGORIES_FILE", "MANIFEST_FILE", "README_FROM_REPOSITORY", "load_research_dataset"]
 
 MANIFEST_FILE = "manifest.json"
 CATEGORIES_FILE = "scripts_repos_test_categories.csv"
-README_FROM_REPOSITORY = "readme:repository"
 _FULL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 _COMMIT = re.compile(r"^[0-9a-fA-F]{7,40}$")
 _REASONS = {

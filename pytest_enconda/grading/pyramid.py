@@ -435,10 +435,12 @@ def pyramid_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
     C0: missing/total summed over the cases it measured (and per case); an error row counts in
     ``errors`` and in no sum. C1-C4: passed / applicable, where a skipped row leaves the
-    denominator and failed and error rows count as failures. C5: hallucinations by kind (from
-    ``numbers.hallucinations``: a list of ``{kind}`` or a ``{kind: count}`` map), audited cases,
-    missing and invalid reports. Efficiency: per-case values (any row of the case may carry them)
-    averaged over the cases that have them.
+    denominator and a failed row counts against the agent; an error row (the harness failed:
+    repository unavailable, Docker) is counted in ``error`` and leaves the denominator too, as
+    harness errors leave Pass@1's: the agent is not blamed for them. C5: hallucinations by kind
+    (from ``numbers.hallucinations``: a list of ``{kind}`` or a ``{kind: count}`` map), audited
+    cases, missing and invalid reports. Efficiency: per-case values (any row of the case may
+    carry them) averaged over the cases that have them.
     """
     stages: dict[str, dict[str, Any]] = {
         stage: {"passed": 0, "failed": 0, "error": 0, "skipped": 0} for stage in STAGES[1:5]
@@ -492,7 +494,7 @@ def pyramid_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     c0["percent_missing"] = _percent(c0["missing"], c0["total"])
     summary["C0"] = c0
     for stage, counts in stages.items():
-        applicable = counts["passed"] + counts["failed"] + counts["error"]
+        applicable = counts["passed"] + counts["failed"]
         summary[stage] = {
             **counts,
             "applicable": applicable,
@@ -549,7 +551,8 @@ def pyramid_table(summary: Mapping[str, Any]) -> str:
     for stage in ("C1", "C2", "C3", "C4"):
         row = summary[stage]
         shown = f"{row['passed']}/{row['applicable']}"
-        cells.append(shown + (f" ({row['percent']:.1f}%)" if row["percent"] is not None else ""))
+        shown += f" ({row['percent']:.1f}%)" if row["percent"] is not None else ""
+        cells.append(shown + (f" ({row['error']} err)" if row["error"] else ""))
     c5 = summary["C5"]
     cells.append(
         f"{c5['path']}/{c5['version']}/{c5['capability']}"
