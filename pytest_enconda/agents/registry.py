@@ -17,6 +17,7 @@ BUILTIN: dict[str, str] = {
     "swe-agent": "pytest_enconda.agents.swe_agent:SweAgent",
     "zero-shot": "pytest_enconda.agents.zero_shot:ZeroShotAgent",
     "command": "pytest_enconda.agents.command:CommandAgent",
+    "heuristic": "pytest_enconda.agents.heuristic:HeuristicAgent",
 }
 # Agents that call a model: without ``--model`` the run stops at configure time.
 NEEDS_MODEL: dict[str, str] = {

@@ -1,0 +1,496 @@
+"""``heuristic``: an offline baseline that follows the README in the task container, classifies
+each failure by its evidence and repairs it (no model, no API key, deterministic).
+
+The agent sees what any agent sees: the erroneous README, the repository tree in the container
+and the output of the commands it runs. It never reads the golden answer, the original README
+or the repository's history.
+
+1. A static pre-pass compares the README with the repository (``prepass``).
+2. The README's commands run one at a time in the container (``steps`` says what each is); a
+   failing command is classified (``classify``) and repaired (replaced, reordered, dropped,
+   or preceded by the missing step), then run again.
+3. Usage examples and test runs are executed as checks after the setup they need, never put
+   in the setup script; the trajectory says why each skipped command was skipped.
+4. The final script runs once more in a fresh container, with the repository's tests.
+
+Outputs follow the contract: ``/enconda/output/diagnosis.json`` and ``setup.sh``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path, PurePath
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..base import AgentOutcome, AgentTask, Step
+from ..llm import TrajectoryWriter
+from ..output import DIAGNOSIS, OUTPUT_DIR, SETUP, collect_outputs, prepare_output_dir
+from ..swe_agent import head_tail, options_error
+from ..workspace import RepositoryView, agent_dir
+from .classify import Context, classify, missing_distribution
+from .facts import RepoFacts, requirement_name, scan
+from .findings import Finding
+from .prepass import example_findings, run_prepass
+from .steps import SETUP_KINDS, ReadmeStep, readme_steps, words_of
+
+OUTPUT_CHARS = 6_000
+
+
+class HeuristicConfig(BaseModel):
+    """``--agent-option KEY=VALUE`` for ``heuristic``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    command_timeout: float = Field(default=600, gt=0, description="seconds per setup command")
+    check_timeout: float = Field(default=300, gt=0, description="seconds per usage or test run")
+    max_repairs: int = Field(default=3, ge=0, description="repairs tried per README command")
+    max_commands: int | None = Field(
+        default=None, gt=0, description="commands run in all; default: the case's agent_steps"
+    )
+    final_check: bool = Field(
+        default=True, description="run the final script again in a fresh container"
+    )
+
+
+class _Budget(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+class _Run:
+    """One case: the container, the README's steps and what has been found so far."""
+
+    def __init__(
+        self,
+        box: Any,
+        task: AgentTask,
+        facts: RepoFacts,
+        steps: list[ReadmeStep],
+        writer: TrajectoryWriter,
+        config: HeuristicConfig,
+        deadline: float,
+        max_commands: int,
+    ) -> None:
+        self.box = box
+        self.task = task
+        self.facts = facts
+        self.steps = steps
+        self.writer = writer
+        self.config = config
+        self.deadline = deadline
+        self.max_commands = max_commands
+        self.commands_run = 0
+        self.findings: list[Finding] = []
+        self.keys: set[str] = set()
+        self.preamble: list[str] = []
+        self.ctx = Context(
+            facts=facts,
+            steps=steps,
+            done=[],
+            cwd="",
+            probe=self.probe,
+            readme_text=task.readme_text,
+        )
+
+    # ------------------------------------------------------------------ commands
+
+    def note(self, text: str, kind: str = "note") -> None:
+        self.writer.add(Step(kind=kind, command="", thought=text))
+
+    def _exec(
+        self, command: str, timeout: float, thought: str, kind: str
+    ) -> tuple[int | None, str]:
+        remaining = self.deadline - time.monotonic()
+        if remaining < 5:
+            raise _Budget("timeout", "wall-clock limit reached (the case's agent_seconds)")
+        if self.commands_run >= self.max_commands:
+            raise _Budget("budget_exhausted", f"command limit reached ({self.max_commands})")
+        self.commands_run += 1
+        script = "\n".join(["set -eo pipefail", *self.preamble, command])
+        started = time.time()
+        result = self.box.exec(
+            script, timeout=max(1.0, min(timeout, remaining)), workdir=self.task.workdir,
+            max_output=400_000,
+        )  # fmt: skip
+        output = result.output
+        if result.timed_out:
+            output += f"\n[the command timed out after {min(timeout, remaining):g} s]"
+        self.writer.add(
+            Step(
+                kind=kind,
+                command=command,
+                output=head_tail(output, OUTPUT_CHARS),
+                exit_code=result.exit_code,
+                started_at=started,
+                duration=result.duration,
+                timed_out=result.timed_out,
+                thought=thought,
+            )
+        )
+        return (None if result.timed_out else result.exit_code), output
+
+    def probe(self, command: str) -> tuple[int | None, str]:
+        """A look at the container (``--help``, ``apt-cache``) on the way to a repair."""
+        return self._exec(command, 120, "inspect the environment for a repair", "probe")
+
+    # ------------------------------------------------------------------ findings
+
+    def add(self, finding: Finding) -> bool:
+        """Record ``finding``; ``False`` if the same error was already diagnosed."""
+        if finding.key and finding.key in self.keys:
+            return False
+        self.keys.add(finding.key)
+        self.findings.append(finding)
+        label = finding.error_type or "repair (not a README error)"
+        self.note(
+            f"{label} [{finding.rule}]: {finding.description} Fix: {finding.fix}", kind="finding"
+        )
+        return True
+
+    def new_step(self, command: str, kind: str, section: str) -> ReadmeStep:
+        step = ReadmeStep(len(self.steps), command, section, kind)
+        self.steps.append(step)
+        return step
+
+    # ------------------------------------------------------------------ the plan
+
+    def initial_plan(self, static: list[Finding]) -> list[int]:
+        clone_dirs = set()
+        for step in self.steps:
+            words = words_of(step.command)
+            if words[:2] == ["git", "clone"]:
+                args = [w for w in words[2:] if not w.startswith("-")]
+                if args:
+                    clone_dirs.add(args[1] if len(args) > 1 else
+                                   PurePath(args[0]).name.removesuffix(".git"))  # fmt: skip
+        plan = []
+        for step in self.steps:
+            words = words_of(step.command)
+            if step.kind == "state" and words[:1] == ["cd"] and len(words) > 1:
+                target = words[1].rstrip("/")
+                if target in clone_dirs or (
+                    not self.facts.exists(target) and PurePath(target).name in clone_dirs
+                ):
+                    step.kind, step.reason, step.final = (
+                        "skip",
+                        "enters the cloned repository, which is the working directory here",
+                        None,
+                    )
+            if step.kind == "skip":
+                self.note(f"skipped `{step.command}`: {step.reason}", kind="skip")
+                continue
+            if step.kind == "usage":
+                self.note(f"`{step.command}` ({step.section or 'no section'}): {step.reason}")
+            plan.append(step.index)
+        for finding in static:
+            self.add(finding)
+            target = finding.move
+            if target is None or target not in plan:
+                continue
+            step = self.steps[target]
+            if finding.action == "replace" and finding.commands:
+                step.final = finding.commands[0]
+            elif finding.action == "drop":
+                step.final = None
+                plan.remove(target)
+            elif finding.action == "move_before" and finding.commands:
+                # Static reorder: the install goes right after the activation it should follow.
+                after = int(finding.commands[0])
+                plan.remove(target)
+                plan.insert(plan.index(after) + 1 if after in plan else len(plan), target)
+        if not any(self.steps[i].kind == "test" for i in plan) and self._has_tests():
+            step = self.new_step("python -m pytest -q", "test", "(added: the repository's tests)")
+            self.note("the README runs no tests; the repository has tests: `python -m pytest -q`")
+            plan.append(step.index)
+        return plan
+
+    def _has_tests(self) -> bool:
+        return any(re.search(r"(^|/)(tests?/|test_[^/]*\.py$)", path) for path in self.facts.files)
+
+    # ------------------------------------------------------------------ execution
+
+    def execute(self, plan: list[int]) -> list[int]:
+        attempts: dict[int, int] = {}
+        pos = 0
+        while pos < len(plan):
+            index = plan[pos]
+            step = self.steps[index]
+            setup = step.kind in SETUP_KINDS
+            command = step.final if setup else (step.final or step.command)
+            if command is None:
+                pos += 1
+                continue
+            timeout = self.config.command_timeout if setup else self.config.check_timeout
+            thought = f"{step.kind} step from '{step.section or 'the README'}'"
+            code, output = self._exec(command, timeout, thought, "command")
+            finding = classify(step, command, code, output, self.ctx)
+            if finding is None and code != 0 and step.kind in ("test", "usage"):
+                finding = self._declared_in_output(command, output)
+            if finding is None or (finding.key in self.keys and finding.action == "none"):
+                if code == 0:
+                    self._succeeded(step, command)
+                else:
+                    self._unexplained(step, command, code)
+                pos += 1
+                continue
+            fresh = self.add(finding)
+            tries = attempts.get(index, 0)
+            if (not fresh and finding.action not in ("move_before", "defer")) or (
+                tries >= self.config.max_repairs
+            ):
+                if code == 0:
+                    self._succeeded(step, command)
+                else:
+                    self._unexplained(step, command, code)
+                pos += 1
+                continue
+            attempts[index] = tries + 1
+            pos = self._apply(finding, plan, pos, step, code)
+        return plan
+
+    def _succeeded(self, step: ReadmeStep, command: str) -> None:
+        self.ctx.done.append(step.index)
+        words = words_of(command)
+        if step.kind == "apt_update" or "apt-get update" in command:
+            self.ctx.apt_updated = True
+        if step.kind in ("state", "env_activate"):
+            self.preamble.append(command)
+            if words[:1] == ["cd"] and len(words) > 1:
+                self.ctx.cwd = (PurePath(self.ctx.cwd) / words[1]).as_posix().lstrip("./")
+
+    def _unexplained(self, step: ReadmeStep, command: str, code: int | None) -> None:
+        if step.kind in SETUP_KINDS:
+            step.final = None
+            self.note(
+                f"`{command}` failed (exit {code}) for a reason no rule explains; left out of "
+                "the setup script so that the rest can run"
+            )
+        else:
+            self.note(f"check `{command}` failed (exit {code}); no rule explains it")
+
+    def _apply(self, finding: Finding, plan: list[int], pos: int, step: ReadmeStep, code) -> int:
+        setup = step.kind in SETUP_KINDS
+        action = finding.action
+        if action == "replace" and finding.commands:
+            if finding.move is not None and finding.move != step.index:
+                # The repair widens an earlier install (an extra, a requirements file).
+                earlier = self.steps[finding.move]
+                earlier.final = finding.commands[0]
+                self._run_now(finding.commands[0], "repair: install what was missing")
+                return pos
+            step.final = finding.commands[0]
+            for extra in finding.commands[1:]:
+                self._run_now(extra, "repair: undo what the faulty step changed")
+            return pos if code != 0 else pos + 1
+        if action == "drop":
+            step.final = None
+            for extra in finding.commands:
+                self._run_now(extra, "repair: undo what the faulty step changed")
+            return pos + 1
+        if action == "move_before" and finding.move is not None:
+            mover = finding.move
+            if mover in plan:
+                plan.remove(mover)
+                pos = plan.index(step.index)
+            plan.insert(pos, mover)
+            return pos
+        if action == "defer" and finding.move is not None:
+            plan.remove(step.index)
+            anchor = plan.index(finding.move) if finding.move in plan else len(plan) - 1
+            plan.insert(anchor + 1, step.index)
+            return pos
+        if action in ("prepend", "append") and finding.commands:
+            for command in reversed(finding.commands):
+                new = self.new_step(command, "install", "(added by the agent)")
+                plan.insert(pos, new.index)
+            return pos
+        # Diagnosed but not repairable: a failed setup step stays out of the script.
+        if code != 0:
+            self._unexplained(step, step.final or step.command, code)
+        elif setup:
+            self._succeeded(step, step.final or step.command)
+        return pos + 1
+
+    def _run_now(self, command: str, thought: str) -> None:
+        self._exec(command, self.config.command_timeout, thought, "command")
+
+    def _declared_in_output(self, command: str, output: str) -> Finding | None:
+        """A check failed and its output names a distribution the repository declares."""
+        _, frozen = self.probe("python -m pip list --format=freeze 2>/dev/null")
+        installed = {requirement_name(line.split("==")[0]) for line in frozen.splitlines()}
+        candidates = []
+        for group in (*self.facts.extras.values(), *self.facts.requirement_files.values()):
+            for req in group:
+                name = requirement_name(req)
+                spelled = re.match(r"[A-Za-z0-9][A-Za-z0-9._-]*", req.strip())
+                if not name or not spelled or name in installed or name in candidates:
+                    continue
+                if re.search(rf"(?<![\w-]){re.escape(spelled.group(0))}(?![\w-])", output):
+                    candidates.append(name)
+        for name in candidates:
+            finding = missing_distribution(
+                command, name, f"the output names {name}, which is not installed", self.ctx
+            )
+            if finding is not None and finding.error_type is not None:
+                return finding
+        return None
+
+    # ------------------------------------------------------------------ examples
+
+    def check_examples(self, examples: list[Finding]) -> None:
+        for finding in examples:
+            code = finding.commands[0] if finding.commands else ""
+            status, output = self._exec(
+                f"python - <<'ENCONDA_EXAMPLE'\n{code}\nENCONDA_EXAMPLE",
+                60,
+                "run the README's Python example (static analysis found undefined names)",
+                "command",
+            )
+            if status != 0 and "NameError" in output:
+                finding.commands = []
+                self.add(finding)
+            else:
+                self.note(f"the Python example ran without NameError: not reported ({status})")
+
+    # ------------------------------------------------------------------ results
+
+    def script(self, plan: list[int]) -> str:
+        lines = [
+            self.steps[i].final
+            for i in plan
+            if self.steps[i].kind in SETUP_KINDS and self.steps[i].final
+        ]
+        return "#!/bin/bash\n" + "".join(f"{line}\n" for line in lines)
+
+    def diagnosis(self) -> list[dict[str, str]]:
+        return [f.diagnosis() for f in self.findings if f.error_type]
+
+    def pythons(self) -> list[str]:
+        code, text = self.probe(
+            "ls /usr/bin /usr/local/bin 2>/dev/null | grep -E '^python3\\.[0-9]+$' | sort -u"
+        )
+        versions = sorted(
+            {line.strip()[len("python") :] for line in text.splitlines() if line.strip()},
+            key=lambda v: tuple(int(p) for p in v.split(".")),
+        )
+        return versions if code == 0 else []
+
+
+class HeuristicAgent:
+    name = "heuristic"
+
+    def __init__(self, **options: Any) -> None:
+        try:
+            self.config = HeuristicConfig(**options)
+        except ValidationError as exc:
+            raise ValueError(options_error(exc, self.name)) from None
+
+    @classmethod
+    def check_options(cls, **options: Any) -> None:
+        cls(**options)
+
+    def describe(self) -> dict[str, Any]:
+        return {"agent": self.name, **self.config.model_dump()}
+
+    def run(self, task: AgentTask) -> AgentOutcome:
+        started = time.monotonic()
+        deadline = started + float(task.budgets.agent_seconds)
+        max_commands = self.config.max_commands or max(task.budgets.agent_steps, 60)
+        writer = TrajectoryWriter(task.trajectory_path)
+        outcome = AgentOutcome(case_id=task.case.id, agent=self.name, config=self.describe())
+        readme_name = task.readme_name or PurePath(task.case.spec.readme_target).name
+        research = task.case.spec.suite == "research"
+        folder = agent_dir(task)
+        assert task.start_container is not None
+        with task.start_container() as box:
+            prepare_output_dir(box)
+            with RepositoryView(box, task.workdir) as repo:
+                facts = scan(repo)
+                steps = readme_steps(task.readme_text, readme_name, facts)
+                static = run_prepass(steps, facts, task.readme_text, readme_name)
+                examples = example_findings(
+                    task.readme_text, readme_name, facts, lambda rel: _read(repo, rel)
+                )
+            run = _Run(box, task, facts, steps, writer, self.config, deadline, max_commands)
+            run.note(
+                f"repository: {len(facts.files)} files; manifests {facts.manifests or 'none'}; "
+                f"project {facts.names or 'unnamed'}; requires-python "
+                f"{facts.requires_python or 'not declared'}; extras {sorted(facts.extras)}; "
+                f"requirement files {sorted(facts.requirement_files)}; "
+                f"README commands: {len(steps)}",
+                kind="static",
+            )
+            plan: list[int] = []
+            try:
+                run.ctx.pythons = run.pythons()
+                plan = run.initial_plan(static)
+                plan = run.execute(plan)
+                if examples:
+                    run.check_examples(examples)
+                outcome.message = f"{run.commands_run} commands run"
+            except _Budget as stop:
+                outcome.status, outcome.message = stop.status, stop.message  # type: ignore[assignment]
+            script = run.script(plan)
+            if self.config.final_check and outcome.status == "completed":
+                outcome.message += "; " + self._final_check(task, run, plan, script)
+            box.copy_in(script.encode("utf-8"), f"{OUTPUT_DIR}/{SETUP}")
+            diagnosis = {"detected_errors": run.diagnosis()}
+            box.copy_in(
+                (json.dumps(diagnosis, indent=2) + "\n").encode("utf-8"),
+                f"{OUTPUT_DIR}/{DIAGNOSIS}",
+            )
+            outputs = collect_outputs(
+                box, folder / "output" if folder is not None else None, research=research
+            )
+        outcome.diagnosis = outputs.diagnosis
+        outcome.setup_script = outputs.setup_script
+        outcome.self_report = outputs.self_report
+        outcome.output_problems = outputs.problems
+        outcome.trajectory = writer.steps
+        outcome.wall_time = time.monotonic() - started
+        return outcome
+
+    def _final_check(self, task: AgentTask, run: _Run, plan: list[int], script: str) -> str:
+        """The final script and the checks in a fresh container: what the grader will see."""
+        tests = [
+            run.steps[i].final or run.steps[i].command
+            for i in plan
+            if run.steps[i].kind == "test" and i in run.ctx.done
+        ]
+        body = script.split("\n", 1)[1]
+        command = "set -eo pipefail\n" + body + "\n".join(tests)
+        remaining = run.deadline - time.monotonic()
+        if remaining < 30:
+            run.note("no time left for the final check in a fresh container")
+            return "final check skipped (no time left)"
+        assert task.start_container is not None
+        with task.start_container() as fresh:
+            started = time.time()
+            result = fresh.exec(command, timeout=remaining - 10, workdir=task.workdir)
+        run.writer.add(
+            Step(
+                kind="final_check",
+                command=command,
+                output=head_tail(result.output, OUTPUT_CHARS),
+                exit_code=result.exit_code,
+                started_at=started,
+                duration=result.duration,
+                timed_out=result.timed_out,
+                thought="the final setup script and the passing checks, in a fresh container",
+            )
+        )
+        return "final check " + ("passed" if result.exit_code == 0 else "failed")
+
+
+def _read(repo: Path, rel: str) -> str | None:
+    path = repo / rel
+    try:
+        return path.read_text(encoding="utf-8", errors="replace") if path.is_file() else None
+    except OSError:
+        return None

@@ -1,0 +1,446 @@
+"""The static pre-pass: the README compared with the repository before anything runs.
+
+Each rule returns findings that name their evidence (the README's line, the manifest's field).
+Rules here never execute anything; the runtime classifier (``classify``) handles what only a
+command's output can show.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import re
+from pathlib import PurePosixPath
+
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from .facts import RepoFacts, requirement_name, requirement_spec
+from .findings import Finding
+from .steps import (
+    ReadmeStep,
+    activation_path,
+    is_pip_install,
+    python_blocks,
+    python_of,
+    venv_target,
+    words_of,
+)
+
+# Interpreter versions a README may name; the lowest one a specifier allows is the fix.
+KNOWN_PYTHONS = [f"2.{m}" for m in (6, 7)] + [f"3.{m}" for m in range(3, 15)]
+_CLAIM = re.compile(
+    r"(?<![\w/.-])python\s*(?:version\s*)?(?:>=|≥|v)?\s*(?P<ver>[23]\.\d{1,2})(?!\.?\d)"
+    r"(?P<tail>\s*(?:\+|or\s+(?:newer|higher|later|above|greater)|and\s+(?:up|above|newer|later)"
+    r"|or\s+later))?",
+    re.IGNORECASE,
+)
+_URLISH = re.compile(r"https?://\S+|!\[[^\]]*\]\([^)]*\)|\bimage::\s*\S+|shields\.io\S*")
+
+
+def lowest_allowed(spec: SpecifierSet) -> str | None:
+    for version in KNOWN_PYTHONS:
+        if spec.contains(Version(version), prereleases=True):
+            return version
+    return None
+
+
+def allowed(spec: SpecifierSet, version: str) -> bool:
+    try:
+        return spec.contains(Version(version), prereleases=True)
+    except InvalidVersion:
+        return True
+
+
+def run_prepass(
+    steps: list[ReadmeStep], facts: RepoFacts, readme_text: str, readme_name: str
+) -> list[Finding]:
+    findings: list[Finding] = []
+    findings += _python_version(steps, facts, readme_text)
+    findings += _pins_against_manifest(steps, facts)
+    findings += _undeclared_extras(steps, facts)
+    findings += _install_before_environment(steps)
+    findings += _before_clone(steps)
+    findings += _requirements_without_r(steps, facts)
+    findings += _windows_in_unix_section(steps)
+    findings += _python_examples(readme_text, readme_name, facts)
+    findings += _skipped_paths(steps, facts)
+    return findings
+
+
+# ---------------------------------------------------------------------- E7
+
+
+def _python_version(steps: list[ReadmeStep], facts: RepoFacts, text: str) -> list[Finding]:
+    spec = facts.python_spec()
+    if spec is None:
+        return []
+    lowest = lowest_allowed(spec)
+    if lowest is None:
+        return []
+    evidence: list[str] = []
+    commands: list[ReadmeStep] = []
+    for step in steps:
+        python = python_of(step.command)
+        version = python[len("python") :] if python else ""
+        for match in re.finditer(r"python(?:_version)?\s*=\s*(\d\.\d+)", step.command):
+            version = match.group(1)
+        if re.fullmatch(r"\d\.\d+", version or "") and not allowed(spec, version):
+            evidence.append(f"`{step.command}`")
+            commands.append(step)
+    for match in _CLAIM.finditer(_URLISH.sub(" ", text)):
+        version = match.group("ver")
+        if not allowed(spec, version):
+            claim = match.group(0).strip()
+            if f"'{claim}'" not in evidence:
+                evidence.append(f"'{claim}'")
+    if not evidence:
+        return []
+    fixed = [
+        step.command.replace(python_of(step.command) or "\0", f"python{lowest}")
+        for step in commands
+        if python_of(step.command)
+    ]
+    fix = f"Use Python {lowest} or newer, as {facts.requires_python_source} declares"
+    fix += f" (`{facts.requires_python}`)"
+    if fixed:
+        fix += ": " + "; ".join(f"`{c}`" for c in fixed)
+    return [
+        Finding(
+            "E7",
+            f"The README names a Python version the repository does not support: "
+            f"{', '.join(evidence[:3])}, but {facts.requires_python_source} is "
+            f"`{facts.requires_python}`.",
+            fix + ".",
+            key="python-version",
+            rule="static: Python version vs requires-python",
+        )
+    ]
+
+
+def _pins_against_manifest(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
+    out = []
+    for step in steps:
+        if step.kind != "install" or not is_pip_install(step.command):
+            continue
+        for word in words_of(step.command)[2:]:
+            if word.startswith("-"):
+                continue
+            name = requirement_name(word)
+            spec = requirement_spec(word)
+            if not name or spec is None or name in facts.names:
+                continue
+            declared = facts.declared_spec(name)
+            if declared is None:
+                continue
+            pinned = [s.version for s in spec if s.operator in ("==", "===", "<=", "~=")]
+            if pinned and not any(allowed(declared[0], v.rstrip(".*")) for v in pinned):
+                rest = [w for w in words_of(step.command) if w != word]
+                only_pins = all(w.startswith("-") for w in rest[2:])
+                out.append(
+                    Finding(
+                        "E7",
+                        f"`{step.command}` pins `{word}`, which conflicts with the repository's "
+                        f"own constraint {declared[1]}.",
+                        f"Remove the `{word}` pin: the repository requires "
+                        f"`{name}{declared[0]}`"
+                        + (
+                            ", which installing the project already brings."
+                            if only_pins
+                            else f"; run `{' '.join(rest)}`."
+                        ),
+                        action="drop" if only_pins else "replace",
+                        commands=[] if only_pins else [_join(rest)],
+                        key=f"pin:{step.index}",
+                        rule="static: README pin vs declared constraint",
+                    )
+                )
+                out[-1].move = step.index
+    return out
+
+
+def _join(words: list[str]) -> str:
+    import shlex
+
+    return " ".join(shlex.quote(w) if re.search(r"[\s\[\]<>*]", w) else w for w in words)
+
+
+# ---------------------------------------------------------------------- E1
+
+
+def _extras_of(word: str) -> tuple[str, list[str]] | None:
+    match = re.match(r"^(?P<target>[\w.\-/]*)\[(?P<extras>[^\]]*)\]$", word)
+    if not match:
+        return None
+    extras = [e.strip() for e in match.group("extras").split(",") if e.strip()]
+    return match.group("target"), extras
+
+
+def _undeclared_extras(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
+    if not facts.extras and not {"pyproject.toml", "setup.cfg"} & set(facts.manifests):
+        return []
+    out = []
+    for step in steps:
+        if step.kind != "install" or not is_pip_install(step.command):
+            continue
+        for word in words_of(step.command):
+            parsed = _extras_of(word)
+            if parsed is None:
+                continue
+            target, extras = parsed
+            own = target in (".", "./", "") or canonicalize_name(target or "-") in facts.names
+            if not own:
+                continue
+            unknown = [e for e in extras if e not in facts.extras]
+            if not unknown or not facts.manifests:
+                continue
+            declared = ", ".join(f"`{e}`" for e in facts.extras) or "none"
+            out.append(
+                Finding(
+                    "E1",
+                    f"`{step.command}` asks for the extra(s) {', '.join(unknown)}, which the "
+                    f"repository does not declare (declared extras: {declared}).",
+                    f"Install only declared extras (declared: {declared}).",
+                    key=f"extra:{step.index}",
+                    rule="static: extras vs manifest",
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------------- E6
+
+
+def _install_before_environment(steps: list[ReadmeStep]) -> list[Finding]:
+    out = []
+    for create in steps:
+        target = venv_target(create.command) if create.kind == "env_create" else None
+        if not target:
+            continue
+        activation = next(
+            (
+                s
+                for s in steps
+                if s.index > create.index
+                and (activation_path(s.command) or "").startswith(target.rstrip("/") + "/")
+            ),
+            None,
+        )
+        if activation is None:
+            continue
+        early = [
+            s
+            for s in steps
+            if s.kind == "install" and is_pip_install(s.command) and s.index < create.index
+        ]
+        for step in early:
+            out.append(
+                Finding(
+                    "E6",
+                    f"`{step.command}` runs before the virtual environment is created "
+                    f"(`{create.command}`) and activated (`{activation.command}`): it installs "
+                    f"into the system interpreter and `{target}` stays empty.",
+                    f"Move `{step.command}` after `{create.command}` and `{activation.command}`.",
+                    action="move_before",
+                    move=step.index,
+                    commands=[str(activation.index)],
+                    key=f"order:{step.index}",
+                    rule="static: install before the environment",
+                )
+            )
+    return out
+
+
+def _before_clone(steps: list[ReadmeStep]) -> list[Finding]:
+    out = []
+    for clone in steps:
+        words = words_of(clone.command)
+        if len(words) < 3 or words[:2] != ["git", "clone"]:
+            continue
+        args = [w for w in words[2:] if not w.startswith("-")]
+        if not args:
+            continue
+        folder = args[1] if len(args) > 1 else PurePosixPath(args[0]).name.removesuffix(".git")
+        for step in steps:
+            if step.index >= clone.index:
+                break
+            uses_repo = step.command.strip() in (f"cd {folder}", f"cd {folder}/") or (
+                is_pip_install(step.command)
+                and re.search(r"(\s-r\s|\s-e\s|\s\.(\s|$|\[)|setup\.py)", step.command + " ")
+            )
+            if uses_repo:
+                out.append(
+                    Finding(
+                        "E6",
+                        f"`{step.command}` comes before `{clone.command}`: it needs the "
+                        "repository, which is not cloned yet.",
+                        f"Run `{clone.command}` (and `cd {folder}`) before `{step.command}`.",
+                        key=f"clone:{step.index}",
+                        rule="static: step before clone",
+                    )
+                )
+    return out
+
+
+# ---------------------------------------------------------------------- E2
+
+
+def _requirements_without_r(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
+    out = []
+    for step in steps:
+        if step.kind != "install" or not is_pip_install(step.command):
+            continue
+        words = words_of(step.command)
+        for i, word in enumerate(words):
+            if not re.search(r"requirements[^/\s]*\.(txt|in)$", word) or i == 0:
+                continue
+            if words[i - 1] in ("-r", "--requirement", "-c") or word.startswith("-"):
+                continue
+            fixed = step.command.replace(word, f"-r {word}", 1)
+            out.append(
+                Finding(
+                    "E2",
+                    f"`{step.command}` passes the requirements file `{word}` without `-r`: pip "
+                    "takes it for a package name.",
+                    f"`{fixed}`",
+                    action="replace",
+                    commands=[fixed],
+                    move=step.index,
+                    key=f"dash-r:{step.index}",
+                    rule="static: requirements file without -r",
+                )
+            )
+    return out
+
+
+# ---------------------------------------------------------------------- E8
+
+
+def _windows_in_unix_section(steps: list[ReadmeStep]) -> list[Finding]:
+    out = []
+    for step in steps:
+        if step.reason != "a Windows command":
+            continue
+        if re.search(r"linux|unix|mac|posix|ubuntu|debian", step.section, re.IGNORECASE) and not (
+            re.search(r"windows", step.section, re.IGNORECASE)
+        ):
+            out.append(
+                Finding(
+                    "E8",
+                    f"`{step.command}` is a Windows command in the section '{step.section}'.",
+                    "Use the POSIX form, e.g. `source venv/bin/activate` instead of "
+                    "`venv\\Scripts\\activate`.",
+                    key=f"windows:{step.index}",
+                    rule="static: Windows command in a Unix section",
+                )
+            )
+    return out
+
+
+def package_exports(facts: RepoFacts, read) -> dict[str, str]:
+    """Names each top-level package defines or re-exports in its ``__init__``: name → package."""
+    out: dict[str, str] = {}
+    for package in facts.packages:
+        for prefix in ("", "src/"):
+            source = read(f"{prefix}{package}/__init__.py")
+            if source is None:
+                continue
+            try:
+                tree = ast.parse(source)
+            except SyntaxError:
+                continue
+            for node in tree.body:
+                names: list[str] = []
+                if isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+                    names = [node.name]
+                elif isinstance(node, ast.ImportFrom):
+                    names = [a.asname or a.name for a in node.names if a.name != "*"]
+                elif isinstance(node, ast.Assign):
+                    names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                for name in names:
+                    if not name.startswith("_"):
+                        out.setdefault(name, package)
+    return out
+
+
+def undefined_names(code: str) -> list[str]:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    bound: set[str] = set(dir(builtins))
+    loaded: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Store | ast.Del):
+                bound.add(node.id)
+            elif node.id not in loaded:
+                loaded.append(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            for alias in node.names:
+                bound.add((alias.asname or alias.name).split(".")[0])
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+            bound.add(node.name)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return [name for name in loaded if name not in bound]
+
+
+def _python_examples(text: str, name: str, facts: RepoFacts) -> list[Finding]:
+    # Filled in by the agent, which can read the package sources (see ``example_findings``).
+    return []
+
+
+def example_findings(text: str, name: str, facts: RepoFacts, read) -> list[Finding]:
+    exports = package_exports(facts, read)
+    out = []
+    for number, code in enumerate(python_blocks(text, name)):
+        missing = [n for n in undefined_names(code) if n in exports]
+        if not missing:
+            continue
+        package = exports[missing[0]]
+        same = [n for n in missing if exports[n] == package]
+        first = code.strip().splitlines()[0]
+        out.append(
+            Finding(
+                "E8",
+                f"The Python example starting `{first[:80]}` uses "
+                f"{', '.join(f'`{n}`' for n in same)} without importing "
+                f"{'it' if len(same) == 1 else 'them'}; run as shown it stops "
+                f"with `NameError: name '{same[0]}' is not defined`.",
+                f"Add `from {package} import {', '.join(same)}` as the first line of the example.",
+                key=f"example:{number}",
+                rule="static: names used but never imported in a Python example",
+                commands=[code],
+            )
+        )
+    return out
+
+
+def _skipped_paths(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
+    """Files named by steps that are not executed here (conda, docker): E4 when missing."""
+    out = []
+    for step in steps:
+        if step.kind != "skip" or "not part of this environment" not in step.reason:
+            continue
+        words = words_of(step.command)
+        for i, word in enumerate(words[:-1]):
+            if word in ("-f", "--file", "-r", "--requirement"):
+                path = words[i + 1]
+                if not facts.exists(path) and not path.startswith(("http:", "https:", "$")):
+                    closest = facts.closest_path(path, kind="file")
+                    fix = step.command.replace(path, closest) if closest else ""
+                    out.append(
+                        Finding(
+                            "E4",
+                            f"`{step.command}` reads `{path}`, which is not in the repository"
+                            + (f" (the closest file is `{closest}`)." if closest else "."),
+                            f"`{fix}`" if fix else f"Provide `{path}` or remove the step.",
+                            key=f"path:{path}",
+                            rule="static: missing file named by a step not run here",
+                        )
+                    )
+    return out
