@@ -6,6 +6,7 @@ scipy, litellm) are imported only when an item first needs them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -15,6 +16,7 @@ import tempfile
 import threading
 import time
 import traceback
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -289,9 +291,38 @@ class EncondaSession:
         self.task_image(case)
         return self._repo_readmes.get(case.id, (Path(case.spec.readme_target).name, ""))
 
-    def _agent_container(self, case: Case) -> Any:
+    @contextlib.contextmanager
+    def _agent_container(self, case: Case) -> Iterator[Any]:
         image = self.task_image(case)
-        return self.sandbox().container(image, case_id=case.id, role="agent")
+        with self.sandbox().container(image, case_id=case.id, role="agent") as box:
+            yield box
+            if case.spec.suite == "research" and getattr(self.agent, "acts_in_container", False):
+                self._freeze_agent_container(case, box)
+
+    def _freeze_agent_container(self, case: Case, box: Any) -> None:
+        """The agent's container, as it left it, becomes the final state the probes grade."""
+        from .probing.final_state import OUTPUT_DIR, FinalState
+
+        folder = self.case_dir(case).root / "environment"
+        self.progress(f"{case.id}: freezing the agent's container")
+        report_file = None
+        try:
+            box.copy_out(f"{OUTPUT_DIR}/report.json", folder / "report.json")
+            report_file = "environment/report.json"
+        except FileNotFoundError:
+            pass
+        writable = box.writable_size()
+        started = time.monotonic()
+        image = box.snapshot(f"{case.id}-final")
+        state = FinalState(
+            case_id=case.id,
+            image=image,
+            source="agent-container",
+            snapshot_seconds=round(time.monotonic() - started, 3),
+            writable_bytes=writable,
+            report_file=report_file,
+        )
+        write_model(folder / "state.json", state)
 
     def task_image(self, case: Case) -> str:
         return self._once(case, "image", lambda: self._build_task_image(case))
@@ -671,13 +702,23 @@ class EncondaSession:
 
     def verdict(self, case: Case, aspect: str) -> ItemVerdict:
         """Prepare what ``aspect`` needs and grade it; harness failures raise."""
-        missing = self._missing_output(case, aspect)
+        missing = None
+        unverified = case.reference is not None and not case.reference.verified
+        if not (aspect == "execution" and unverified):
+            missing = self._missing_output(case, aspect)
         if missing is not None:
             verdict = missing
+        elif aspect == "execution" and unverified and case.reference is not None:
+            # Imported data without a verified PASS set: Pass@1 has nothing to compare against.
+            verdict = ItemVerdict(
+                outcome="skipped", message=f"no verified reference: {case.reference.reason}"
+            )
         elif aspect == "execution" and self.settings.python is None:
             from .grading.execution import grade_execution
 
-            verdict = grade_execution(self.execution_record(case))
+            verdict = grade_execution(
+                self.execution_record(case), case.reference, self.case_dir(case).root
+            )
         elif self.settings.python is not None:
             verdict = ItemVerdict(
                 outcome="skipped",

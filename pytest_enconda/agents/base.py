@@ -123,6 +123,11 @@ class AgentTask(BaseModel):
 
 @runtime_checkable
 class Agent(Protocol):
+    """An agent strategy. One that sets the environment up by acting in its task container
+    also sets the class attribute ``acts_in_container = True``: for a research case the harness
+    then freezes that container as the final state the probes grade (as ResearchEnvBench does),
+    instead of replaying the agent's setup script in a fresh one."""
+
     name: str
 
     def run(self, task: AgentTask) -> AgentOutcome: ...

@@ -59,6 +59,7 @@ def _kill_group(process: subprocess.Popen) -> None:
 
 class CommandAgent:
     name = "command"
+    acts_in_container = True
 
     def __init__(self, **options: Any) -> None:
         try:

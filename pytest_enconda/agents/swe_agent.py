@@ -300,6 +300,7 @@ def _import_minisweagent() -> None:
 
 class SweAgent:
     name = "swe-agent"
+    acts_in_container = True
     needs_model = True
 
     def __init__(self, **options: Any) -> None:
