@@ -186,6 +186,48 @@ def _cmd_imports(args: argparse.Namespace) -> int:
     return 1 if result.missing_count else 0
 
 
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from .cases.sidecar import SIDECAR_NAME
+    from .verify import VerifyOptions, verify_dataset
+
+    dataset = Path(args.dataset)
+    if not dataset.is_dir():
+        raise SystemExit(f"pytest-enconda verify: error: {dataset} is not a folder")
+    options = {}
+    for item in args.agent_option or []:
+        key, sep, value = item.partition("=")
+        if not sep:
+            raise SystemExit(f"pytest-enconda verify: error: expected KEY=VALUE, got {item!r}")
+        options[key] = value
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    sidecar = verify_dataset(
+        VerifyOptions(
+            dataset=dataset,
+            out=Path(args.out) if args.out else dataset / SIDECAR_NAME,
+            logs=Path(args.logs) if args.logs else Path("reports") / f"verify-{stamp}",
+            agent=args.agent,
+            agent_options=options,
+            recipe_fallback=not args.no_recipe,
+            repo_mirror=Path(args.repo_mirror) if args.repo_mirror else None,
+            workers=args.n,
+            setup_seconds=args.setup_timeout,
+            test_seconds=args.test_timeout,
+            only=tuple(args.repo or ()),
+            redo=args.redo,
+        ),
+        progress=lambda line: print(line, flush=True),
+    )
+    counts = sidecar.counts()
+    print(
+        f"verify: {counts['verified']} of {counts['repositories']} repositories verified "
+        f"(non-empty PASS set)"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-enconda", description="Manage pytest-enconda's Docker images and containers."
@@ -233,6 +275,25 @@ def build_parser() -> argparse.ArgumentParser:
     imports.add_argument("--json", action="store_true", help="print the full result as JSON")
     imports.add_argument("--timeout", type=float, default=600, help="pyright's budget, seconds")
     imports.set_defaults(func=_cmd_imports)
+
+    verify = sub.add_parser(
+        "verify",
+        help="reference setups, test commands and PASS sets of a dataset's repositories, "
+        "written to the verification sidecar",
+    )
+    verify.add_argument("dataset", help="an EnConda-Bench dataset folder (repo_info.jsonl)")
+    verify.add_argument("--agent", default="readme", help="agent writing the reference setup")
+    verify.add_argument("--agent-option", action="append", help="KEY=VALUE for the agent")
+    verify.add_argument("--no-recipe", action="store_true", help="no install-from-source fallback")
+    verify.add_argument("--repo-mirror", help="local clones or fetched snapshots of repositories")
+    verify.add_argument("-n", type=int, default=1, help="repositories verified at once")
+    verify.add_argument("--out", help="sidecar path (default: DATASET/enconda-verification.json)")
+    verify.add_argument("--logs", help="folder for setup and test logs (default: reports/verify-*)")
+    verify.add_argument("--repo", action="append", help="only this owner/name (repeatable)")
+    verify.add_argument("--redo", action="store_true", help="verify recorded repositories again")
+    verify.add_argument("--setup-timeout", type=float, default=900, help="seconds per setup")
+    verify.add_argument("--test-timeout", type=float, default=900, help="seconds per test run")
+    verify.set_defaults(func=_cmd_verify)
     return parser
 
 

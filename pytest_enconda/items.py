@@ -244,7 +244,9 @@ class Dataset(pytest.Directory):
 
             loaded = load_research_dataset(self.path)
         else:
-            loaded = load_dataset(self.path)
+            loaded = load_dataset(
+                self.path, verification=session_of(self.config).settings.verification
+            )
         problems = list(loaded.problems)
         cases = []
         for case in loaded.cases:

@@ -199,6 +199,15 @@ def add_options(parser: pytest.Parser) -> None:
         help="collect a dataset in EnConda-Bench's released layout (repeatable)",
     )
     group.addoption(
+        "--verification",
+        type=_existing_path,
+        default=None,
+        metavar="SIDECAR",
+        help="the verification sidecar of `pytest-enconda verify` for --cases datasets (default: "
+        "enconda-verification.json beside the dataset); execution items of instances without a "
+        "verified reference are skipped",
+    )
+    group.addoption(
         "--predictions",
         type=_existing_path,
         default=None,

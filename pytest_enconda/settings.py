@@ -31,6 +31,7 @@ class EncondaSettings(BaseModel):
     resume: bool = False
     cases: tuple[Path, ...] = ()
     predictions: Path | None = None
+    verification: Path | None = None
     repo_mirror: Path | None = None
     allow_path: tuple[Path, ...] = ()
     allow_import_problems: bool = False
@@ -104,6 +105,7 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         "resume": resume is not None,
         "cases": tuple(opt("cases")),
         "predictions": opt("predictions"),
+        "verification": opt("verification"),
         "repo_mirror": opt("repo_mirror"),
         "allow_path": tuple(opt("allow_path")),
         "allow_import_problems": opt("allow_import_problems"),

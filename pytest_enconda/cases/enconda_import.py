@@ -50,7 +50,16 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .loader import MAX_FILE_BYTES
-from .models import ERROR_TYPES, Case, CaseSpec, GoldenAnswer, RepoSource, parse_level
+from .models import (
+    ERROR_TYPES,
+    Case,
+    CaseSpec,
+    ExecutionReference,
+    GoldenAnswer,
+    RepoSource,
+    parse_level,
+)
+from .sidecar import SIDECAR_NAME, SidecarError, find_sidecar, read_sidecar
 
 __all__ = ["DEFAULT_TEST_COMMAND", "DatasetLoad", "ImportProblem", "load_dataset"]
 
@@ -202,11 +211,18 @@ class _Repo(BaseModel):
 # ----------------------------------------------------------------------------- public API
 
 
-def load_dataset(root: Path, *, test_command: str = DEFAULT_TEST_COMMAND) -> DatasetLoad:
+def load_dataset(
+    root: Path,
+    *,
+    test_command: str = DEFAULT_TEST_COMMAND,
+    verification: Path | None = None,
+) -> DatasetLoad:
     """Load every instance under ``root``; unreadable ones are listed in ``problems``.
 
     ``root`` may be the dataset folder (``instances/`` and ``repo_info.jsonl``), the
     ``instances`` folder, one ``error_gen_*`` repository folder, or one instance folder.
+    ``verification`` is the sidecar of ``pytest-enconda verify``; without it the one beside the
+    dataset is used, if any (see ``apply_verification``).
     """
     root = Path(root)
     report = _Report()
@@ -239,9 +255,65 @@ def load_dataset(root: Path, *, test_command: str = DEFAULT_TEST_COMMAND) -> Dat
                 report,
             )
         )
+    start = repo_info_path.parent if repo_info_path else root
+    sidecar_path = verification or find_sidecar(start)
+    load.cases = apply_verification(load.cases, sidecar_path, report)
     load.problems = report.problems
     load.notes = report.notes
     return load
+
+
+def apply_verification(cases: list[Case], path: Path | None, report: _Report) -> list[Case]:
+    """Each case with its execution reference: the sidecar's verified record of its repository
+    at its revision (test command, test tools, PASS set; the reference setup becomes the golden
+    setup the oracle returns), or the reason it has none."""
+    sidecar = None
+    why = f"no verification sidecar ({SIDECAR_NAME} beside the dataset, or --verification)"
+    if path is not None:
+        try:
+            sidecar = read_sidecar(path)
+        except SidecarError as exc:
+            report.problem(path, str(exc).removeprefix(f"{path}: "))
+            why = f"the verification sidecar cannot be used: {exc}"
+    out = []
+    for case in cases:
+        source = case.spec.repository
+        name = "/".join(str(source.url).rstrip("/").split("/")[-2:])
+        record = sidecar.record(name, str(source.revision)) if sidecar else None
+        if sidecar is None:
+            reference = ExecutionReference(verified=False, reason=why)
+        elif record is None:
+            reference = ExecutionReference(
+                verified=False,
+                reason=f"{name}@{str(source.revision)[:12]} has no record in {path}",
+                sidecar=str(path),
+            )
+        elif not record.verified:
+            reference = ExecutionReference(
+                verified=False,
+                reason=f"{name}: {record.reason or 'empty PASS set'}",
+                sidecar=str(path),
+            )
+        else:
+            reference = ExecutionReference(
+                verified=True,
+                test_tools=tuple(record.test_tools),
+                pass_set=frozenset(record.pass_set),
+                sidecar=str(path),
+            )
+            spec = case.spec.model_copy(update={"test_command": record.test_command})
+            out.append(
+                case.model_copy(
+                    update={
+                        "spec": spec,
+                        "reference": reference,
+                        "golden_setup_text": record.reference_setup,
+                    }
+                )
+            )
+            continue
+        out.append(case.model_copy(update={"reference": reference}))
+    return out
 
 
 # ----------------------------------------------------------------------------- layout

@@ -197,6 +197,23 @@ class CaseSpec(_Strict):
         return value
 
 
+class ExecutionReference(BaseModel):
+    """Pass@1's ground truth for an imported instance, from the verification sidecar.
+
+    Verified: the test command's result counts only on ``pass_set`` (the tests that passed twice
+    in the reference environment); ``test_tools`` (pytest and plugins) are installed by the
+    harness before it. Unverified: the execution item is skipped with ``reason``.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    verified: bool
+    reason: str = ""
+    test_tools: tuple[str, ...] = ()
+    pass_set: frozenset[str] = frozenset()
+    sidecar: str = Field(default="", description="the sidecar file it came from")
+
+
 class Case(BaseModel):
     """A case with its files read: what every later stage consumes."""
 
@@ -209,6 +226,9 @@ class Case(BaseModel):
     golden: GoldenAnswer = Field(default_factory=GoldenAnswer)
     golden_setup_text: str | None = None
     variant: Literal["erroneous", "original"] = "erroneous"
+    reference: ExecutionReference | None = Field(
+        default=None, description="imported instances: the verified PASS set, or why there is none"
+    )
 
     @property
     def id(self) -> str:

@@ -35,6 +35,11 @@ class ExecutionRecord(BaseModel):
     image: str
     steps: list[StepRecord] = Field(default_factory=list)
     duration: float = 0.0
+    junit: str | None = Field(
+        default=None,
+        description="the test runner's JUnit XML report, relative to the case folder (cases "
+        "with a verified PASS set); None when it wrote none",
+    )
 
 
 def _tail(text: str, limit: int = 4000) -> str:
@@ -44,15 +49,25 @@ def _tail(text: str, limit: int = 4000) -> str:
 def run_execution(
     sandbox: Sandbox, image: str, case: Case, setup_script: str, case_dir: CaseDir
 ) -> ExecutionRecord:
-    """Run setup then tests; the test step is skipped (not run) when setup fails."""
+    """Run setup then tests; the test step is skipped (not run) when setup fails.
+
+    With a verified reference the test step installs the test tools first and writes pytest's
+    JUnit XML report, copied next to the logs for grading against the PASS set.
+    """
+    from .junit import JUNIT_PATH, run_tests_command
+
     started = time.monotonic()
     budgets = case.spec.budgets
     record = ExecutionRecord(case_id=case.id, image=image)
+    reference = case.reference if case.reference is not None and case.reference.verified else None
+    test_command = str(case.spec.test_command)
+    if reference is not None:
+        test_command = run_tests_command(test_command, list(reference.test_tools))
     with sandbox.container(image, case_id=case.id, role="execution") as container:
         container.copy_in(setup_script.encode(), SCRIPT_PATH)
         plan = [
             ("setup", f"bash -eo pipefail {SCRIPT_PATH}", budgets.setup_seconds),
-            ("test", case.spec.test_command, budgets.test_seconds),
+            ("test", test_command, budgets.test_seconds),
         ]
         for name, command, budget in plan:
             log = case_dir.execution_log(name)
@@ -69,7 +84,14 @@ def run_execution(
                     log=str(log.relative_to(case_dir.root)),
                 )
             )
-            if result.exit_code != 0:
+            if result.exit_code != 0 and name == "setup":
                 break
+        if reference is not None and len(record.steps) == 2:
+            report = case_dir.root / "execution" / "junit.xml"
+            try:
+                container.copy_out(JUNIT_PATH, report)
+                record.junit = str(report.relative_to(case_dir.root))
+            except FileNotFoundError:
+                record.junit = None
     record.duration = time.monotonic() - started
     return record

@@ -71,6 +71,17 @@ def build_summary(
     execution = [row for (_c, item), row in results.items() if item == "execution"]
     summary["items"] = _outcomes(results)
     summary["execution_errors"] = sum(row["outcome"] == "error" for row in execution)
+    if execution:
+        # How many instances Pass@1 speaks for: imported ones without a verified reference skip.
+        summary["execution_coverage"] = {
+            "instances": len(execution),
+            "covered": sum(row["outcome"] != "skipped" for row in execution),
+            "no_verified_reference": sum(
+                row["outcome"] == "skipped"
+                and "no verified reference" in str(row.get("message", ""))
+                for row in execution
+            ),
+        }
     summary["run_dir"] = str(run_dir)
     summary["agent_usage"] = agent_usage(run_dir, results)
     pyramid = _pyramid(run_dir, results)

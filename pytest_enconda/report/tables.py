@@ -200,6 +200,12 @@ def notes(summary: Mapping[str, Any]) -> list[str]:
         out.append(
             f"Pass@1 over {executed} executed cases ({_get(summary, 'execution.passed')} passed)"
         )
+    coverage = summary.get("execution_coverage") or {}
+    if coverage.get("no_verified_reference"):
+        out.append(
+            f"Pass@1 covers {coverage['covered']} of {coverage['instances']} instances with an "
+            f"execution item; {coverage['no_verified_reference']} skipped: no verified reference"
+        )
     out.append("values in %; paper = EnConda-Bench's definition, per-error = stricter")
     return out
 

@@ -180,11 +180,15 @@ def _url_parts(url: str) -> tuple[str | None, str]:
 
 
 def mirror_candidates(mirror_dir: Path, url: str) -> list[Path]:
-    """Where a mirror may hold ``url``: owner/name, owner_name, name, each optionally ``.git``."""
+    """Where a mirror may hold ``url``: owner/name, owner_name, name, each optionally ``.git``;
+    and a fetched snapshot's layout, ``owner+name/repo`` (a bare git directory) or ``owner+name``.
+    """
     owner, name = _url_parts(url)
     stems = [f"{owner}/{name}", f"{owner}_{name}"] if owner else []
     stems.append(name)
     candidates = [mirror_dir / f"{stem}{suffix}" for stem in stems for suffix in ("", ".git")]
+    if owner:
+        candidates += [mirror_dir / f"{owner}+{name}" / "repo", mirror_dir / f"{owner}+{name}"]
     # The URL comes from a downloaded dataset: '..' or '/' in it must not leave the mirror.
     # Checked by name, not resolved: a mirror's own entries may be symlinks to clones elsewhere.
     return [path for path in candidates if _inside_by_name(path, mirror_dir)]
@@ -202,7 +206,18 @@ def _from_mirror(
     source: RepoSource, mirror_dir: Path, dest: Path, timeout: float, notes: list[str]
 ) -> bool:
     url, revision = str(source.url), str(source.revision)
-    for candidate in mirror_candidates(mirror_dir, url):
+    candidates = mirror_candidates(mirror_dir, url)
+    if _is_git_repository(mirror_dir):
+        # The mirror is itself one repository (a fetched bare snapshot): used if it holds the
+        # revision, so a wrong one is refused by the revision, not trusted by its name.
+        git_dir = _git_dir(mirror_dir, timeout)
+        commit = _resolve(git_dir, revision, timeout) if git_dir else None
+        if commit and git_dir:
+            _export(git_dir, commit, dest, timeout)
+            return True
+        notes.append(f"mirror {mirror_dir} has no revision {revision}")
+        return False
+    for candidate in candidates:
         if not candidate.is_dir():
             continue
         if not _is_git_repository(candidate):

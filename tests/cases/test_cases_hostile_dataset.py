@@ -217,7 +217,17 @@ def test_mirror_candidates_of_a_good_name_are_unchanged(tmp_path: Path) -> None:
         p.relative_to(tmp_path).as_posix()
         for p in mirror_candidates(tmp_path, "https://github.com/o-1/r.x")
     ]
-    assert names == ["o-1/r.x", "o-1/r.x.git", "o-1_r.x", "o-1_r.x.git", "r.x", "r.x.git"]
+    assert names == [
+        "o-1/r.x",
+        "o-1/r.x.git",
+        "o-1_r.x",
+        "o-1_r.x.git",
+        "r.x",
+        "r.x.git",
+        # The fetch tool's snapshot layout: a bare git directory under owner+name/.
+        "o-1+r.x/repo",
+        "o-1+r.x",
+    ]
 
 
 # ----------------------------------------------------------------------------- 8.3: bytes

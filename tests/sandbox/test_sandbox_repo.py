@@ -120,7 +120,7 @@ def test_unreachable_url_is_repository_unavailable(tmp_path: Path) -> None:
     assert not dest.exists()
 
 
-@pytest.mark.parametrize("layout", ["owner/name", "owner_name", "name.git"])
+@pytest.mark.parametrize("layout", ["owner/name", "owner_name", "name.git", "owner+name/repo"])
 def test_mirror_hit_needs_no_network(
     tmp_path: Path, git_repo: tuple[Path, str, str], layout: str
 ) -> None:
@@ -130,7 +130,8 @@ def test_mirror_hit_needs_no_network(
         "name", "nonexistent-repo"
     )
     target.parent.mkdir(parents=True, exist_ok=True)
-    if layout.endswith(".git"):
+    if layout.endswith((".git", "/repo")):
+        # name.git: a bare clone; owner+name/repo: the fetch tool's bare snapshot layout.
         git(tmp_path, "clone", "--quiet", "--bare", str(repo), str(target))
     else:
         shutil.copytree(repo, target, symlinks=True)
@@ -169,7 +170,32 @@ def test_mirror_candidate_order(tmp_path: Path) -> None:
         "nonexistent-owner_nonexistent-repo.git",
         "nonexistent-repo",
         "nonexistent-repo.git",
+        "nonexistent-owner+nonexistent-repo/repo",
+        "nonexistent-owner+nonexistent-repo",
     ]
+
+
+def test_mirror_that_is_itself_a_bare_snapshot(
+    tmp_path: Path, git_repo: tuple[Path, str, str]
+) -> None:
+    """``--repo-mirror /work/.mirror/owner+name/repo``: the revision decides, not the name."""
+    repo, first, _ = git_repo
+    snapshot = tmp_path / "owner+name" / "repo"
+    git(tmp_path, "clone", "--quiet", "--bare", str(repo), str(snapshot))
+    source = RepoSource(kind="url", url=UNREACHABLE, revision=first)
+    dest = tmp_path / "checkout"
+    materialize(source, tmp_path, dest, mirror_dir=snapshot, cache_dir=tmp_path / "cache")
+    assert (dest / "app.py").read_text() == "VERSION = 1\n"
+    missing = RepoSource(kind="url", url=UNREACHABLE, revision="f" * 40)
+    with pytest.raises(RepositoryUnavailable, match=r"mirror .*owner\+name/repo has no revision"):
+        materialize(
+            missing,
+            tmp_path,
+            tmp_path / "other",
+            mirror_dir=snapshot,
+            timeout=60,
+            cache_dir=tmp_path / "cache",
+        )
 
 
 def test_url_clone_is_cached_for_the_next_run(

@@ -1,0 +1,179 @@
+"""The verification sidecar: execution ground truth of an imported dataset, one record a repository.
+
+``pytest-enconda verify`` writes it once; ``--cases`` reads it (beside the dataset, or the path
+given with ``--verification``), so every later run grades Pass@1 against the same PASS sets. It
+holds data only: commands, scripts, test ids and timings, never repository code.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "SIDECAR_NAME",
+    "RepoVerification",
+    "Sidecar",
+    "SidecarError",
+    "TestRun",
+    "find_sidecar",
+    "read_sidecar",
+    "write_sidecar",
+]
+
+SIDECAR_NAME = "enconda-verification.json"
+FORMAT = 1
+
+
+class SidecarError(ValueError):
+    """A sidecar file that cannot be used; the message names the file and the field."""
+
+
+class TestRun(BaseModel):
+    """One run of the test command in a fresh container, counted from its JUnit XML report."""
+
+    __test__ = False
+    model_config = ConfigDict(extra="forbid")
+
+    exit_code: int | None
+    timed_out: bool = False
+    duration: float = 0.0
+    passed: int = 0
+    failed: int = 0
+    errors: int = 0
+    skipped: int = 0
+    report: bool = Field(default=True, description="whether the runner wrote its JUnit report")
+
+
+class RepoVerification(BaseModel):
+    """The reference of one repository at one revision."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repository: str = Field(description="owner/name")
+    revision: str
+    status: Literal["verified", "unverified"]
+    reason: str = Field(default="", description="why unverified (empty when verified)")
+    test_command: str = ""
+    test_command_source: str = Field(default="", description="ci, tox, nox, pytest-config, ...")
+    test_command_detail: str = Field(default="", description="the file (and line) it came from")
+    test_tools: list[str] = Field(
+        default_factory=list,
+        description="pytest and its plugins, installed by the harness before the test command",
+    )
+    reference_setup: str = Field(default="", description="the setup script that built it")
+    reference_source: str = Field(
+        default="", description="which strategy wrote it: 'agent:<name>' or 'recipe'"
+    )
+    attempts: list[str] = Field(
+        default_factory=list, description="one line per strategy tried: what happened"
+    )
+    pass_set: list[str] = Field(
+        default_factory=list, description="test ids (classname::name) passed in both runs"
+    )
+    runs: list[TestRun] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict, description="seconds per phase")
+    harness_version: str = ""
+    verified_at: str = ""
+
+    @property
+    def verified(self) -> bool:
+        return self.status == "verified" and bool(self.pass_set)
+
+
+class Sidecar(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    format: int = FORMAT
+    dataset: str = Field(default="", description="the dataset it was made for (informative)")
+    harness_version: str = ""
+    repositories: dict[str, RepoVerification] = Field(
+        default_factory=dict, description="keyed by owner/name"
+    )
+
+    def record(self, repository: str, revision: str) -> RepoVerification | None:
+        """The record of ``repository``, only if it was made at ``revision``."""
+        found = self.repositories.get(repository)
+        if found is None or found.revision != revision:
+            return None
+        return found
+
+    def counts(self) -> dict[str, int]:
+        verified = sum(1 for record in self.repositories.values() if record.verified)
+        return {
+            "repositories": len(self.repositories),
+            "verified": verified,
+            "unverified": len(self.repositories) - verified,
+        }
+
+
+def _describe(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in err['loc']) or '<root>'}: {err['msg']}"
+        for err in exc.errors()[:3]
+    )
+
+
+def read_sidecar(path: Path) -> Sidecar:
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise SidecarError(f"{path}: cannot read: {exc}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise SidecarError(f"{path}: not valid JSON: {exc}") from None
+    try:
+        sidecar = Sidecar.model_validate(data)
+    except ValidationError as exc:
+        raise SidecarError(f"{path}: {_describe(exc)}") from None
+    if sidecar.format != FORMAT:
+        raise SidecarError(f"{path}: format: expected {FORMAT}, got {sidecar.format}")
+    for key, record in sidecar.repositories.items():
+        if key != record.repository:
+            raise SidecarError(
+                f"{path}: repositories.{key}.repository: expected {key!r}, got "
+                f"{record.repository!r}"
+            )
+    return sidecar
+
+
+def write_sidecar(path: Path, sidecar: Sidecar) -> None:
+    """Atomically, sorted by repository so that a re-run changes only what changed."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    ordered = sidecar.model_copy(
+        update={"repositories": dict(sorted(sidecar.repositories.items()))}
+    )
+    text = ordered.model_dump_json(indent=1) + "\n"
+    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def find_sidecar(dataset: Path) -> Path | None:
+    """The sidecar beside a dataset: in its folder (or the one holding ``repo_info.jsonl``)."""
+    dataset = Path(dataset)
+    for folder in (dataset, *dataset.parents[:3]):
+        candidate = folder / SIDECAR_NAME
+        if candidate.is_file():
+            return candidate
+        if (folder / "repo_info.jsonl").is_file():
+            break
+    return None
+
+
+def now() -> str:
+    return datetime.now(UTC).isoformat(timespec="seconds")

@@ -1,0 +1,528 @@
+"""Which command runs a repository's tests and which test tools it needs, with their sources.
+
+Sources, in order of trust: the CI workflows (a step that runs pytest, or tox/nox, followed into
+their configuration), tox/nox configuration, pytest's own configuration (``pyproject.toml``,
+``setup.cfg``, ``pytest.ini``, ``tox.ini``), the README, then the default ``python -m pytest``.
+
+The command is always normalised to ``python -m pytest ARGS`` because Pass@1 reads pytest's own
+JUnit XML report, never the printed text: options that stop early (``-x``), select by cache
+(``--lf``), spread over workers (``-n``) or write their own reports are dropped, since the PASS set
+must hold every test that runs. CI variables and tox substitutions cannot be resolved here and are
+dropped with the word that carries them.
+
+*Test tools* are the pytest packages (pytest and its plugins) the command needs: taken from the
+repository's test requirements (extras, requirement files, tox ``deps``) and from the options its
+configuration passes (``--cov`` needs pytest-cov). The harness installs only these before the test
+command, for every agent alike, so "No module named pytest" never decides Pass@1; the
+repository's own dependencies stay the agent's job.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import shlex
+import tomllib
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["TestCommand", "discover_test_command", "recipe_script", "test_tools"]
+
+Source = Literal["ci", "tox", "nox", "pytest-config", "readme", "default"]
+DEFAULT_COMMAND = "python -m pytest"
+_MAX_READ = 1 << 20
+
+# Options whose value is the next word unless written with '='.
+_DROP_WITH_VALUE = {
+    "-n",
+    "--numprocesses",
+    "--dist",
+    "--junitxml",
+    "--junit-xml",
+    "--cov",
+    "--cov-report",
+    "--cov-config",
+    "--cov-fail-under",
+    "--basetemp",
+    "--html",
+    "--maxfail",
+    "--durations",
+    "--splits",
+    "--group",
+    "--reruns",
+    "--timeout",
+}
+_DROP_FLAGS = {
+    "-x",
+    "--exitfirst",
+    "--lf",
+    "--last-failed",
+    "--ff",
+    "--failed-first",
+    "--sw",
+    "--stepwise",
+    "--cov-append",
+    "--no-cov",
+    "--pdb",
+    "-s",
+    "--capture=no",
+    "--self-contained-html",
+    "--benchmark-skip",
+}
+# Options that need a plugin: the plugin is a test tool.
+_OPTION_PLUGINS = {
+    "--cov": "pytest-cov",
+    "--no-cov": "pytest-cov",
+    "-n": "pytest-xdist",
+    "--numprocesses": "pytest-xdist",
+    "--dist": "pytest-xdist",
+    "--timeout": "pytest-timeout",
+    "--reruns": "pytest-rerunfailures",
+    "--doctest-plus": "pytest-doctestplus",
+    "--doctest-rst": "pytest-doctestplus",
+    "--remote-data": "pytest-remotedata",
+    "--mpl": "pytest-mpl",
+    "--benchmark": "pytest-benchmark",
+    "--asyncio-mode": "pytest-asyncio",
+    "--mypy": "pytest-mypy",
+    "--flake8": "pytest-flake8",
+    "--black": "pytest-black",
+    "--ruff": "pytest-ruff",
+    "--isort": "pytest-isort",
+    "--randomly": "pytest-randomly",
+    "--html": "pytest-html",
+    "--snapshot-update": "syrupy",
+    "--hypothesis": "hypothesis",
+    "--ignore-flaky": "pytest-flaky",
+}
+_TEST_EXTRAS = re.compile(r"^(tests?|testing|check|dev|develop|ci|all)$", re.IGNORECASE)
+_REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+# A pytest invocation inside a shell line: the word before it may be python, coverage run, a
+# tool runner (poetry run, hatch run, uv run, pdm run, pipenv run) or nothing.
+_PYTEST_WORD = re.compile(r"(?:^|[\s;&|(])(?:py\.test|pytest)(?:\s|$)|-m\s+pytest(?:\s|$)")
+
+
+class TestCommand(BaseModel):
+    """A test command and where it was found."""
+
+    __test__ = False  # a model, not a pytest test class
+
+    command: str
+    source: Source
+    detail: str = Field(default="", description="the file (and line) it came from")
+    raw: str = Field(default="", description="the line as written there")
+
+
+def _read(path: Path) -> str:
+    try:
+        if not path.is_file() or path.is_symlink():
+            return ""
+        with path.open("rb") as handle:
+            return handle.read(_MAX_READ).decode("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _words(line: str) -> list[str] | None:
+    try:
+        return shlex.split(line, comments=True)
+    except ValueError:
+        return None
+
+
+def normalise(line: str) -> str | None:
+    """``python -m pytest ARGS`` from a shell line that runs pytest, or None if none does."""
+    if not _PYTEST_WORD.search(line):
+        return None
+    # CI expressions may hold spaces: gone before the line is split into words.
+    line = re.sub(r"\$\{\{.*?\}\}", " ", line)
+    # Only the command that runs pytest: shell sequences around it are someone else's steps.
+    for segment in re.split(r"&&|\|\||;|\|", line):
+        if _PYTEST_WORD.search(segment):
+            line = segment
+            break
+    words = _words(line.strip())
+    if not words:
+        return None
+    start = None
+    for index, word in enumerate(words):
+        if word in ("pytest", "py.test") or word.endswith(("/pytest", "/py.test")):
+            start = index + 1
+            break
+        if word == "-m" and index + 1 < len(words) and words[index + 1] == "pytest":
+            start = index + 2
+            break
+    if start is None:
+        return None
+    args: list[str] = []
+    skip_next = False
+    rest = words[start:]
+    for index, word in enumerate(rest):
+        if skip_next:
+            skip_next = False
+            continue
+        name = word.split("=", 1)[0]
+        if "{" in word or "$" in word or "%" in word:
+            continue  # tox substitutions, CI expressions, shell variables: unknown here
+        if name in _DROP_WITH_VALUE:
+            # pytest itself takes the next word as the value (--cov's is optional, but a word
+            # after it is taken too), so it goes with the option.
+            following = rest[index + 1] if index + 1 < len(rest) else "-"
+            skip_next = "=" not in word and not following.startswith("-")
+            continue
+        if word in _DROP_FLAGS or word.startswith(("--cov-", "--junit")):
+            continue
+        if re.fullmatch(r"-n(\d+|auto|logical)", word):
+            continue
+        args.append(word)
+    return " ".join([DEFAULT_COMMAND, *(shlex.quote(arg) for arg in args)]).strip()
+
+
+def _from_lines(text: str) -> tuple[str, str] | None:
+    """(normalised command, raw line) of the first line running pytest."""
+    for raw in _logical_lines(text):
+        stripped = raw.strip().lstrip("-").strip()
+        if stripped.startswith(("run:", "- run:")):
+            stripped = stripped.split(":", 1)[1].strip()
+        if stripped.startswith(("#", "name:")) or "pip install" in stripped:
+            continue
+        command = normalise(stripped)
+        if command:
+            return command, raw.strip()
+    return None
+
+
+def _logical_lines(text: str) -> list[str]:
+    lines: list[str] = []
+    pending = ""
+    for line in text.splitlines():
+        if line.rstrip().endswith("\\"):
+            pending += line.rstrip()[:-1] + " "
+            continue
+        lines.append(pending + line)
+        pending = ""
+    if pending:
+        lines.append(pending)
+    return lines
+
+
+def _workflows(repo: Path) -> list[Path]:
+    folder = repo / ".github" / "workflows"
+    if not folder.is_dir():
+        return []
+    files = [p for p in folder.iterdir() if p.suffix in (".yml", ".yaml")]
+    # Workflows named for tests first: a release workflow may run a smoke test only.
+    return sorted(files, key=lambda p: (not re.search(r"test|ci|check|main|build", p.name), p.name))
+
+
+def _ini(text: str) -> configparser.RawConfigParser | None:
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(text)
+    except configparser.Error:
+        return None
+    return parser
+
+
+def _tox_sections(repo: Path) -> list[tuple[str, configparser.RawConfigParser]]:
+    found = []
+    for name in ("tox.ini", "setup.cfg"):
+        parser = _ini(_read(repo / name))
+        if parser is not None:
+            found.append((name, parser))
+    pyproject = _toml(repo / "pyproject.toml")
+    legacy = pyproject.get("tool", {}).get("tox", {}).get("legacy_tox_ini")
+    if isinstance(legacy, str):
+        parser = _ini(legacy)
+        if parser is not None:
+            found.append(("pyproject.toml [tool.tox] legacy_tox_ini", parser))
+    return found
+
+
+def _from_tox(repo: Path) -> tuple[str, str, str] | None:
+    for name, parser in _tox_sections(repo):
+        sections = [s for s in parser.sections() if s == "testenv" or s.startswith("testenv")]
+        sections.sort(key=lambda s: (s != "testenv", s))
+        for section in sections:
+            commands = parser.get(section, "commands", fallback="")
+            found = _from_lines(commands)
+            if found:
+                return found[0], f"{name} [{section}] commands", found[1]
+    return None
+
+
+def _from_nox(repo: Path) -> tuple[str, str, str] | None:
+    text = _read(repo / "noxfile.py")
+    for match in re.finditer(r"session\.run\(\s*((?:['\"][^'\"]*['\"]\s*,?\s*)+)", text):
+        words = re.findall(r"['\"]([^'\"]*)['\"]", match.group(1))
+        if words and (words[0] in ("pytest", "py.test") or words[:3] == ["python", "-m", "pytest"]):
+            command = normalise(" ".join(shlex.quote(word) for word in words))
+            if command:
+                return command, "noxfile.py session.run", match.group(0).strip()
+    return None
+
+
+def _toml(path: Path) -> dict:
+    try:
+        return tomllib.loads(_read(path))
+    except (tomllib.TOMLDecodeError, ValueError):
+        return {}
+
+
+def _pytest_config(repo: Path) -> str | None:
+    """The file holding pytest's configuration, if any."""
+    if (repo / "pytest.ini").is_file():
+        return "pytest.ini"
+    if "pytest" in _toml(repo / "pyproject.toml").get("tool", {}):
+        return "pyproject.toml [tool.pytest.ini_options]"
+    for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        parser = _ini(_read(repo / name))
+        if parser is not None and parser.has_section(section):
+            return f"{name} [{section}]"
+    return None
+
+
+def _readmes(repo: Path) -> list[Path]:
+    try:
+        entries = sorted(repo.iterdir())
+    except OSError:
+        return []
+    return [
+        p for p in entries if p.is_file() and p.stem.lower() == "readme" and p.suffix != ".json"
+    ]
+
+
+def discover_test_command(repo: Path) -> TestCommand:
+    """The repository's test command with its source (never fails: the default is the floor)."""
+    repo = Path(repo)
+    uses_tox = uses_nox = False
+    for workflow in _workflows(repo):
+        text = _read(workflow)
+        found = _from_lines(text)
+        rel = workflow.relative_to(repo).as_posix()
+        if found:
+            return TestCommand(command=found[0], source="ci", detail=rel, raw=found[1])
+        uses_tox = uses_tox or bool(re.search(r"(^|\s)(tox|tox-gh-actions)(\s|$)", text, re.M))
+        uses_nox = uses_nox or bool(re.search(r"(^|\s)nox(\s|$)", text, re.M))
+    # tox/nox next (CI that delegates to them first, then on their own).
+    order = [("tox", _from_tox), ("nox", _from_nox)]
+    if uses_nox and not uses_tox:
+        order.reverse()
+    for source, finder in order:
+        hit = finder(repo)
+        if hit:
+            command, detail, raw = hit
+            return TestCommand(command=command, source=source, detail=detail, raw=raw)  # type: ignore[arg-type]
+    config = _pytest_config(repo)
+    if config:
+        return TestCommand(command=DEFAULT_COMMAND, source="pytest-config", detail=config)
+    for readme in _readmes(repo):
+        found = _from_lines(_read(readme))
+        if found:
+            return TestCommand(command=found[0], source="readme", detail=readme.name, raw=found[1])
+    return TestCommand(
+        command=DEFAULT_COMMAND, source="default", detail="no CI, tox, nox or pytest configuration"
+    )
+
+
+# ----------------------------------------------------------------------------- test tools
+
+
+def _requirement_lines(repo: Path) -> list[str]:
+    """Test requirements as written: test extras, test requirement files, tox deps."""
+    lines: list[str] = []
+    pyproject = _toml(repo / "pyproject.toml")
+    extras = pyproject.get("project", {}).get("optional-dependencies", {})
+    groups = pyproject.get("dependency-groups", {})
+    poetry = pyproject.get("tool", {}).get("poetry", {})
+    for table in (extras, groups, poetry.get("group", {}), {"dev": poetry.get("dev-dependencies")}):
+        if not isinstance(table, dict):
+            continue
+        for name, value in table.items():
+            if not _TEST_EXTRAS.match(str(name)):
+                continue
+            if isinstance(value, dict) and "dependencies" in value:
+                value = value["dependencies"]
+            if isinstance(value, list):
+                lines += [item for item in value if isinstance(item, str)]
+            elif isinstance(value, dict):
+                lines += [_poetry_spec(key, spec) for key, spec in value.items()]
+    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
+        for name, value in setup_cfg.items("options.extras_require"):
+            if _TEST_EXTRAS.match(name):
+                lines += value.splitlines()
+    setup_py = _read(repo / "setup.py")
+    for match in re.finditer(r"['\"](pytest[A-Za-z0-9._-]*[^'\"]*)['\"]", setup_py):
+        lines.append(match.group(1))
+    for path in _requirement_files(repo):
+        lines += _read(path).splitlines()
+    for _, parser in _tox_sections(repo):
+        for section in parser.sections():
+            if section.startswith("testenv"):
+                lines += parser.get(section, "deps", fallback="").splitlines()
+    return lines
+
+
+def _poetry_spec(name: str, spec: object) -> str:
+    if isinstance(spec, str) and spec not in ("*", ""):
+        return f"{name}{spec}" if spec[0] in "<>=!~" else f"{name}=={spec}".replace("==^", ">=")
+    return name
+
+
+def _requirement_files(repo: Path) -> list[Path]:
+    patterns = ["*test*.txt", "requirements*/*test*.txt", "requirements*/dev*.txt", "*dev*.txt"]
+    found: list[Path] = []
+    for pattern in patterns:
+        for path in sorted(repo.glob(pattern)):
+            if path.is_file() and not path.is_symlink() and path not in found:
+                found.append(path)
+    return found
+
+
+def _addopts(repo: Path) -> str:
+    options = []
+    pyproject = _toml(repo / "pyproject.toml")
+    ini = pyproject.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    value = ini.get("addopts")
+    options.append(" ".join(value) if isinstance(value, list) else str(value or ""))
+    required = ini.get("required_plugins")
+    if isinstance(required, list):
+        options += [f"--required-plugin={name}" for name in required if isinstance(name, str)]
+    elif isinstance(required, str):
+        options += [f"--required-plugin={name}" for name in required.split()]
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        parser = _ini(_read(repo / name))
+        if parser is not None and parser.has_section(section):
+            options.append(parser.get(section, "addopts", fallback=""))
+            options += [
+                f"--required-plugin={plugin}"
+                for plugin in parser.get(section, "required_plugins", fallback="").split()
+            ]
+    return " ".join(options)
+
+
+def test_tools(repo: Path, command: str) -> list[str]:
+    """Requirement specifiers of pytest and the plugins ``command`` and the configuration need."""
+    repo = Path(repo)
+    tools: dict[str, str] = {}
+    for line in _requirement_lines(repo):
+        line = line.split("#", 1)[0].strip()
+        match = _REQUIREMENT_NAME.match(line)
+        if not match or line.startswith("-"):
+            continue
+        name = match.group(1).lower().replace("_", "-")
+        if (name == "pytest" or name.startswith(("pytest-", "pytest_"))) and name not in tools:
+            # Only the specifier: environment markers and URLs are left to pip's defaults.
+            spec = line.split(";", 1)[0].strip().replace(" ", "")
+            tools[name] = spec if re.match(r"^[A-Za-z0-9._\[\],-]+([<>=!~].*)?$", spec) else name
+    words = (_addopts(repo) + " " + command).split()
+    for word in words:
+        name = word.split("=", 1)[0]
+        if name == "--required-plugin":
+            plugin = word.split("=", 1)[1]
+            spec = re.split(r"[<>=!~]", plugin, maxsplit=1)[0].lower()
+            tools.setdefault(spec, plugin)
+        plugin = _OPTION_PLUGINS.get(name) or (
+            "pytest-xdist" if re.match(r"^-n\d+$", word) else None
+        )
+        if plugin:
+            tools.setdefault(plugin, plugin)
+    tools.setdefault("pytest", "pytest")
+    # pytest first: a plugin's own pin of pytest then resolves against it in one pip call.
+    return [tools["pytest"], *(spec for name, spec in sorted(tools.items()) if name != "pytest")]
+
+
+# ----------------------------------------------------------------------------- the recipe
+
+_RECIPE_EXTRAS = re.compile(r"^(tests?|testing)$", re.IGNORECASE)
+
+
+def _extras(repo: Path) -> list[str]:
+    """Names of the repository's extras (optional dependency groups), as declared."""
+    names: list[str] = []
+    pyproject = _toml(repo / "pyproject.toml")
+    optional = pyproject.get("project", {}).get("optional-dependencies", {})
+    if isinstance(optional, dict):
+        names += [str(name) for name in optional]
+    poetry_extras = pyproject.get("tool", {}).get("poetry", {}).get("extras", {})
+    if isinstance(poetry_extras, dict):
+        names += [str(name) for name in poetry_extras]
+    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
+        names += [name for name, _ in setup_cfg.items("options.extras_require")]
+    setup_py = _read(repo / "setup.py")
+    block = re.search(r"extras_require\s*=\s*\{(.*?)\}", setup_py, re.S)
+    if block:
+        names += re.findall(r"['\"]([A-Za-z0-9_.-]+)['\"]\s*:", block.group(1))
+    return list(dict.fromkeys(names))
+
+
+def _group_requirements(repo: Path) -> list[str]:
+    """Test requirements that pip cannot reach through an extra: dependency and Poetry groups."""
+    specs: list[str] = []
+    pyproject = _toml(repo / "pyproject.toml")
+    groups = pyproject.get("dependency-groups", {})
+    poetry = pyproject.get("tool", {}).get("poetry", {})
+    tables = [groups, poetry.get("group", {}), {"dev": poetry.get("dev-dependencies")}]
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, value in table.items():
+            if not _TEST_EXTRAS.match(str(name)) or str(name).lower() in ("all", "ci"):
+                continue
+            if isinstance(value, dict) and "dependencies" in value:
+                value = value["dependencies"]
+            if isinstance(value, list):
+                specs += [item for item in value if isinstance(item, str)]
+            elif isinstance(value, dict):
+                specs += [
+                    _poetry_spec(key, spec)
+                    for key, spec in value.items()
+                    if key.lower() != "python" and isinstance(spec, str)
+                ]
+    return [spec for spec in specs if re.match(r"^[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*$", spec)]
+
+
+def recipe_script(repo: Path) -> str:
+    """Install the repository from source with its test extras and test requirements.
+
+    The fallback reference setup: what a careful maintainer runs when the README says nothing
+    usable. Optional steps (test requirement files, groups) may fail without stopping it.
+    """
+    repo = Path(repo)
+    lines = [
+        "#!/bin/bash",
+        "# reference recipe: the repository from source, with its test extras",
+        # The checkout has no .git: setuptools-scm would refuse to guess a version.
+        'export SETUPTOOLS_SCM_PRETEND_VERSION="${SETUPTOOLS_SCM_PRETEND_VERSION:-0.0.0}"',
+        'export VCS_VERSIONING_PRETEND_VERSION="${VCS_VERSIONING_PRETEND_VERSION:-0.0.0}"',
+    ]
+    if (repo / "requirements.txt").is_file():
+        lines.append("python -m pip install -r requirements.txt")
+    extras = _extras(repo)
+    wanted = [name for name in extras if _RECIPE_EXTRAS.match(name)]
+    if not wanted:
+        wanted = [name for name in extras if name.lower() in ("dev", "develop")]
+    target = "." + (f"[{','.join(wanted)}]" if wanted else "")
+    if (repo / "pyproject.toml").is_file() or (repo / "setup.py").is_file():
+        quoted = shlex.quote(target)
+        lines.append(f"python -m pip install -e {quoted} || python -m pip install {quoted}")
+    for path in _requirement_files(repo):
+        rel = shlex.quote(path.relative_to(repo).as_posix())
+        lines.append(f"python -m pip install -r {rel} || echo 'recipe: {rel} did not install'")
+    groups = _group_requirements(repo)
+    if groups:
+        words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in groups)
+        lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
+    return "\n".join(lines) + "\n"
+
+
+# A function of this module, not a test: pytest would collect it wherever it is imported.
+test_tools.__test__ = False  # type: ignore[attr-defined]

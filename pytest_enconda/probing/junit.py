@@ -1,0 +1,90 @@
+"""Test outcomes from a runner's own JUnit XML report (pytest's ``--junitxml``), never its text.
+
+A test id is ``classname::name`` as the report writes them; a test reported twice (pytest writes
+a teardown error as a second ``testcase``) keeps its worst outcome.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+from typing import Literal
+
+Outcome = Literal["passed", "failed", "error", "skipped"]
+_RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
+# A report far beyond any real suite's is refused rather than parsed into memory.
+MAX_REPORT_BYTES = 256 * 1024 * 1024
+
+
+class JUnitError(ValueError):
+    pass
+
+
+def parse_junit(data: bytes) -> dict[str, Outcome]:
+    """``{test id: outcome}``; ``JUnitError`` if ``data`` is not a JUnit XML report."""
+    if len(data) > MAX_REPORT_BYTES:
+        raise JUnitError(f"report larger than {MAX_REPORT_BYTES} bytes")
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise JUnitError(f"not XML: {exc}") from None
+    if root.tag not in ("testsuites", "testsuite"):
+        raise JUnitError(f"root element is <{root.tag}>, expected <testsuites> or <testsuite>")
+    outcomes: dict[str, Outcome] = {}
+    for case in root.iter("testcase"):
+        classname = case.get("classname") or ""
+        name = case.get("name") or ""
+        test_id = f"{classname}::{name}" if classname else name
+        outcome: Outcome = "passed"
+        for child in case:
+            if child.tag == "error":
+                outcome = "error"
+            elif child.tag == "failure" and outcome != "error":
+                outcome = "failed"
+            elif child.tag == "skipped" and outcome == "passed":
+                outcome = "skipped"
+        previous = outcomes.get(test_id)
+        if previous is None or _RANK[outcome] > _RANK[previous]:
+            outcomes[test_id] = outcome
+    return outcomes
+
+
+def read_junit(path: Path) -> dict[str, Outcome]:
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_REPORT_BYTES:
+            raise JUnitError(f"{path}: larger than {MAX_REPORT_BYTES} bytes")
+        return parse_junit(path.read_bytes())
+    except OSError as exc:
+        raise JUnitError(f"{path}: cannot read: {exc}") from None
+    except JUnitError as exc:
+        raise JUnitError(f"{path}: {exc}") from None
+
+
+def counts(outcomes: dict[str, Outcome]) -> dict[str, int]:
+    result = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    for outcome in outcomes.values():
+        result[outcome] += 1
+    return result
+
+
+JUNIT_PATH = "/tmp/enconda/junit.xml"
+
+
+def run_tests_command(test_command: str, tools: list[str]) -> str:
+    """The test step: install the test tools, then the test command writing its JUnit report.
+
+    A failed tools install does not stop the tests: the environment may already hold them.
+    """
+    import shlex
+
+    lines = ["mkdir -p /tmp/enconda", f"rm -f {JUNIT_PATH}"]
+    if tools:
+        words = " ".join(shlex.quote(tool) for tool in tools)
+        lines.append(
+            f"python -m pip install -q {words} "
+            "|| echo 'enconda: the test tools did not install' >&2"
+        )
+    lines.append(f"{test_command} -p no:cacheprovider --junitxml={JUNIT_PATH}")
+    return "\n".join(lines)

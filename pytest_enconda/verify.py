@@ -1,0 +1,359 @@
+"""``pytest-enconda verify``: execution ground truth for an imported dataset.
+
+For each repository at its pinned revision: discover the test command, build a reference
+environment from the repository's *original* README (an agent, ``readme`` by default) and, if that
+fails, from a recipe that installs the repository from source with its test extras; then run the
+test command twice, each in a fresh container of the set-up environment, and keep as the PASS set
+the tests that passed in both runs (from pytest's JUnit XML report). A repository whose reference
+cannot be built, or whose PASS set is empty, is recorded as unverified with the reason.
+
+Like the session, this module runs a pipeline (cases → sandbox → agents → probing) and writes
+data for a later run: it is imported by the CLI only.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import shlex
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from . import __version__
+from .cases.enconda_import import load_dataset
+from .cases.models import Case, CaseSpec, RepoSource
+from .cases.sidecar import RepoVerification, Sidecar, TestRun, now, read_sidecar, write_sidecar
+from .cases.test_commands import discover_test_command, recipe_script, test_tools
+from .errors import EncondaError
+from .probing.junit import JUNIT_PATH, JUnitError, read_junit, run_tests_command
+
+Progress = Callable[[str], None]
+SETUP_SCRIPT = "/tmp/enconda/setup.sh"
+_README_NAMES = ("README.md", "README.rst", "README.txt", "README")
+
+
+class VerifyOptions(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    dataset: Path
+    out: Path
+    logs: Path
+    agent: str = "readme"
+    agent_options: dict[str, Any] = Field(default_factory=dict)
+    recipe_fallback: bool = True
+    repo_mirror: Path | None = None
+    workers: int = 1
+    setup_seconds: float = 900
+    test_seconds: float = 900
+    base_image: str = "bookworm-py3.11"
+    only: tuple[str, ...] = ()
+    redo: bool = False
+
+
+class _Context:
+    def __init__(self, options: VerifyOptions, progress: Progress) -> None:
+        from .sandbox.containers import Sandbox, new_run_id
+        from .sandbox.images import ImageBuilder
+        from .sandbox.settings import SandboxSettings
+
+        self.options = options
+        self.progress = progress
+        settings = SandboxSettings.from_env()
+        run_id = f"verify-{new_run_id()}"
+        self.sandbox = Sandbox(settings, run_id=run_id)
+        self.images = ImageBuilder(settings, run_id=run_id)
+        self.lock = threading.Lock()
+
+
+def repositories_of(dataset: Path) -> list[tuple[str, str]]:
+    """(owner/name, revision) of every repository with at least one loadable instance."""
+    load = load_dataset(dataset)
+    seen: dict[str, str] = {}
+    for case in load.cases:
+        source = case.spec.repository
+        if source.kind != "url" or not source.url or not source.revision:
+            continue
+        name = "/".join(source.url.rstrip("/").split("/")[-2:])
+        seen.setdefault(name, source.revision)
+    return sorted(seen.items())
+
+
+def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sidecar:
+    """Verify every repository of the dataset; the sidecar is rewritten after each one."""
+    sidecar = read_sidecar(options.out) if options.out.is_file() else Sidecar()
+    sidecar.dataset = str(options.dataset)
+    sidecar.harness_version = __version__
+    todo = []
+    for name, revision in repositories_of(options.dataset):
+        if options.only and name not in options.only:
+            continue
+        if not options.redo and sidecar.record(name, revision) is not None:
+            continue
+        todo.append((name, revision))
+    progress(f"verify: {len(todo)} repositories to verify, writing {options.out}")
+    ctx = _Context(options, progress)
+    ctx.sandbox.reap_orphans()
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
+            futures = {
+                pool.submit(verify_repository, ctx, name, revision): name for name, revision in todo
+            }
+            for future in as_completed(futures):
+                record = future.result()
+                with ctx.lock:
+                    sidecar.repositories[record.repository] = record
+                    write_sidecar(options.out, sidecar)
+                word = "verified" if record.verified else f"unverified: {record.reason}"
+                progress(f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)")
+    finally:
+        ctx.sandbox.close()
+    return sidecar
+
+
+def verify_repository(ctx: _Context, name: str, revision: str) -> RepoVerification:
+    record = RepoVerification(
+        repository=name,
+        revision=revision,
+        status="unverified",
+        harness_version=__version__,
+        verified_at=now(),
+    )
+    started = time.monotonic()
+    try:
+        _verify(ctx, record)
+    except EncondaError as exc:
+        record.reason = str(exc)
+    except Exception as exc:  # one repository's surprise must not end the others' verification
+        record.reason = f"harness failure: {type(exc).__name__}: {exc}"
+    record.timings["total_s"] = round(time.monotonic() - started, 1)
+    if record.pass_set:
+        record.status, record.reason = "verified", ""
+    elif not record.reason:
+        record.reason = record.attempts[-1] if record.attempts else "nothing was tried"
+    return record
+
+
+def _verify(ctx: _Context, record: RepoVerification) -> None:
+    from .errors import RepositoryUnavailable
+    from .sandbox.repo import materialize
+
+    options = ctx.options
+    source = RepoSource(
+        kind="url", url=f"https://github.com/{record.repository}", revision=record.revision
+    )
+    logs = options.logs / record.repository.replace("/", "__")
+    logs.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="enconda-verify-") as tmp:
+        repo_dir = Path(tmp) / "repo"
+        phase = time.monotonic()
+        try:
+            digest = materialize(
+                source,
+                Path(tmp),
+                repo_dir,
+                mirror_dir=options.repo_mirror,
+                cache_dir=ctx.images.settings.cache_dir,
+            )
+        except RepositoryUnavailable as exc:
+            record.reason = str(exc)
+            return
+        found = discover_test_command(repo_dir)
+        record.test_command = found.command
+        record.test_command_source = found.source
+        record.test_command_detail = found.detail
+        record.test_tools = test_tools(repo_dir, found.command)
+        readme_name, readme_text = _original_readme(repo_dir)
+        base = ctx.images.ensure_base(options.base_image, progress=ctx.progress)
+        case_id = f"verify/{record.repository}"
+        image = ctx.images.ensure_task_image(
+            base, repo_dir, {}, case_id, progress=lambda _line: None, tree_hash=digest
+        )
+        record.timings["image_s"] = round(time.monotonic() - phase, 1)
+        strategies: list[tuple[str, Callable[[], str]]] = [
+            (
+                f"agent:{options.agent}",
+                lambda: _agent_script(ctx, record, image, repo_dir, readme_name, readme_text, logs),
+            )
+        ]
+        if options.recipe_fallback:
+            strategies.append(("recipe", lambda: recipe_script(repo_dir)))
+        for label, make in strategies:
+            try:
+                script = make()
+            except EncondaError as exc:
+                record.attempts.append(f"{label}: no script: {exc}")
+                continue
+            if not script.strip() or script.strip() == "#!/bin/bash":
+                record.attempts.append(f"{label}: no setup commands")
+                continue
+            if _attempt(ctx, record, image, label, script, logs):
+                return
+
+
+def _original_readme(repo_dir: Path) -> tuple[str, str]:
+    """The repository's own README at the pinned revision: the README before errors."""
+    by_lower = {entry.name.lower(): entry for entry in repo_dir.iterdir() if entry.is_file()}
+    root = repo_dir.resolve()
+    for name in _README_NAMES:
+        path = by_lower.get(name.lower())
+        # Downloaded data: a README that links out of the repository is not followed.
+        if path and not path.is_symlink() and root in path.resolve().parents:
+            return path.name, path.read_bytes().decode("utf-8", errors="replace")
+    return "README.md", ""
+
+
+def _agent_script(
+    ctx: _Context,
+    record: RepoVerification,
+    image: str,
+    repo_dir: Path,
+    readme_name: str,
+    readme_text: str,
+    logs: Path,
+) -> str:
+    from .agents import registry
+    from .agents.base import AgentTask
+
+    options = ctx.options
+    spec = CaseSpec(
+        id=f"verify/{record.repository}",
+        suite="diagnosis",
+        title=f"reference setup of {record.repository}",
+        repository=RepoSource(
+            kind="url", url=f"https://github.com/{record.repository}", revision=record.revision
+        ),
+        readme=readme_name,
+        readme_target=readme_name,
+        test_command=record.test_command,
+    )
+    case = Case(spec=spec, case_dir=repo_dir, readme_text=readme_text)
+    agent = registry.create(options.agent, **options.agent_options)
+    task = AgentTask(
+        case=case,
+        readme_text=readme_text,
+        readme_name=readme_name,
+        repo_dir=repo_dir,
+        log_path=logs / "agent.log",
+        trajectory_path=logs / "trajectory.jsonl",
+        run_dir=options.logs,
+        start_container=lambda: ctx.sandbox.container(image, case_id=spec.id, role="agent"),
+    )
+    outcome = agent.run(task)
+    if outcome.status not in ("completed",) and not outcome.setup_script.strip():
+        raise _NoScript(f"agent {options.agent} ended {outcome.status}: {outcome.message}")
+    return outcome.setup_script
+
+
+class _NoScript(EncondaError):
+    pass
+
+
+def _attempt(
+    ctx: _Context,
+    record: RepoVerification,
+    image: str,
+    label: str,
+    script: str,
+    logs: Path,
+) -> bool:
+    """Set up once, snapshot, run the tests twice in fresh containers; True when verified."""
+    options = ctx.options
+    tag = re.sub(r"[^a-z0-9]+", "-", label.lower())
+    case_id = f"verify/{record.repository}"
+    phase = time.monotonic()
+    snapshot = None
+    try:
+        with ctx.sandbox.container(image, case_id=case_id, role="verify-setup") as box:
+            box.copy_in(script.encode(), SETUP_SCRIPT)
+            setup = box.exec(
+                f"bash -eo pipefail {SETUP_SCRIPT}",
+                timeout=options.setup_seconds,
+                log_path=logs / f"{tag}-setup.log",
+            )
+            record.timings[f"{tag}_setup_s"] = round(time.monotonic() - phase, 1)
+            if setup.exit_code != 0:
+                why = (
+                    f"timed out after {options.setup_seconds:g} s"
+                    if setup.timed_out
+                    else f"exited with {setup.exit_code}"
+                )
+                record.attempts.append(f"{label}: setup {why}: {_last_line(setup.output)}")
+                return False
+            snapshot = box.snapshot(f"verify-{record.repository}")
+        runs: list[dict[str, str]] = []
+        record_runs: list[TestRun] = []
+        for index in (1, 2):
+            outcomes, run = _test_run(ctx, record, snapshot, logs / f"{tag}-test{index}.log")
+            runs.append(outcomes)
+            record_runs.append(run)
+        record.timings[f"{tag}_tests_s"] = round(time.monotonic() - phase, 1)
+        passed = sorted(
+            test
+            for test, outcome in runs[0].items()
+            if outcome == "passed" and runs[1].get(test) == "passed"
+        )
+        summary = ", ".join(
+            f"run {i}: {r.passed} passed {r.failed} failed {r.errors} errors {r.skipped} skipped"
+            + ("" if r.report else " (no JUnit report)")
+            for i, r in enumerate(record_runs, 1)
+        )
+        if not passed:
+            record.attempts.append(f"{label}: no test passed in both runs ({summary})")
+            return False
+        record.attempts.append(f"{label}: {len(passed)} tests passed in both runs ({summary})")
+        record.pass_set = passed
+        record.runs = record_runs
+        record.reference_setup = script
+        record.reference_source = label
+        return True
+    finally:
+        if snapshot is not None:
+            with contextlib.suppress(Exception):
+                ctx.sandbox.client.images.remove(snapshot, force=True)
+
+
+def _test_run(
+    ctx: _Context, record: RepoVerification, image: str, log: Path
+) -> tuple[dict[str, str], TestRun]:
+    case_id = f"verify/{record.repository}"
+    with ctx.sandbox.container(image, case_id=case_id, role="verify-test") as box:
+        command = run_tests_command(record.test_command, record.test_tools)
+        result = box.exec(command, timeout=ctx.options.test_seconds, log_path=log)
+        junit = log.with_suffix(".xml")
+        outcomes: dict[str, str] = {}
+        report = True
+        try:
+            box.copy_out(JUNIT_PATH, junit)
+            outcomes = dict(read_junit(junit))
+        except (FileNotFoundError, JUnitError):
+            report = False
+    counted = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
+    for outcome in outcomes.values():
+        counted[outcome] += 1
+    run = TestRun(
+        exit_code=result.exit_code,
+        timed_out=result.timed_out,
+        duration=round(result.duration, 1),
+        passed=counted["passed"],
+        failed=counted["failed"],
+        errors=counted["error"],
+        skipped=counted["skipped"],
+        report=report,
+    )
+    return outcomes, run
+
+
+def _last_line(output: str) -> str:
+    lines = [line.strip() for line in output.strip().splitlines() if line.strip()]
+    return lines[-1][:300] if lines else "no output"
+
+
+def shell_join(words: list[str]) -> str:
+    return " ".join(shlex.quote(word) for word in words)

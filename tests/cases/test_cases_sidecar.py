@@ -1,0 +1,153 @@
+"""The verification sidecar: its format, where it is found, and what the importer makes of it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.cases.enconda_import import load_dataset
+from pytest_enconda.cases.sidecar import (
+    SIDECAR_NAME,
+    RepoVerification,
+    Sidecar,
+    SidecarError,
+    find_sidecar,
+    read_sidecar,
+    write_sidecar,
+)
+
+REV_A = "a" * 40
+REV_B = "b" * 40
+ERROR = {
+    "error_type": "E1",
+    "error_description": "the package does not exist",
+    "correction_candidates": [],
+    "golden_answer": "pip install good",
+}
+
+
+def make_dataset(root: Path) -> Path:
+    lines = [{"repository": "o/a", "revision": REV_A}, {"repository": "o/b", "revision": REV_B}]
+    root.mkdir(parents=True)
+    (root / "repo_info.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    for key in ("o_a", "o_b"):
+        folder = root / "instances" / f"error_gen_{key}" / f"{key}_error_readme_1"
+        folder.mkdir(parents=True)
+        (folder / "README.md").write_text("# x\n\n```bash\npip install bad\n```\n")
+        (folder / "README.json").write_text(json.dumps({"level": "level1", "errors": [ERROR]}))
+    return root
+
+
+def verified(name: str, revision: str) -> RepoVerification:
+    return RepoVerification(
+        repository=name,
+        revision=revision,
+        status="verified",
+        test_command="python -m pytest tests",
+        test_command_source="ci",
+        test_tools=["pytest>=7", "pytest-mock"],
+        reference_setup="#!/bin/bash\npip install -e .\n",
+        reference_source="agent:readme",
+        pass_set=["tests.test_a::test_one", "tests.test_a::test_two"],
+    )
+
+
+def test_round_trip_is_sorted_and_counts(tmp_path: Path) -> None:
+    sidecar = Sidecar(dataset="d")
+    sidecar.repositories["z/z"] = verified("z/z", REV_A)
+    sidecar.repositories["a/a"] = RepoVerification(
+        repository="a/a", revision=REV_B, status="unverified", reason="setup exited with 1"
+    )
+    path = tmp_path / "side.json"
+    write_sidecar(path, sidecar)
+    assert list(json.loads(path.read_text())["repositories"]) == ["a/a", "z/z"]
+    back = read_sidecar(path)
+    assert back.repositories["z/z"].pass_set == verified("z/z", REV_A).pass_set
+    assert back.counts() == {"repositories": 2, "verified": 1, "unverified": 1}
+    # A record made at another revision is not this repository's reference.
+    assert back.record("z/z", REV_A) is not None
+    assert back.record("z/z", REV_B) is None
+
+
+def test_verified_needs_a_pass_set() -> None:
+    record = verified("o/a", REV_A).model_copy(update={"pass_set": []})
+    assert not record.verified
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("{", "not valid JSON"),
+        ('{"format": 1, "repositories": {"o/a": {"repository": "o/a"}}}', "repositories.o/a"),
+        ('{"format": 9}', "format: expected 1, got 9"),
+        ('{"format": 1, "surprise": 1}', "surprise"),
+    ],
+)
+def test_bad_files_name_file_and_field(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "side.json"
+    path.write_text(text)
+    with pytest.raises(SidecarError) as info:
+        read_sidecar(path)
+    assert str(info.value).startswith(str(path))
+    assert expected in str(info.value)
+
+
+def test_key_must_match_the_record(tmp_path: Path) -> None:
+    path = tmp_path / "side.json"
+    sidecar = Sidecar(repositories={"x/y": verified("o/a", REV_A)})
+    path.write_text(sidecar.model_dump_json())
+    with pytest.raises(SidecarError, match=r"repositories\.x/y\.repository"):
+        read_sidecar(path)
+
+
+def test_found_beside_the_dataset_from_any_level(tmp_path: Path) -> None:
+    data = make_dataset(tmp_path / "DATA")
+    assert find_sidecar(data) is None
+    write_sidecar(data / SIDECAR_NAME, Sidecar())
+    for level in (data, data / "instances", data / "instances" / "error_gen_o_a"):
+        assert find_sidecar(level) == data / SIDECAR_NAME
+
+
+def test_importer_applies_records(tmp_path: Path) -> None:
+    data = make_dataset(tmp_path / "DATA")
+    sidecar = Sidecar(repositories={"o/a": verified("o/a", REV_A)})
+    write_sidecar(data / SIDECAR_NAME, sidecar)
+    cases = {case.id: case for case in load_dataset(data).cases}
+    a, b = cases["o/a/error_readme_1"], cases["o/b/error_readme_1"]
+    assert a.reference is not None and a.reference.verified
+    assert a.reference.pass_set == {"tests.test_a::test_one", "tests.test_a::test_two"}
+    assert a.reference.test_tools == ("pytest>=7", "pytest-mock")
+    assert a.spec.test_command == "python -m pytest tests"
+    # The oracle returns the golden setup: for imported data, the reference setup.
+    assert a.golden_setup_text == "#!/bin/bash\npip install -e .\n"
+    assert b.reference is not None and not b.reference.verified
+    assert b.reference.reason == f"o/b@{REV_B[:12]} has no record in {data / SIDECAR_NAME}"
+    assert b.golden_setup_text is None
+
+
+def test_importer_without_sidecar_and_with_unverified_record(tmp_path: Path) -> None:
+    data = make_dataset(tmp_path / "DATA")
+    case = load_dataset(data).cases[0]
+    assert case.reference is not None and not case.reference.verified
+    assert "no verification sidecar" in case.reference.reason
+    elsewhere = tmp_path / "elsewhere.json"
+    record = RepoVerification(
+        repository="o/a", revision=REV_A, status="unverified", reason="setup exited with 1"
+    )
+    write_sidecar(elsewhere, Sidecar(repositories={"o/a": record}))
+    loaded = load_dataset(data, verification=elsewhere)
+    first = loaded.cases[0]
+    assert first.reference is not None
+    assert first.reference.reason == "o/a: setup exited with 1"
+    assert first.spec.test_command == "python -m pytest -q"
+
+
+def test_unreadable_sidecar_is_a_problem_and_nothing_is_verified(tmp_path: Path) -> None:
+    data = make_dataset(tmp_path / "DATA")
+    (data / SIDECAR_NAME).write_text("[]")
+    loaded = load_dataset(data)
+    assert [problem.file for problem in loaded.problems] == [str(data / SIDECAR_NAME)]
+    assert all(case.reference and not case.reference.verified for case in loaded.cases)
+    assert all("cannot be used" in case.reference.reason for case in loaded.cases if case.reference)

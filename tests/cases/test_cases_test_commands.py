@@ -1,0 +1,189 @@
+"""Test command discovery: each source in its order of trust, normalisation, test tools, recipe."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.cases.test_commands import (
+    discover_test_command,
+    normalise,
+    recipe_script,
+    test_tools,
+)
+
+
+def write(root: Path, rel: str, text: str) -> None:
+    path = root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(textwrap.dedent(text))
+
+
+WORKFLOW = """\
+    name: tests
+    on: [push]
+    jobs:
+      test:
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/checkout@v4
+          - name: Run pytest with coverage
+            run: |
+              pip install -e .[test]
+              python -m pytest tests/unit -x -n auto --cov=pkg --cov-report xml -m "not slow"
+"""
+
+
+def test_ci_workflow_wins_and_is_normalised(tmp_path: Path) -> None:
+    write(tmp_path, ".github/workflows/ci.yml", WORKFLOW)
+    write(tmp_path, "tox.ini", "[testenv]\ncommands = pytest other\n")
+    found = discover_test_command(tmp_path)
+    assert found.source == "ci"
+    assert found.detail == ".github/workflows/ci.yml"
+    # Early stops, workers and coverage are dropped; paths and markers stay.
+    assert found.command == "python -m pytest tests/unit -m 'not slow'"
+    assert "python -m pytest tests/unit -x" in found.raw
+
+
+def test_step_names_and_install_lines_are_not_commands(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        ".github/workflows/test.yml",
+        "steps:\n  - name: Test with pytest\n  - run: pip install pytest\n",
+    )
+    found = discover_test_command(tmp_path)
+    assert found.source == "default"
+
+
+def test_ci_delegating_to_tox_reads_the_tox_commands(tmp_path: Path) -> None:
+    write(tmp_path, ".github/workflows/ci.yml", "steps:\n  - run: tox -e py\n")
+    write(
+        tmp_path,
+        "tox.ini",
+        """\
+        [tox]
+        envlist = py
+        [testenv:lint]
+        commands = flake8
+        [testenv]
+        deps = pytest-mock
+        commands =
+            pytest {posargs:tests} --durations=10
+        """,
+    )
+    found = discover_test_command(tmp_path)
+    assert (found.source, found.detail) == ("tox", "tox.ini [testenv] commands")
+    assert found.command == "python -m pytest"
+    assert found.raw == "pytest {posargs:tests} --durations=10"
+
+
+def test_nox_session_run(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "noxfile.py",
+        """\
+        import nox
+
+        @nox.session
+        def tests(session):
+            session.install(".[test]")
+            session.run("pytest", "-q", "src/tests", *session.posargs)
+        """,
+    )
+    found = discover_test_command(tmp_path)
+    assert found.source == "nox"
+    assert found.command == "python -m pytest -q src/tests"
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "detail"),
+    [
+        ("pytest.ini", "[pytest]\naddopts = -ra\n", "pytest.ini"),
+        (
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\ntestpaths = ['t']\n",
+            "pyproject.toml [tool.pytest.ini_options]",
+        ),
+        ("setup.cfg", "[tool:pytest]\ntestpaths = t\n", "setup.cfg [tool:pytest]"),
+    ],
+)
+def test_pytest_configuration(tmp_path: Path, rel: str, text: str, detail: str) -> None:
+    write(tmp_path, rel, text)
+    found = discover_test_command(tmp_path)
+    assert (found.source, found.detail, found.command) == (
+        "pytest-config",
+        detail,
+        "python -m pytest",
+    )
+
+
+def test_readme_then_default(tmp_path: Path) -> None:
+    assert discover_test_command(tmp_path).source == "default"
+    write(tmp_path, "README.rst", "Testing\n-------\n\n::\n\n    $ py.test -v tests/\n")
+    found = discover_test_command(tmp_path)
+    assert (found.source, found.detail, found.command) == (
+        "readme",
+        "README.rst",
+        "python -m pytest -v tests/",
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("poetry run pytest tests --cov-report=xml", "python -m pytest tests"),
+        ("coverage run -m pytest -q", "python -m pytest -q"),
+        ("cd src && PYTHONPATH=. pytest -n4 --lf t", "python -m pytest t"),
+        ("pytest --cov --cov-report term -v", "python -m pytest -v"),
+        ("pytest ${{ matrix.args }} tests", "python -m pytest tests"),
+        ("echo pytestify", None),
+        ("make test", None),
+    ],
+)
+def test_normalise(line: str, command: str | None) -> None:
+    assert normalise(line) == command
+
+
+def test_tools_from_extras_requirement_files_and_options(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "pyproject.toml",
+        """\
+        [project]
+        name = "pkg"
+        [project.optional-dependencies]
+        test = ["pytest>=7,<9", "pytest-asyncio", "hypothesis"]
+        docs = ["pytest-sphinx-not-a-test-tool"]
+        [tool.pytest.ini_options]
+        addopts = "--cov=pkg --timeout=60"
+        """,
+    )
+    write(tmp_path, "requirements-test.txt", "pytest-mock==3.12  # mocks\nrequests\n")
+    tools = test_tools(tmp_path, "python -m pytest")
+    assert tools[0] == "pytest>=7,<9"
+    assert set(tools[1:]) == {"pytest-asyncio", "pytest-mock==3.12", "pytest-cov", "pytest-timeout"}
+
+
+def test_tools_default_to_pytest(tmp_path: Path) -> None:
+    assert test_tools(tmp_path, "python -m pytest") == ["pytest"]
+
+
+def test_recipe_installs_from_source_with_the_test_extra(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "setup.py",
+        "setup(name='p', extras_require={'testing': ['pytest'], 'docs': ['sphinx']})\n",
+    )
+    write(tmp_path, "requirements.txt", "requests\n")
+    write(tmp_path, "requirements/test.txt", "pytest\n")
+    script = recipe_script(tmp_path)
+    lines = script.splitlines()
+    assert lines[0] == "#!/bin/bash"
+    assert "python -m pip install -r requirements.txt" in lines
+    assert "python -m pip install -e '.[testing]' || python -m pip install '.[testing]'" in lines
+    assert any(
+        line.startswith("python -m pip install -r requirements/test.txt ||") for line in lines
+    )
+    assert "SETUPTOOLS_SCM_PRETEND_VERSION" in script

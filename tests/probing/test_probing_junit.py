@@ -1,0 +1,81 @@
+"""JUnit XML reports: outcomes per test id, worst outcome kept, the test step's command."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.probing.junit import (
+    JUNIT_PATH,
+    JUnitError,
+    parse_junit,
+    read_junit,
+    run_tests_command,
+)
+
+REPORT = b"""<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest" tests="5">
+ <testcase classname="tests.test_a" name="test_ok" time="0.1"/>
+ <testcase classname="tests.test_a" name="test_bad"><failure message="assert 0"/></testcase>
+ <testcase classname="tests.test_a.TestX" name="test_skip[1]"><skipped message="no"/></testcase>
+ <testcase classname="tests.test_a" name="test_teardown"/>
+ <testcase classname="tests.test_a" name="test_teardown"><error message="teardown"/></testcase>
+ <testcase classname="" name="tests.test_b"><error message="collection failed"/></testcase>
+</testsuite></testsuites>
+"""
+
+
+def test_outcomes_per_test_id() -> None:
+    assert parse_junit(REPORT) == {
+        "tests.test_a::test_ok": "passed",
+        "tests.test_a::test_bad": "failed",
+        "tests.test_a.TestX::test_skip[1]": "skipped",
+        # pytest writes a teardown error as a second testcase: the worse outcome stays.
+        "tests.test_a::test_teardown": "error",
+        "tests.test_b": "error",
+    }
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [(b"not xml", "not XML"), (b"<html/>", "root element is <html>")],
+)
+def test_not_a_report(data: bytes, reason: str) -> None:
+    with pytest.raises(JUnitError, match=reason):
+        parse_junit(data)
+
+
+def test_read_names_the_file(tmp_path: Path) -> None:
+    with pytest.raises(JUnitError, match=str(tmp_path / "missing.xml")):
+        read_junit(tmp_path / "missing.xml")
+
+
+def test_a_real_pytest_report_parses(tmp_path: Path) -> None:
+    """The command run_tests_command builds, run here on a real suite (tools already present)."""
+    (tmp_path / "test_x.py").write_text(
+        "import pytest\n"
+        "def test_pass(): pass\n"
+        "def test_fail(): assert False\n"
+        "@pytest.mark.parametrize('n', [1, 2])\n"
+        "def test_param(n): assert n == 1\n"
+    )
+    report = tmp_path / "junit.xml"
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider --junitxml={report}"
+    subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, check=False)
+    assert read_junit(report) == {
+        "test_x::test_pass": "passed",
+        "test_x::test_fail": "failed",
+        "test_x::test_param[1]": "passed",
+        "test_x::test_param[2]": "failed",
+    }
+
+
+def test_test_step_installs_tools_then_writes_the_report() -> None:
+    command = run_tests_command("python -m pytest tests", ["pytest>=7,<9", "pytest-mock"])
+    lines = command.splitlines()
+    assert lines[-1] == f"python -m pytest tests -p no:cacheprovider --junitxml={JUNIT_PATH}"
+    assert "python -m pip install -q 'pytest>=7,<9' pytest-mock" in lines[2]
+    assert run_tests_command("python -m pytest", []).count("pip install") == 0
