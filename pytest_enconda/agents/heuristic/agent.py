@@ -88,6 +88,7 @@ class _Run:
         self.commands_run = 0
         self.findings: list[Finding] = []
         self.keys: set[str] = set()
+        self.step_types: set[tuple[int, str | None]] = set()
         self.preamble: list[str] = []
         self.ctx = Context(
             facts=facts,
@@ -229,21 +230,26 @@ class _Run:
             timeout = self.config.command_timeout if setup else self.config.check_timeout
             thought = f"{step.kind} step from '{step.section or 'the README'}'"
             code, output = self._exec(command, timeout, thought, "command")
+            self.ctx.attempted.add(index)
             finding = classify(step, command, code, output, self.ctx)
             if finding is None and code != 0 and step.kind in ("test", "usage"):
                 finding = self._declared_in_output(command, output)
-            if finding is None or (finding.key in self.keys and finding.action == "none"):
+            if finding is None:
                 if code == 0:
                     self._succeeded(step, command)
                 else:
                     self._unexplained(step, command, code)
                 pos += 1
                 continue
-            fresh = self.add(finding)
+            # One diagnosis per error (its key) and per type on one step: a repair that needs
+            # a second try is still the same error.
+            if (index, finding.error_type) in self.step_types:
+                self.note(f"again on this step ({finding.rule}); repaired without a new diagnosis")
+            else:
+                self.add(finding)
+            self.step_types.add((index, finding.error_type))
             tries = attempts.get(index, 0)
-            if (not fresh and finding.action not in ("move_before", "defer")) or (
-                tries >= self.config.max_repairs
-            ):
+            if tries >= self.config.max_repairs or (finding.action == "none" and code == 0):
                 if code == 0:
                     self._succeeded(step, command)
                 else:

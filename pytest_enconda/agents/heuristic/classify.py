@@ -30,11 +30,17 @@ class Context:
     cwd: str
     probe: Callable[[str], tuple[int | None, str]]
     readme_text: str
+    attempted: set[int] = field(default_factory=set)
     apt_updated: bool = False
     pythons: list[str] = field(default_factory=list)
 
     def later(self, index: int) -> list[ReadmeStep]:
-        return [s for s in self.steps if s.index not in self.done and s.index != index]
+        """Steps not run yet (a step that ran and failed is no remedy for another)."""
+        return [
+            s
+            for s in self.steps
+            if s.index not in self.attempted and s.index != index and s.kind != "skip"
+        ]
 
 
 _NOT_FOUND = re.compile(r"(?:^|\n)(?:bash: )?(?:line \d+: )?(?P<tool>[\w.+-]+): command not found")
@@ -87,16 +93,19 @@ def closest(bad: str, candidates: list[str], cutoff: float = 0.4) -> str | None:
 
 
 def program_words(command: str) -> list[str]:
-    """``tabkit head`` of ``tabkit head data/x.csv --lines 3``: program and subcommands."""
-    out = []
-    for word in words_of(command):
+    """``tabkit head`` of ``tabkit head data/x.csv --lines 3``: the program and its subcommands
+    (``python cli.py sub`` and ``python -m pkg sub`` keep the script or module)."""
+    words = words_of(command)
+    out: list[str] = []
+    if words and re.fullmatch(r"python\d?(?:\.\d+)?", words[0]):
+        if len(words) > 2 and words[1] == "-m":
+            out, words = words[:3], words[3:]
+        elif len(words) > 1 and words[1].endswith(".py"):
+            out, words = words[:2], words[2:]
+        else:
+            return words[:1]
+    for word in words:
         if word.startswith("-") or "/" in word or "." in word[1:] or "=" in word or word.isdigit():
-            if out and out[0] in ("python", "python3") and word == "-m":
-                out.append(word)
-                continue
-            if out and out[-1] == "-m":
-                out.append(word)
-                continue
             break
         out.append(word)
         if len(out) >= 3:
@@ -371,8 +380,14 @@ def _invalid_requirement(step, command, output, ctx: Context):
 
 
 def _family_choice(facts: RepoFacts, pool: list[str]) -> list[str]:
-    """Requirement files ranked: most requirements first (the superset), then shallowest."""
-    return sorted(pool, key=lambda p: (-len(facts.requirement_files.get(p, [])), p.count("/"), p))
+    """Requirement files ranked: those that include the others first (the superset), then the
+    most requirements, then the shallowest."""
+
+    def rank(path: str) -> tuple[int, int, int, str]:
+        includes = len(facts.requirement_includes.get(path, []))
+        return (-includes, -len(facts.requirement_files.get(path, [])), path.count("/"), path)
+
+    return sorted(pool, key=rank)
 
 
 def _requirements_file(step, command, output, ctx: Context):
@@ -858,13 +873,15 @@ def _missing_path(step, command, output, ctx: Context):
     fixed_all = fixed
     prefix = bad.rstrip("/").split("/")[0]
     best_prefix = best.split("/")[0]
-    if "/" in bad and prefix != best_prefix and best.endswith(bad.split("/", 1)[1]):
+    same_depth = best.count("/") == bad.rstrip("/").count("/")
+    if "/" in bad and prefix != best_prefix and same_depth and best.endswith(bad.split("/", 1)[1]):
         # The same wrong folder in the other arguments: ``example/a example/b``.
         fixed_all = re.sub(rf"(?<![\w/.-]){re.escape(prefix)}/", f"{best_prefix}/", command)
+    folder = best.rsplit("/", 1)[0] if "/" in best else ""
     return Finding(
         "E4",
         f"`{command}` refers to `{bad}`, which does not exist ('{evidence}'); the repository "
-        f"has `{best}`.",
+        f"has `{best}`" + (f" (in the folder `{folder}/`)." if folder else "."),
         f"`{fixed_all}`",
         action="replace",
         commands=[fixed_all],

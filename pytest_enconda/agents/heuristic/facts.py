@@ -81,6 +81,8 @@ class RepoFacts:
     extras: dict[str, list[str]] = field(default_factory=dict)
     # Requirement files (relative path) → requirement strings, ``-r`` includes resolved.
     requirement_files: dict[str, list[str]] = field(default_factory=dict)
+    # Requirement files → the requirement files they include (``-r``), transitively.
+    requirement_includes: dict[str, list[str]] = field(default_factory=dict)
     scripts: list[str] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)
     manifests: list[str] = field(default_factory=list)
@@ -226,7 +228,9 @@ def scan(root: Path) -> RepoFacts:
     _read_setup_py(root, facts)
     for rel in facts.files:
         if _REQ_FILE.search(rel) and rel.count("/") <= 2:
-            facts.requirement_files[rel] = _read_requirements(root, rel, set())
+            seen: set[str] = set()
+            facts.requirement_files[rel] = _read_requirements(root, rel, seen)
+            facts.requirement_includes[rel] = sorted(seen - {rel})
     facts.names = sorted(set(facts.names))
     facts.packages = _packages(root, facts)
     return facts
