@@ -32,6 +32,7 @@ __all__ = ["TestCommand", "discover_test_command", "recipe_script", "test_tools"
 
 Source = Literal["ci", "tox", "nox", "pytest-config", "readme", "default"]
 DEFAULT_COMMAND = "python -m pytest"
+DEFAULT_PYTEST = "pytest<9"
 _MAX_READ = 1 << 20
 
 # Options whose value is the next word unless written with '='.
@@ -373,7 +374,17 @@ def _poetry_spec(name: str, spec: object) -> str:
 
 
 def _requirement_files(repo: Path) -> list[Path]:
-    patterns = ["*test*.txt", "requirements*/*test*.txt", "requirements*/dev*.txt", "*dev*.txt"]
+    # Requirement files only (named so, or in a requirements folder): a stub-test allowlist or a
+    # test data file is not one.
+    patterns = [
+        "requirements*test*.txt",
+        "test*requirements*.txt",
+        "*[-_]test*[-_]requirements*.txt",
+        "requirements*dev*.txt",
+        "dev*requirements*.txt",
+        "requirements*/*test*.txt",
+        "requirements*/dev*.txt",
+    ]
     found: list[Path] = []
     for pattern in patterns:
         for path in sorted(repo.glob(pattern)):
@@ -434,7 +445,9 @@ def test_tools(repo: Path, command: str) -> list[str]:
         )
         if plugin:
             tools.setdefault(plugin, plugin)
-    tools.setdefault("pytest", "pytest")
+    # Unpinned, the newest pytest would judge old suites by its new deprecations (pytest 9 turns
+    # some into errors, fatal under a suite's filterwarnings=error); the released data predates it.
+    tools.setdefault("pytest", DEFAULT_PYTEST)
     # pytest first: a plugin's own pin of pytest then resolves against it in one pip call.
     return [tools["pytest"], *(spec for name, spec in sorted(tools.items()) if name != "pytest")]
 

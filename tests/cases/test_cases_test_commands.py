@@ -167,7 +167,7 @@ def test_tools_from_extras_requirement_files_and_options(tmp_path: Path) -> None
 
 
 def test_tools_default_to_pytest(tmp_path: Path) -> None:
-    assert test_tools(tmp_path, "python -m pytest") == ["pytest"]
+    assert test_tools(tmp_path, "python -m pytest") == ["pytest<9"]
 
 
 def test_recipe_installs_from_source_with_the_test_extra(tmp_path: Path) -> None:
