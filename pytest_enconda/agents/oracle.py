@@ -1,4 +1,9 @@
-"""The oracle: returns the golden diagnosis and setup. It validates harness and cases."""
+"""The oracle: returns the golden diagnosis and setup. It validates harness and cases.
+
+For an imported EnConda-Bench instance the golden setup is the verified reference setup of its
+repository, from the verification sidecar (``pytest-enconda verify``); without one the execution
+item is skipped before the oracle's empty script could be run.
+"""
 
 from __future__ import annotations
 
