@@ -475,6 +475,22 @@ def _looks_like_shell(lines: list[str]) -> bool:
 
 
 _BOX_DRAWING = re.compile(r"^\s*[│├└┌┐┘┬┴┼─]")
+_USAGE_LINE = re.compile(r"^\s*usage:\s", re.IGNORECASE)
+
+
+def _without_usage_text(lines: list[str]) -> list[str]:
+    """A command's ``--help`` output pasted under it (``usage: ...`` and its options) is output,
+    up to the next line that starts with a known command."""
+    kept: list[str] = []
+    in_usage = False
+    for line in lines:
+        if _USAGE_LINE.match(line):
+            in_usage = True
+        elif in_usage and _is_known_command(line):
+            in_usage = False
+        if not in_usage:
+            kept.append(line)
+    return kept
 
 
 def _block_commands(block: _Block) -> list[str]:
@@ -492,7 +508,8 @@ def _block_commands(block: _Block) -> list[str]:
         if sign is not None:
             return _clean(_prompt_commands(lines, sign))
         # A directory tree shown in an ``sh`` block is not something anyone would type.
-        return _clean(_logical_lines([ln for ln in lines if not _BOX_DRAWING.match(ln)]))
+        kept = [ln for ln in _without_usage_text(lines) if not _BOX_DRAWING.match(ln)]
+        return _clean(_logical_lines(kept))
     if language in SESSION_LANGUAGES or language in NEUTRAL_LANGUAGES:
         sign = _prompt_sign(lines)
         # ``> `` alone is too common in output and quotes to mark a neutral block as a session.

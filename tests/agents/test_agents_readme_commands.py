@@ -77,6 +77,28 @@ def test_markdown_prompt_lines_are_commands_and_the_rest_is_output() -> None:
     assert md(text) == ["pip install foo", "python -m foo --version", "make install"]
 
 
+def test_markdown_help_output_pasted_under_a_command_is_not_run() -> None:
+    # As in LettuceDetect's README: the serve command, then its --help output in the same block.
+    text = """
+    ```bash
+    python scripts/start_api.py dev  # use "prod" for production
+    usage: start_api.py [-h] [--model MODEL] {prod,dev}
+
+    positional arguments:
+      {prod,dev}            Choose "dev" for development or "prod" for production
+                            environments. The serve script uses "fastapi dev"
+
+    options:
+      -h, --help            show this help message and exit
+    pip install streamlit
+    ```
+    """
+    assert md(text) == [
+        'python scripts/start_api.py dev  # use "prod" for production',
+        "pip install streamlit",
+    ]
+
+
 def test_markdown_percent_prompt() -> None:
     assert md("```\n% pip install foo\nok\n```\n") == ["pip install foo"]
 
