@@ -88,10 +88,26 @@ def case_roots(config: pytest.Config, case_file: Path) -> list[Path]:
 
     here = case_file.resolve()
     roots = [root for root in collection_roots(config) if root in here.parents]
-    if config.inipath is not None and config.inicfg and config.rootpath.resolve() in here.parents:
+    if _configures_pytest(config.inipath) and config.rootpath.resolve() in here.parents:
         roots.append(config.rootpath.resolve())
     roots.extend(config.getoption("allow_path") or ())
     return roots
+
+
+def _configures_pytest(inipath: Path | None) -> bool:
+    """Whether pytest's ini file really configures it: pytest also takes a ``pyproject.toml``
+    without a ``[tool.pytest]`` table as the root's marker."""
+    if inipath is None:
+        return False
+    if inipath.name != "pyproject.toml":
+        return True
+    import tomllib
+
+    try:
+        tool = tomllib.loads(inipath.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return False
+    return isinstance(tool, dict) and bool(tool.get("pytest"))
 
 
 def check_collectable(config: pytest.Config, case: Case, source: str) -> list[tuple[str, str]]:

@@ -70,6 +70,31 @@ def test_outside_repository_needs_allow_path(
     assert "cases/far/case.toml::execution" in allowed.stdout.str()
 
 
+@pytest.mark.parametrize(
+    ("pyproject", "refused"),
+    [("[project]\nname = 'x'\n", True), ("[tool.pytest.ini_options]\naddopts = ''\n", False)],
+)
+def test_project_root_counts_only_when_its_ini_configures_pytest(
+    pytester: pytest.Pytester, pyproject: str, refused: bool
+) -> None:
+    # A case under sub/ naming a repository beside sub/, inside the rootdir; a pyproject.toml
+    # without a pytest table marks the rootdir but opens nothing (pytest finds such files
+    # in home folders).
+    (pytester.path / "pyproject.toml").write_text(pyproject)
+    (pytester.path / "widget").mkdir()
+    (pytester.path / "widget" / "w.txt").write_text("w\n")
+    case_dir = write_case(pytester.path / "sub", "near")
+    toml = (case_dir / "case.toml").read_text()
+    (case_dir / "case.toml").write_text(toml.replace('"repo"', '"../../../widget"'))
+    result = pytester.runpytest("sub/cases", "--collect-only", "-q", "-W", "error")
+    if refused:
+        result.assert_outcomes(errors=1)
+        assert "repository.path: resolves to" in result.stdout.str()
+    else:
+        assert result.ret == pytest.ExitCode.OK, result.stdout.str()
+        assert "sub/cases/near/case.toml::execution" in result.stdout.str()
+
+
 def test_duplicate_case_ids_are_refused(pytester: pytest.Pytester) -> None:
     write_case(pytester.path, "twin", errors=[golden_error("E4")])
     write_case(pytester.path, "twin", errors=[golden_error("E1")], suite_dir="more")
