@@ -103,3 +103,9 @@ def collection_roots(config: pytest.Config) -> list[Path]:
         if path.is_dir():
             roots.append(path.resolve())
     return roots
+
+
+def leads_to_argument(config: pytest.Config, path: Path) -> bool:
+    """Whether a folder this run collects (an argument, or ``--cases``) lies inside ``path``."""
+    here = path.resolve()
+    return any(here in root.parents for root in collection_roots(config))

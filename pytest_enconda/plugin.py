@@ -157,17 +157,11 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
     # children are cases, ``instances`` would be "not found". A folder on the way to a
     # collected one stays a plain folder.
     dataset = discovery.is_dataset_dir(path) or discovery.is_research_dataset_dir(path)
-    if dataset and not _leads_to_argument(parent.config, path):
+    if dataset and not discovery.leads_to_argument(parent.config, path):
         from .items import Dataset
 
         return Dataset.from_parent(parent, path=path)
     return None
-
-
-def _leads_to_argument(config: pytest.Config, path: Path) -> bool:
-    """Whether a folder this run collects (an argument, or ``--cases``) lies inside ``path``."""
-    here = path.resolve()
-    return any(here in root.parents for root in discovery.collection_roots(config))
 
 
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
@@ -192,6 +186,15 @@ class _ResultsRecorder:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if _is_case_report(report):
             session_of(self.config).record_report(report)
+
+
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    if item.get_closest_marker("gpu") is not None:
+        from .probing.environment import gpu_skip_reason
+
+        active = _active_session(item.config)
+        if reason := gpu_skip_reason(active.gpu_count() if active is not None else None):
+            pytest.skip(reason)
 
 
 @pytest.hookimpl(wrapper=True)

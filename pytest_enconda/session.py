@@ -453,10 +453,14 @@ class EncondaSession:
         return self._once(case, "environment", produce)
 
     def gpu_count(self) -> int:
-        """GPUs task containers may use: none unless ``--gpus`` gives them and the host has them."""
+        """GPUs task containers may use: none unless ``--gpus`` gives them and the host has them;
+        with the host backend (``--python``), the host's own."""
+        from .probing.environment import host_gpu_count
+
+        if self.settings.python is not None:
+            return host_gpu_count()
         if self.settings.gpus == "none":
             return 0
-        from .probing.environment import host_gpu_count
 
         visible = host_gpu_count()
         return visible if self.settings.gpus == "all" else min(visible, int(self.settings.gpus))

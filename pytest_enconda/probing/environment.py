@@ -220,6 +220,17 @@ def host_gpu_count() -> int:
     return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
 
 
+def gpu_skip_reason(given: int | None) -> str | None:
+    """Why a ``gpu``-marked test cannot run here, or None. ``given``: GPUs a benchmark run hands
+    its containers (``--gpus``); None outside a benchmark run, where the host's count decides."""
+    visible = host_gpu_count()
+    if visible == 0:
+        return "no GPU on this host (nvidia-smi lists none): the gpu marker needs one"
+    if given == 0:
+        return f"this host has {visible} GPU(s) but --gpus none gives them to no container"
+    return None
+
+
 class HostEnvironment:
     """An environment that already exists here: an interpreter and a repository folder."""
 

@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from casefactory import write_case, write_research_case
 
+from pytest_enconda.probing.environment import host_gpu_count
+
 pytest_plugins = ["pytester"]
 
 USER_PROBE = """
@@ -246,3 +248,34 @@ def test_c4_on_gloo_passes_for_the_shipped_case_and_fails_when_broken(
     run = pytester.path / "broken"
     result = pytester.runpytest("bench", "-k", "C4", "--ddp-cpu", "--run-dir", str(run))
     result.assert_outcomes(failed=1)
+
+
+GPU_PROBE = """
+import pytest
+
+@pytest.mark.gpu
+def test_needs_a_gpu(enconda_env):
+    assert enconda_env.run("nvidia-smi -L", gpus=0).ok
+"""
+
+
+@pytest.mark.skipif(host_gpu_count() > 0, reason="checks the skip on a host without a GPU")
+def test_gpu_marker_skips_with_the_reason_where_no_gpu_is_present(
+    pytester: pytest.Pytester,
+) -> None:
+    # A plain test outside any benchmark run.
+    pytester.makepyfile("import pytest\n\n@pytest.mark.gpu\ndef test_x():\n    assert False\n")
+    plain = pytester.runpytest("-rs")
+    plain.assert_outcomes(skipped=1)
+    plain.stdout.fnmatch_lines(["*no GPU on this host (nvidia-smi lists none)*"])
+    # A user's probe in a case folder, through the host backend (no Docker).
+    case_dir = write_research_case(pytester.path, "alpha", probes={"probe_gpu.py": GPU_PROBE})
+    report = pytester.path / "report.json"
+    report.write_text(json.dumps({"python_path": sys.executable, "env_tool": "pip"}))
+    probe = pytester.runpytest(
+        "cases", "-k", "needs_a_gpu", "-rs", "--python", sys.executable,
+        "--repo", str(case_dir / "repo"), "--report", str(report),
+        "--run-dir", str(pytester.path / "run"),
+    )  # fmt: skip
+    probe.assert_outcomes(skipped=1)
+    probe.stdout.fnmatch_lines(["*no GPU on this host*gpu marker needs one*"])
