@@ -183,7 +183,9 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             )
         ]
         if options.recipe_fallback:
-            strategies.append(("recipe", lambda: recipe_script(repo_dir)))
+            strategies.append(
+                ("recipe", lambda: recipe_script(repo_dir, _system_packages(repo_dir, readme_name)))
+            )
         for label, make in strategies:
             try:
                 script = make()
@@ -195,6 +197,14 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 continue
             if _attempt(ctx, record, image, label, script, logs):
                 return
+
+
+def _system_packages(repo_dir: Path, readme_name: str) -> list[str]:
+    """Debian packages the recipe installs: those CI installs and those the dependencies need."""
+    from .agents.profile import build_profile
+
+    profile = build_profile(repo_dir, readme_name)
+    return list(dict.fromkeys(profile.ci_system_packages + profile.likely_system_packages))
 
 
 def _original_readme(repo_dir: Path) -> tuple[str, str]:

@@ -503,13 +503,15 @@ def _group_requirements(repo: Path) -> list[str]:
     return [spec for spec in specs if re.match(r"^[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*$", spec)]
 
 
-def recipe_script(repo: Path) -> str:
+def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ()) -> str:
     """Install the repository from source with its test extras and test requirements.
 
     The fallback reference setup: what a careful maintainer runs when the README says nothing
-    usable. Optional steps (test requirement files, groups) may fail without stopping it.
+    usable. Optional steps (system packages, test requirement files, groups) may fail without
+    stopping it. ``system_packages`` are Debian packages (those its CI installs, say).
     """
     repo = Path(repo)
+    safe = [name for name in system_packages if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", name)]
     lines = [
         "#!/bin/bash",
         "# reference recipe: the repository from source, with its test extras",
@@ -517,6 +519,12 @@ def recipe_script(repo: Path) -> str:
         'export SETUPTOOLS_SCM_PRETEND_VERSION="${SETUPTOOLS_SCM_PRETEND_VERSION:-0.0.0}"',
         'export VCS_VERSIONING_PRETEND_VERSION="${VCS_VERSIONING_PRETEND_VERSION:-0.0.0}"',
     ]
+    if safe:
+        words = " ".join(safe)
+        lines.append(
+            "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
+            f"--no-install-recommends {words}) || echo 'recipe: system packages did not install'"
+        )
     if (repo / "requirements.txt").is_file():
         lines.append("python -m pip install -r requirements.txt")
     extras = _extras(repo)

@@ -187,3 +187,15 @@ def test_recipe_installs_from_source_with_the_test_extra(tmp_path: Path) -> None
         line.startswith("python -m pip install -r requirements/test.txt ||") for line in lines
     )
     assert "SETUPTOOLS_SCM_PRETEND_VERSION" in script
+
+
+def test_recipe_installs_system_packages_first_and_refuses_odd_names(tmp_path: Path) -> None:
+    write(tmp_path, "pyproject.toml", "[project]\nname = 'p'\n")
+    script = recipe_script(tmp_path, ["libcairo2-dev", "pkg; rm -rf /"])
+    lines = script.splitlines()
+    apt = next(index for index, line in enumerate(lines) if "apt-get install" in line)
+    pip = next(index for index, line in enumerate(lines) if "pip install -e" in line)
+    assert apt < pip
+    assert lines[apt].endswith("libcairo2-dev) || echo 'recipe: system packages did not install'")
+    assert "rm -rf" not in script
+    assert "apt-get" not in recipe_script(tmp_path)
