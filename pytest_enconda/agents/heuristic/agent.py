@@ -34,7 +34,7 @@ from ..workspace import RepositoryView, agent_dir
 from .classify import Context, classify, missing_distribution
 from .facts import RepoFacts, requirement_name, scan
 from .findings import Finding
-from .prepass import example_findings, run_prepass
+from .prepass import example_findings, installs_project, run_prepass
 from .steps import SETUP_KINDS, ReadmeStep, readme_steps, words_of
 
 OUTPUT_CHARS = 6_000
@@ -89,6 +89,7 @@ class _Run:
         self.findings: list[Finding] = []
         self.keys: set[str] = set()
         self.step_types: set[tuple[int, str | None]] = set()
+        self.failed_repairs: set[str] = set()
         self.preamble: list[str] = []
         self.ctx = Context(
             facts=facts,
@@ -234,6 +235,14 @@ class _Run:
             finding = classify(step, command, code, output, self.ctx)
             if finding is None and code != 0 and step.kind in ("test", "usage"):
                 finding = self._declared_in_output(command, output)
+            if finding is None and code != 0 and step.kind == "usage":
+                finding = self._before_install(step, command)
+            if finding is not None and finding.key in self.failed_repairs:
+                self.note(f"{finding.rule}: its repair already failed; not tried again")
+                finding = None
+            if finding is not None and step.section.startswith("(added"):
+                # A check the agent added itself: what it needs is no error of the README.
+                finding.error_type = None
             if finding is None:
                 if code == 0:
                     self._succeeded(step, command)
@@ -271,6 +280,8 @@ class _Run:
                 self.ctx.cwd = (PurePath(self.ctx.cwd) / words[1]).as_posix().lstrip("./")
 
     def _unexplained(self, step: ReadmeStep, command: str, code: int | None) -> None:
+        if step.repair_key:
+            self.failed_repairs.add(step.repair_key)
         if step.kind in SETUP_KINDS:
             step.final = None
             self.note(
@@ -313,7 +324,9 @@ class _Run:
             return pos
         if action in ("prepend", "append") and finding.commands:
             for command in reversed(finding.commands):
-                new = self.new_step(command, "install", "(added by the agent)")
+                kind = "state" if command.startswith("export ") else "install"
+                new = self.new_step(command, kind, "(added by the agent)")
+                new.repair_key = finding.key
                 plan.insert(pos, new.index)
             return pos
         # Diagnosed but not repairable: a failed setup step stays out of the script.
@@ -322,6 +335,27 @@ class _Run:
         elif setup:
             self._succeeded(step, step.final or step.command)
         return pos + 1
+
+    def _before_install(self, step: ReadmeStep, command: str) -> Finding | None:
+        """A usage example that failed and comes before the step installing the project."""
+        facts = self.facts
+        mentions = [*facts.scripts, *facts.packages, *facts.names]
+        words = set(re.split(r"[\s./:()'\"=]+", command))
+        if not any(name in words for name in mentions):
+            return None
+        for later in self.ctx.later(step.index):
+            if later.kind == "install" and installs_project(later, facts):
+                return Finding(
+                    "E6",
+                    f"`{command}` uses the project before `{later.command}` installs it "
+                    "(it fails here).",
+                    f"Run `{later.command}` before `{command}`.",
+                    action="defer",
+                    move=later.index,
+                    key=f"order:{later.index}",
+                    rule="used before installed",
+                )
+        return None
 
     def _run_now(self, command: str, thought: str) -> None:
         self._exec(command, self.config.command_timeout, thought, "command")

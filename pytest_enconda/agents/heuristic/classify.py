@@ -17,7 +17,7 @@ from packaging.utils import canonicalize_name
 
 from .facts import IMPORT_NAMES, RepoFacts, requirement_name
 from .findings import Finding
-from .prepass import allowed, lowest_allowed
+from .prepass import allowed, lowest_allowed, prose_about
 from .steps import ReadmeStep, is_pip_install, venv_target, words_of
 
 
@@ -123,6 +123,7 @@ def classify(step: ReadmeStep, command: str, code: int | None, output: str, ctx:
     if code == 0:
         return _after_success(step, command, output, ctx)
     for rule in (
+        _scm_version,
         _activate_missing,
         _interpreter_missing,
         _command_not_found,
@@ -160,15 +161,19 @@ def _after_success(step: ReadmeStep, command: str, output: str, ctx: Context):
         if pinned:
             rest = [w for w in words_of(command) if w not in pinned]
             only = all(w.startswith("-") for w in rest[2:])
-            restore = f'pip install "{match.group("req")}{match.group("spec").strip()}"'
+            wanted = f"{match.group('req')}{match.group('spec').strip()}"
+            restore = f'pip install "{wanted}"'
+            installer = project_install(ctx)
             return Finding(
                 "E7",
                 f"`{command}` installs {match.group('name')} {match.group('have')}, but "
-                f"{match.group('owner')} requires `{match.group('req')}{match.group('spec')}` "
-                f"(pip: '{match.group(0)}').",
-                f"Remove the `{pinned[0]}` pin"
-                + (" step" if only else f": `{shlex.join(rest)}`")
-                + f"; the project needs `{match.group('req')}{match.group('spec').strip()}`.",
+                f"{match.group('owner')} requires `{wanted}` (pip: '{match.group(0)}')."
+                + prose_about(ctx.readme_text, match.group("name")),
+                f"Remove the `{command}` step"
+                if only
+                else f"Run `{shlex.join(rest)}` instead"
+                f": {match.group('owner')} requires `{wanted}`"
+                + (f", which `{installer}` already installs." if installer else "."),
                 action="drop" if only else "replace",
                 commands=[restore] if only else [shlex.join(rest), restore],
                 key=f"pin:{name}",
@@ -190,6 +195,21 @@ def _after_success(step: ReadmeStep, command: str, output: str, ctx: Context):
 
 
 # ---------------------------------------------------------------------- E6 / E4: environments
+
+
+def _scm_version(step, command, output, ctx: Context):
+    if "setuptools-scm was unable to detect version" not in output:
+        return None
+    # The checkout here has no .git folder (an exported snapshot): not the README's fault.
+    return Finding(
+        None,
+        "setuptools-scm cannot read a version without the repository's .git folder",
+        "export SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0",
+        action="prepend",
+        commands=["export SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0"],
+        key="scm-version",
+        rule="setuptools-scm without git metadata",
+    )
 
 
 def _activate_missing(step, command, output, ctx: Context):
@@ -270,6 +290,14 @@ def _interpreter_missing(step, command, output, ctx: Context):
         key=f"interpreter:{tool}",
         rule="interpreter not installed",
     )
+
+
+def project_install(ctx: Context) -> str | None:
+    """The README's own command that installs the project, if it has one."""
+    for step in ctx.steps:
+        if _installs(step, ctx.facts, "") and step.final:
+            return step.final
+    return None
 
 
 def _installs(step: ReadmeStep, facts: RepoFacts, name: str) -> bool:
@@ -675,15 +703,22 @@ def _usage(step, command, output, ctx: Context):
     if suggestion:
         text = suggestion.group("s") or suggestion.group("p") or ""
         candidates = re.findall(r"-{1,2}[\w-]+", text)
+    help_text = ""
     if not candidates:
         _, help_text = ctx.probe(shlex.join(program) + " --help")
         candidates = _flags(help_text)
     best = closest(bad, candidates, 0.4)
     fixed = replace_word(command, bad, best) if best else command
+    shown = f"`{best}`"
+    line = next((ln for ln in help_text.splitlines() if best and best in _flags(ln)), "")
+    aliases = _flags(line)
+    if len(aliases) > 1:
+        # The help line names every spelling of the option: ``-n ROWS, --rows ROWS``.
+        shown = "/".join(f"`{a}`" for a in aliases) + f" ('{line.strip()[:100]}')"
     return Finding(
         "E2",
         f"`{command}`: `{bad}` is not an option of `{' '.join(program)}` "
-        f"('{option.group(0)}')." + (f" Its --help lists `{best}`." if best else ""),
+        f"('{option.group(0)}')." + (f" Its --help lists {shown}." if best else ""),
         f"`{fixed}`" if best else f"Remove `{bad}`; see `{' '.join(program)} --help`.",
         action="replace" if best else "none",
         commands=[fixed] if best else [],
@@ -856,7 +891,16 @@ def _missing_path(step, command, output, ctx: Context):
     if not missing:
         return None
     bad = missing[0]
+    if (
+        step.kind == "usage"
+        and bad.endswith(".py")
+        and facts.closest_path(bad, cwd, kind="file") is None
+    ):
+        # ``python my_script.py`` shown as an example of the reader's own code.
+        return None
     kind = "dir" if (words and words[0] == "cd") or bad.endswith("/") else "any"
+    if bad.endswith(".py"):
+        kind = "file"
     best = facts.closest_path(bad.rstrip("/"), cwd, kind=kind)
     shown = re.search(rf"[^\n]*{re.escape(bad)}[^\n]*", output)
     evidence = (shown.group(0).strip() if shown else "No such file or directory")[:160]

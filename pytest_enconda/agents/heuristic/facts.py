@@ -86,6 +86,9 @@ class RepoFacts:
     scripts: list[str] = field(default_factory=list)
     packages: list[str] = field(default_factory=list)
     manifests: list[str] = field(default_factory=list)
+    # Standard-library modules the code imports unconditionally that are newer than some
+    # Python versions: (module, first Python version that has it, file).
+    stdlib_floor: list[tuple[str, str, str]] = field(default_factory=list)
 
     # ------------------------------------------------------------------ queries
 
@@ -233,7 +236,46 @@ def scan(root: Path) -> RepoFacts:
             facts.requirement_includes[rel] = sorted(seen - {rel})
     facts.names = sorted(set(facts.names))
     facts.packages = _packages(root, facts)
+    facts.stdlib_floor = _stdlib_floor(root, facts)
     return facts
+
+
+# Standard-library modules by the Python version that introduced them.
+NEW_STDLIB = {"tomllib": "3.11", "zoneinfo": "3.9", "graphlib": "3.9", "contextvars": "3.7",
+              "dataclasses": "3.7", "secrets": "3.6"}  # fmt: skip
+
+
+def _stdlib_floor(root: Path, facts: RepoFacts) -> list[tuple[str, str, str]]:
+    found: dict[str, tuple[str, str, str]] = {}
+    sources = [
+        f for f in facts.files
+        if f.endswith(".py") and not re.search(r"(^|/)(tests?|docs?|examples?)/", f)
+    ][:400]  # fmt: skip
+    for rel in sources:
+        text = _text(root / rel)
+        if text is None or not any(module in text for module in NEW_STDLIB):
+            continue
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError):
+            continue
+        guarded: set[int] = set()
+        for node in ast.walk(tree):
+            # ``try: import tomllib / except ImportError: import tomli`` sets no floor.
+            if isinstance(node, ast.Try | ast.If):
+                guarded |= {id(child) for child in ast.walk(node)}
+        for node in ast.walk(tree):
+            if id(node) in guarded:
+                continue
+            names = []
+            if isinstance(node, ast.Import):
+                names = [alias.name.split(".")[0] for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names = [node.module.split(".")[0]]
+            for name in names:
+                if name in NEW_STDLIB and name not in found:
+                    found[name] = (name, NEW_STDLIB[name], rel)
+    return sorted(found.values(), key=lambda item: tuple(int(p) for p in item[1].split(".")))
 
 
 def _text(path: Path) -> str | None:

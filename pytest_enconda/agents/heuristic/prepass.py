@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import builtins
 import re
+import textwrap
 from pathlib import PurePosixPath
 
 from packaging.specifiers import SpecifierSet
@@ -36,6 +37,11 @@ _CLAIM = re.compile(
     r"|or\s+later))?",
     re.IGNORECASE,
 )
+_HISTORY = re.compile(
+    r"\b(drop(ped|s)?|no longer|remov(ed|es)|deprecat\w*|end[- ]of[- ]life|EOL|last (version|"
+    r"release)|legacy|older|prior|until|before|was|were|used to|changelog)\b",
+    re.IGNORECASE,
+)
 _URLISH = re.compile(r"https?://\S+|!\[[^\]]*\]\([^)]*\)|\bimage::\s*\S+|shields\.io\S*")
 
 
@@ -58,13 +64,14 @@ def run_prepass(
 ) -> list[Finding]:
     findings: list[Finding] = []
     findings += _python_version(steps, facts, readme_text)
-    findings += _pins_against_manifest(steps, facts)
+    findings += _pins_against_manifest(steps, facts, readme_text)
     findings += _undeclared_extras(steps, facts)
     findings += _install_before_environment(steps)
     findings += _before_clone(steps)
     findings += _requirements_without_r(steps, facts)
     findings += _windows_in_unix_section(steps)
-    findings += _python_examples(readme_text, readme_name, facts)
+    findings += _near_miss_of_project(steps, facts)
+    findings += _python_syntax(readme_text, readme_name)
     findings += _skipped_paths(steps, facts)
     return findings
 
@@ -74,6 +81,14 @@ def run_prepass(
 
 def _python_version(steps: list[ReadmeStep], facts: RepoFacts, text: str) -> list[Finding]:
     spec = facts.python_spec()
+    source = facts.requires_python_source
+    declared = facts.requires_python
+    floor = facts.stdlib_floor[-1] if facts.stdlib_floor else None
+    if spec is None and floor is not None:
+        # No declared constraint, but the code cannot run on older interpreters.
+        declared = f">={floor[1]}"
+        spec = SpecifierSet(declared)
+        source = f"the code (`{floor[2]}` imports `{floor[0]}`, new in Python {floor[1]})"
     if spec is None:
         return []
     lowest = lowest_allowed(spec)
@@ -89,8 +104,14 @@ def _python_version(steps: list[ReadmeStep], facts: RepoFacts, text: str) -> lis
         if re.fullmatch(r"\d\.\d+", version or "") and not allowed(spec, version):
             evidence.append(f"`{step.command}`")
             commands.append(step)
-    for match in _CLAIM.finditer(_URLISH.sub(" ", text)):
+    prose = _URLISH.sub(" ", text)
+    for match in _CLAIM.finditer(prose):
         version = match.group("ver")
+        sentence = prose[max(0, match.start() - 120) : match.end() + 80]
+        sentence = re.split(r"(?<=[.!?])\s|\n\s*\n", sentence)
+        around = next((part for part in sentence if match.group(0) in part), "")
+        if _HISTORY.search(around):
+            continue  # "support for Python 2.7 was dropped": history, not a claim
         if not allowed(spec, version):
             claim = match.group(0).strip()
             if f"'{claim}'" not in evidence:
@@ -102,16 +123,18 @@ def _python_version(steps: list[ReadmeStep], facts: RepoFacts, text: str) -> lis
         for step in commands
         if python_of(step.command)
     ]
-    fix = f"Use Python {lowest} or newer, as {facts.requires_python_source} declares"
-    fix += f" (`{facts.requires_python}`)"
+    fix = f"Use Python {lowest} or newer, as {source} requires (`{declared}`)"
     if fixed:
         fix += ": " + "; ".join(f"`{c}`" for c in fixed)
+    because = ""
+    if floor is not None and source != f"the code (`{floor[2]}` imports `{floor[0]}`, new in " \
+            f"Python {floor[1]})":  # fmt: skip
+        because = f"; the code imports `{floor[0]}` (`{floor[2]}`), new in Python {floor[1]}"
     return [
         Finding(
             "E7",
             f"The README names a Python version the repository does not support: "
-            f"{', '.join(evidence[:3])}, but {facts.requires_python_source} is "
-            f"`{facts.requires_python}`.",
+            f"{', '.join(evidence[:3])}, but {source} is `{declared}`{because}.",
             fix + ".",
             key="python-version",
             rule="static: Python version vs requires-python",
@@ -119,7 +142,31 @@ def _python_version(steps: list[ReadmeStep], facts: RepoFacts, text: str) -> lis
     ]
 
 
-def _pins_against_manifest(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
+def installs_project(step: ReadmeStep, facts: RepoFacts) -> bool:
+    """Whether ``step`` installs this repository's project (from source or by its name)."""
+    if step.kind != "install" or not is_pip_install(step.command):
+        return False
+    for word in words_of(step.command)[2:]:
+        target = re.sub(r"\[.*$", "", word)
+        if target in (".", "./") or (target and canonicalize_name(target) in facts.names):
+            return True
+    return False
+
+
+def prose_about(readme: str, name: str) -> str:
+    """The README's own sentence about ``name`` outside its code, quoted as evidence."""
+    prose = re.sub(r"```.*?```", " ", readme, flags=re.DOTALL)
+    for line in prose.splitlines():
+        text = line.strip(" -*>#\t")
+        pattern = rf"(?<![\w-]){re.escape(name)}(?![\w-])"
+        if re.search(pattern, text, re.IGNORECASE) and len(text.split()) >= 4:
+            return f" The README says: '{text[:160]}'."
+    return ""
+
+
+def _pins_against_manifest(
+    steps: list[ReadmeStep], facts: RepoFacts, readme_text: str
+) -> list[Finding]:
     out = []
     for step in steps:
         if step.kind != "install" or not is_pip_install(step.command):
@@ -138,18 +185,26 @@ def _pins_against_manifest(steps: list[ReadmeStep], facts: RepoFacts) -> list[Fi
             if pinned and not any(allowed(declared[0], v.rstrip(".*")) for v in pinned):
                 rest = [w for w in words_of(step.command) if w != word]
                 only_pins = all(w.startswith("-") for w in rest[2:])
+                installer = next(
+                    (
+                        s.command
+                        for s in steps
+                        if s.index != step.index and installs_project(s, facts)
+                    ),
+                    None,
+                )
                 out.append(
                     Finding(
                         "E7",
                         f"`{step.command}` pins `{word}`, which conflicts with the repository's "
-                        f"own constraint {declared[1]}.",
-                        f"Remove the `{word}` pin: the repository requires "
-                        f"`{name}{declared[0]}`"
-                        + (
-                            ", which installing the project already brings."
+                        f"own constraint {declared[1]}." + prose_about(readme_text, name),
+                        (
+                            f"Remove the `{step.command}` step"
                             if only_pins
-                            else f"; run `{' '.join(rest)}`."
-                        ),
+                            else f"Run `{_join(rest)}` instead"
+                        )
+                        + f": the repository requires `{name}{declared[0]}`"
+                        + (f", which `{installer}` already installs." if installer else "."),
                         action="drop" if only_pins else "replace",
                         commands=[] if only_pins else [_join(rest)],
                         key=f"pin:{step.index}",
@@ -364,6 +419,22 @@ def package_exports(facts: RepoFacts, read) -> dict[str, str]:
     return out
 
 
+def bound_names(code: str) -> set[str]:
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return set()
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            out.add(node.id)
+        elif isinstance(node, ast.Import | ast.ImportFrom):
+            out |= {(alias.asname or alias.name).split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.FunctionDef | ast.ClassDef | ast.AsyncFunctionDef):
+            out.add(node.name)
+    return out
+
+
 def undefined_names(code: str) -> list[str]:
     try:
         tree = ast.parse(code)
@@ -389,16 +460,77 @@ def undefined_names(code: str) -> list[str]:
     return [name for name in loaded if name not in bound]
 
 
-def _python_examples(text: str, name: str, facts: RepoFacts) -> list[Finding]:
-    # Filled in by the agent, which can read the package sources (see ``example_findings``).
-    return []
+def _near_miss_of_project(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
+    """``pip install inflection`` in the README of ``inflect``: another distribution."""
+    import difflib
+
+    out = []
+    declared = set(facts.declared())
+    for step in steps:
+        if step.kind != "install" or not is_pip_install(step.command):
+            continue
+        for word in words_of(step.command)[2:]:
+            name = requirement_name(word)
+            if not name or word.startswith("-") or name in facts.names or name in declared:
+                continue
+            for own in facts.names:
+                if name.startswith(own + "-") or own.startswith(name + "-"):
+                    continue  # a companion distribution (``X-gui``, ``X-plugins``)
+                if difflib.SequenceMatcher(None, name, own).ratio() >= 0.8:
+                    fixed = step.command.replace(word, own, 1)
+                    out.append(
+                        Finding(
+                            "E1",
+                            f"`{step.command}` installs `{name}`, a different distribution: this "
+                            f"repository's project is `{own}` (its manifest's name), and nothing "
+                            f"in the repository declares `{name}`.",
+                            f"`{fixed}`",
+                            action="replace",
+                            commands=[step.command.replace(word, ".", 1)],
+                            move=step.index,
+                            key=f"dist:{name}",
+                            rule="static: near-miss of the project's name",
+                        )
+                    )
+    return out
+
+
+def _python_syntax(text: str, name: str) -> list[Finding]:
+    out = []
+    for number, code in enumerate(python_blocks(text, name)):
+        first = code.strip().split()[0] if code.strip() else ""
+        if first in ("pip", "pip3", "python", "python3", "$", "cd", "git", "conda"):
+            continue  # shell commands in a block labelled python
+        try:
+            ast.parse(textwrap.dedent(code))
+        except SyntaxError as exc:
+            line = (exc.text or "").strip()
+            out.append(
+                Finding(
+                    "E2",
+                    f"The Python example has invalid syntax: `{line[:100]}` (SyntaxError: "
+                    f"{exc.msg}, line {exc.lineno} of the example).",
+                    f"Correct the syntax of `{line[:100]}`.",
+                    key=f"syntax-example:{number}",
+                    rule="static: Python example does not parse",
+                )
+            )
+        except (ValueError, RecursionError, MemoryError):
+            continue
+    return out
 
 
 def example_findings(text: str, name: str, facts: RepoFacts, read) -> list[Finding]:
     exports = package_exports(facts, read)
+    blocks = python_blocks(text, name)
+    # READMEs import once and use the names in later examples: a name bound by any example
+    # (imported, assigned, defined) is not missing from another.
+    bound_anywhere: set[str] = set()
+    for code in blocks:
+        bound_anywhere |= bound_names(code)
     out = []
-    for number, code in enumerate(python_blocks(text, name)):
-        missing = [n for n in undefined_names(code) if n in exports]
+    for number, code in enumerate(blocks):
+        missing = [n for n in undefined_names(code) if n in exports and n not in bound_anywhere]
         if not missing:
             continue
         package = exports[missing[0]]

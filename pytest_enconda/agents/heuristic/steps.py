@@ -33,6 +33,10 @@ _SERVER = re.compile(
     r"gunicorn|celery\s+worker|docker|docker-compose|tensorboard|watch|daemon|--daemon|repl|"
     r"shell|ipython|tmux|screen|ssh|login|init)\b"
 )
+_PLACEHOLDER = re.compile(
+    r"/path/to/|<[A-Za-z][\w .-]*>|(?<!\$)\{[A-Za-z_][\w-]*\}|"
+    r"\byour[_-]\w+|\bYOUR_[A-Z_]+|\.\.\.|\bX\.Y\b"
+)
 FOREIGN_TOOLS = frozenset(
     {"brew", "port", "choco", "winget", "yum", "dnf", "pacman", "zypper", "apk", "snap", "scoop"}
 )
@@ -54,6 +58,8 @@ class ReadmeStep:
     # Filled in as the agent works: the command as repaired, or None when dropped.
     final: str | None = None
     notes: list[str] = field(default_factory=list)
+    # For steps the agent added: the finding whose repair they are.
+    repair_key: str = ""
 
     def __post_init__(self) -> None:
         if self.final is None and self.kind in SETUP_KINDS:
@@ -106,6 +112,10 @@ def classify_command(command: str, facts: RepoFacts) -> tuple[str, str]:
         return "skip", "empty command"
     first = words[0]
     first_line = text.split("\n", 1)[0]
+    if _PLACEHOLDER.search(text):
+        return "skip", "contains a placeholder for the reader to fill in"
+    if first in facts.scripts and not _SERVER.search(first_line):
+        return "usage", "a usage example of the project's own command: run as a check after setup"
     if first in FOREIGN_TOOLS:
         return "skip", f"`{first}` is another operating system's package manager"
     if (
