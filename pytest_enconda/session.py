@@ -301,28 +301,12 @@ class EncondaSession:
 
     def _freeze_agent_container(self, case: Case, box: Any) -> None:
         """The agent's container, as it left it, becomes the final state the probes grade."""
-        from .probing.final_state import OUTPUT_DIR, FinalState
+        from .probing.final_state import freeze
 
-        folder = self.case_dir(case).root / "environment"
         self.progress(f"{case.id}: freezing the agent's container")
-        report_file = None
-        try:
-            box.copy_out(f"{OUTPUT_DIR}/report.json", folder / "report.json")
-            report_file = "environment/report.json"
-        except FileNotFoundError:
-            pass
-        writable = box.writable_size()
-        started = time.monotonic()
-        image = box.snapshot(f"{case.id}-final")
-        state = FinalState(
-            case_id=case.id,
-            image=image,
-            source="agent-container",
-            snapshot_seconds=round(time.monotonic() - started, 3),
-            writable_bytes=writable,
-            report_file=report_file,
-        )
-        write_model(folder / "state.json", state)
+        paths = self.case_dir(case)
+        state = freeze(box, case, paths, source="agent-container")
+        write_model(paths.root / "environment" / "state.json", state)
 
     def task_image(self, case: Case) -> str:
         return self._once(case, "image", lambda: self._build_task_image(case))

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from ..artifacts import CaseDir
     from ..cases.models import Case
-    from ..sandbox.containers import Sandbox
+    from ..sandbox.containers import Container, Sandbox
 
 SCRIPT_PATH = "/tmp/enconda/setup.sh"
 OUTPUT_DIR = "/enconda/output"
@@ -45,8 +45,7 @@ def build_final_state(
     sandbox: Sandbox, task_image: str, case: Case, setup_script: str, case_dir: CaseDir
 ) -> FinalState:
     """Run ``setup_script`` in a fresh container of ``task_image`` and snapshot the result."""
-    folder = case_dir.root / "environment"
-    log = folder / "setup.log"
+    log = case_dir.root / "environment" / "setup.log"
     with sandbox.container(task_image, case_id=case.id, role="agent-state") as box:
         box.copy_in(setup_script.encode(), SCRIPT_PATH)
         box.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)
@@ -56,24 +55,33 @@ def build_final_state(
             workdir=WORKDIR,
             log_path=log,
         )
-        report_file = None
-        try:
-            box.copy_out(f"{OUTPUT_DIR}/report.json", folder / "report.json")
-            report_file = "environment/report.json"
-        except FileNotFoundError:
-            pass
-        writable = box.writable_size()
-        started = time.monotonic()
-        image = box.snapshot(f"{case.id}-final")
-        snapshot_seconds = time.monotonic() - started
+        state = freeze(box, case, case_dir, source="setup-script")
+    return state.model_copy(
+        update={
+            "setup_exit_code": result.exit_code,
+            "setup_timed_out": result.timed_out,
+            "setup_seconds": round(result.duration, 3),
+        }
+    )
+
+
+def freeze(box: Container, case: Case, case_dir: CaseDir, *, source: str) -> FinalState:
+    """Snapshot ``box`` as the final state, with the self-report it holds copied out."""
+    folder = case_dir.root / "environment"
+    report_file = None
+    try:
+        box.copy_out(f"{OUTPUT_DIR}/report.json", folder / "report.json")
+        report_file = "environment/report.json"
+    except FileNotFoundError:
+        pass
+    writable = box.writable_size()
+    started = time.monotonic()
+    image = box.snapshot(f"{case.id}-final")
     return FinalState(
         case_id=case.id,
         image=image,
-        source="setup-script",
-        setup_exit_code=result.exit_code,
-        setup_timed_out=result.timed_out,
-        setup_seconds=round(result.duration, 3),
-        snapshot_seconds=round(snapshot_seconds, 3),
+        source=source,
+        snapshot_seconds=round(time.monotonic() - started, 3),
         writable_bytes=writable,
         report_file=report_file,
     )
