@@ -13,6 +13,7 @@ import difflib
 import os
 import re
 import tomllib
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -47,6 +48,13 @@ IMPORT_NAMES = {
     "mpl_toolkits": "matplotlib",
     "zmq": "pyzmq",
 }
+
+
+def parse_python(code: str) -> ast.Module:
+    """``ast.parse`` without the warnings foreign code may raise (invalid escapes)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return ast.parse(code)
 
 
 def requirement_name(text: str) -> str | None:
@@ -256,7 +264,7 @@ def _stdlib_floor(root: Path, facts: RepoFacts) -> list[tuple[str, str, str]]:
         if text is None or not any(module in text for module in NEW_STDLIB):
             continue
         try:
-            tree = ast.parse(text)
+            tree = parse_python(text)
         except (SyntaxError, ValueError):
             continue
         guarded: set[int] = set()
@@ -379,7 +387,7 @@ def _read_setup_py(root: Path, facts: RepoFacts) -> None:
         return
     facts.manifests.append("setup.py")
     try:
-        tree = ast.parse(text)
+        tree = parse_python(text)
     except SyntaxError:
         return
     for node in ast.walk(tree):

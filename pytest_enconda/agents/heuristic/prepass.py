@@ -17,7 +17,7 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
-from .facts import RepoFacts, requirement_name, requirement_spec
+from .facts import RepoFacts, parse_python, requirement_name, requirement_spec
 from .findings import Finding
 from .steps import (
     ReadmeStep,
@@ -402,7 +402,7 @@ def package_exports(facts: RepoFacts, read) -> dict[str, str]:
             if source is None:
                 continue
             try:
-                tree = ast.parse(source)
+                tree = parse_python(source)
             except SyntaxError:
                 continue
             for node in tree.body:
@@ -421,7 +421,7 @@ def package_exports(facts: RepoFacts, read) -> dict[str, str]:
 
 def bound_names(code: str) -> set[str]:
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return set()
     out: set[str] = set()
@@ -437,7 +437,7 @@ def bound_names(code: str) -> set[str]:
 
 def undefined_names(code: str) -> list[str]:
     try:
-        tree = ast.parse(code)
+        tree = parse_python(code)
     except SyntaxError:
         return []
     bound: set[str] = set(dir(builtins))
@@ -502,7 +502,7 @@ def _python_syntax(text: str, name: str) -> list[Finding]:
         if first in ("pip", "pip3", "python", "python3", "$", "cd", "git", "conda"):
             continue  # shell commands in a block labelled python
         try:
-            ast.parse(textwrap.dedent(code))
+            parse_python(textwrap.dedent(code))
         except SyntaxError as exc:
             line = (exc.text or "").strip()
             out.append(

@@ -1,0 +1,146 @@
+"""The heuristic agent's static side: what each README command is, and the pre-pass that compares
+the README with the repository before anything runs (no container needed)."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.agents.heuristic.facts import scan
+from pytest_enconda.agents.heuristic.prepass import run_prepass
+from pytest_enconda.agents.heuristic.steps import classify_command, readme_steps
+
+DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "enconda-dev" / "instances"
+
+PYPROJECT = """\
+[project]
+name = "minitool"
+version = "1.0"
+requires-python = ">=3.9"
+dependencies = ["click>=8.0"]
+
+[project.optional-dependencies]
+yaml = ["PyYAML"]
+
+[project.scripts]
+minitool = "minitool.cli:main"
+"""
+
+
+def repo(tmp_path: Path, files: dict[str, str]):
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(textwrap.dedent(text))
+    return scan(tmp_path)
+
+
+def findings(tmp_path: Path, readme: str, files: dict[str, str]):
+    facts = repo(tmp_path, files)
+    steps = readme_steps(readme, "README.md", facts)
+    return run_prepass(steps, facts, readme, "README.md")
+
+
+@pytest.mark.parametrize(
+    ("command", "kind"),
+    [
+        ("pip install -e .", "install"),
+        ("python3 -m pip install -r requirements.txt", "install"),
+        ("sudo apt-get install -y libxml2-dev", "install"),
+        ("apt-get update", "apt_update"),
+        ("python -m venv .venv", "env_create"),
+        ("source .venv/bin/activate", "env_activate"),
+        ("cd docs", "state"),
+        ("export DJANGO_SETTINGS_MODULE=app.settings", "state"),
+        ("python -m pytest -q tests", "test"),
+        ("minitool --top 3 README.md", "usage"),
+        ("git clone https://github.com/o/minitool", "skip"),
+        ("brew install libmagic", "skip"),
+        (".venv\\Scripts\\activate", "skip"),
+        ("conda create -n env python=3.9", "skip"),
+        ("python manage.py runserver", "skip"),
+        ("source /path/to/venv/bin/activate", "skip"),
+        ("pip install <package-name>", "skip"),
+    ],
+)
+def test_command_kinds(tmp_path, command, kind):
+    facts = repo(tmp_path, {"pyproject.toml": PYPROJECT})
+    assert classify_command(command, facts)[0] == kind
+
+
+def test_steps_know_their_section(tmp_path):
+    facts = repo(tmp_path, {"pyproject.toml": PYPROJECT})
+    text = (
+        "# x\n\n## Install\n\n```bash\npip install .\n```\n\n## Usage\n\n```bash\nminitool a\n```\n"
+    )
+    steps = readme_steps(text, "README.md", facts)
+    assert [(s.section, s.kind) for s in steps] == [("Install", "install"), ("Usage", "usage")]
+
+
+def test_pin_against_the_declared_constraint_quotes_the_readme(tmp_path):
+    readme = (
+        "# minitool\n\nNeeds click 7.x, pin it as shown.\n\n"
+        '```bash\npip install -e .\npip install "click==7.1.2"\n```\n'
+    )
+    (found,) = findings(tmp_path, readme, {"pyproject.toml": PYPROJECT})
+    assert found.error_type == "E7" and found.action == "drop"
+    assert "click>=8.0" in found.description and "Needs click 7.x" in found.description
+    assert "`pip install -e .` already installs" in found.fix
+
+
+def test_history_of_python_versions_is_no_claim(tmp_path):
+    readme = "# minitool\n\nSupport for Python 2.7 was dropped in 2020.\n"
+    assert findings(tmp_path, readme, {"pyproject.toml": PYPROJECT}) == []
+    claim = "# minitool\n\nRequires Python 2.7 or newer.\n"
+    assert [f.error_type for f in findings(tmp_path / "bare", claim, {})] == []  # nothing declared
+    declared = findings(tmp_path / "declared", claim, {"pyproject.toml": PYPROJECT})
+    assert [f.error_type for f in declared] == ["E7"]
+
+
+def test_stdlib_module_sets_a_floor_without_requires_python(tmp_path):
+    readme = "# tool\n\nWorks with Python 3.8 or newer.\n"
+    files = {"tool/__init__.py": "import tomllib\n", "setup.py": "from setuptools import setup\n"}
+    (found,) = findings(tmp_path, readme, files)
+    assert found.error_type == "E7" and "tomllib" in found.description
+    guarded = {
+        "tool/__init__.py": "try:\n    import tomllib\nexcept ImportError:\n    tomllib = None\n"
+    }
+    assert findings(tmp_path / "other", readme, guarded) == []
+
+
+def test_undeclared_extra_and_near_miss_of_the_project_name(tmp_path):
+    readme = '# minitool\n\n```bash\npip install -e ".[yml]"\npip install minitol\n```\n'
+    got = {f.rule: f for f in findings(tmp_path, readme, {"pyproject.toml": PYPROJECT})}
+    assert got["static: extras vs manifest"].error_type == "E1"
+    assert "`yaml`" in got["static: extras vs manifest"].description
+    near = got["static: near-miss of the project's name"]
+    assert near.error_type == "E1" and near.fix == "`pip install minitool`"
+    # A companion distribution is not a misspelling.
+    companion = "# minitool\n\n```bash\npip install minitool-gui\n```\n"
+    assert findings(tmp_path / "c", companion, {"pyproject.toml": PYPROJECT}) == []
+
+
+def test_step_before_clone_and_python_example_syntax(tmp_path):
+    readme = (
+        "# minitool\n\n```bash\ncd minitool\ngit clone https://github.com/o/minitool\n```\n\n"
+        "```python\nimport minitool\nminitool.run x\n```\n"
+    )
+    got = {f.error_type: f for f in findings(tmp_path, readme, {"pyproject.toml": PYPROJECT})}
+    assert set(got) == {"E6", "E2"}
+    assert "`cd minitool` comes before `git clone" in got["E6"].description
+    assert "minitool.run x" in got["E2"].description
+
+
+@pytest.mark.skipif(not DATA.is_dir(), reason=f"EnConda-Bench dev data not at {DATA}")
+def test_every_released_readme_is_read_without_error(tmp_path):
+    facts = repo(tmp_path, {"pyproject.toml": PYPROJECT})
+    readmes = [p for p in sorted(DATA.glob("*/*/README.*")) if p.suffix != ".json" and p.is_file()]
+    assert len(readmes) > 1000
+    kinds: set[str] = set()
+    for path in readmes:
+        text = path.read_text(encoding="utf-8", errors="replace")
+        steps = readme_steps(text, path.name, facts)
+        run_prepass(steps, facts, text, path.name)
+        kinds |= {s.kind for s in steps}
+    assert {"install", "usage", "skip", "env_create", "env_activate", "test"} <= kinds
