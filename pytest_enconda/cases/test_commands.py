@@ -495,12 +495,18 @@ def _group_requirements(repo: Path) -> list[str]:
             if isinstance(value, list):
                 specs += [item for item in value if isinstance(item, str)]
             elif isinstance(value, dict):
-                specs += [
-                    _poetry_spec(key, spec)
-                    for key, spec in value.items()
-                    if key.lower() != "python" and isinstance(spec, str)
-                ]
-    return [spec for spec in specs if re.match(r"^[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*$", spec)]
+                for key, spec in value.items():
+                    if key.lower() == "python":
+                        continue
+                    if isinstance(spec, str):
+                        specs.append(_poetry_spec(key, spec))
+                    elif isinstance(spec, dict) and isinstance(spec.get("path"), str):
+                        # A local test package (Poetry path dependency), inside the repository.
+                        path = spec["path"]
+                        if not path.startswith("/") and ".." not in Path(path).parts:
+                            specs.append("./" + path.removeprefix("./"))
+    pattern = r"^(\./[A-Za-z0-9._/-]*|[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*)$"
+    return [spec for spec in specs if re.match(pattern, spec)]
 
 
 def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ()) -> str:
