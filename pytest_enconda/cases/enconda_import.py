@@ -27,7 +27,9 @@ Decisions, with the data that motivated them (2,074 instance folders of ``encond
   revision the execution item could not be reproduced, and ``RepoSource`` requires one.
 - ``test_command`` defaults to ``python -m pytest -q``. EnConda-Bench's execution harness
   (``Evaluation/Execution``) is not in its public repository snapshot we could read, so what its
-  Pass@1 check runs could not be confirmed.
+  Pass@1 check runs could not be confirmed. The verification sidecar (``pytest-enconda verify``)
+  supplies a discovered test command, test tools and a PASS set per repository; an instance
+  without a verified record gets ``reference.verified = False`` and its execution item skips.
 - The original README (``--readme-variant=original``) is the repository folder's own
   ``error_gen_<owner>_<name>/README.*``: 37 of the 160 repository folders hold one (all
   ``README.rst``); the other instances have none, and their items skip under that variant.
