@@ -74,6 +74,10 @@ def pytest_configure(config: pytest.Config) -> None:
         state.get()  # usage errors surface now, before anything is collected
     if not _workerinput(config):
         config.pluginmanager.register(_ResultsRecorder(config), "enconda-results")
+        if config.pluginmanager.hasplugin("html"):
+            from .report.html_hooks import register
+
+            register(config, lambda: _active_session(config))
 
 
 def _make_session(config: pytest.Config) -> EncondaSession:

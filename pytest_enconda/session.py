@@ -723,7 +723,25 @@ class EncondaSession:
         else:
             verdict = ItemVerdict(outcome="skipped", message=f"aspect {aspect} is not graded yet")
         write_model(self.case_dir(case).grading(aspect), verdict)
+        self._write_case_facts(case)
         return verdict
+
+    def _write_case_facts(self, case: Case) -> None:
+        """What re-grading and the review report need of the case (``case.json``), beside its
+        grading: golden answer, level, error types and the execution reference."""
+        from .report.evidence import CASE_FACTS
+
+        path = self.case_dir(case).root / CASE_FACTS
+        if path.exists():
+            return
+        facts = {
+            "case_id": case.id,
+            "level": case.golden.level,
+            "error_types": [error.error_type for error in case.golden.errors],
+            "golden": json.loads(case.golden.model_dump_json()),
+            "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
+        }
+        atomic_write_text(path, json.dumps(facts, indent=2, sort_keys=True) + "\n")
 
     def _missing_output(self, case: Case, aspect: str) -> ItemVerdict | None:
         """A contract file the agent did not leave (or left malformed) fails what it feeds."""
@@ -881,6 +899,9 @@ class EncondaSession:
 
         self.summary = build_summary(self.run_dir, self._results, self.settings)
         write_summary(self.run_dir, self.summary)
+        from .report.exports import write_exports
+
+        write_exports(self.run_dir, self.summary, list(self._results.values()))
 
 
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README")

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections import Counter
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -64,10 +66,36 @@ def judge_stats(run_dir: Path, name: str) -> JudgeStats:
 def build_summary(
     run_dir: Path, results: dict[tuple[str, str], dict[str, Any]], settings: EncondaSettings
 ) -> dict[str, Any]:
+    return summarize(run_dir, results, settings.agent, settings.model, settings.judge)
+
+
+def case_set_hash(results: Iterable[tuple[str, str]]) -> str:
+    """The identity of what a run measured: its (case, item) pairs, order-free."""
+    text = "\n".join(f"{case}\t{item}" for case, item in sorted(set(results)))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def summarize(
+    run_dir: Path,
+    results: dict[tuple[str, str], dict[str, Any]],
+    agent: str,
+    model: str | None,
+    judge: str,
+) -> dict[str, Any]:
+    """The summary of ``results`` (rows keyed by case and item) over the run directory's files."""
+    from .. import __version__
+
     cases = _case_results(run_dir, results)
     summary = aggregate(cases).to_summary_json(
-        agent=settings.agent, model=settings.model, judge=judge_stats(run_dir, settings.judge)
+        agent=agent, model=model, judge=judge_stats(run_dir, judge)
     )
+    summary["harness_version"] = __version__
+    summary["case_set"] = {
+        "cases": len({case for case, _item in results}),
+        "items": len(results),
+        "sha256": case_set_hash(results),
+    }
+    summary["efficiency"] = efficiency_summary(run_dir, results)
     execution = [row for (_c, item), row in results.items() if item == "execution"]
     summary["items"] = _outcomes(results)
     summary["execution_errors"] = sum(row["outcome"] == "error" for row in execution)
@@ -162,3 +190,17 @@ def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
     atomic_write_text(run_dir / "summary.json", text)
     atomic_write_text(run_dir / "summary.md", render_markdown(summary))
+
+
+def efficiency_summary(
+    run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """Means of time to ready, tokens, cost and environment size over the cases that have them."""
+    from .evidence import case_efficiency
+
+    per_case = [case_efficiency(run_dir, case) for case in sorted({c for c, _i in results})]
+    out: dict[str, dict[str, Any]] = {}
+    for name in ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes"):
+        values = [v for row in per_case if (v := row.get(name)) is not None]
+        out[name] = {"mean": sum(values) / len(values) if values else None, "cases": len(values)}
+    return out

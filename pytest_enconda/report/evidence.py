@@ -1,0 +1,229 @@
+"""What a reviewer needs per case, read from the run directory with bounded reads.
+
+Every log is read from its end with ``seek`` (never whole): a 50 MB agent log costs the report
+``TAIL_BYTES``, and the full file stays one link away. JSON artifacts are read only below
+``MAX_JSON_BYTES``; a bigger one is named as too big instead of loaded.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..artifacts import CaseDir
+
+TAIL_BYTES = 6000
+STEP_OUTPUT_CHARS = 1500
+MAX_STEPS = 200
+MAX_JSON_BYTES = 8 << 20
+CASE_FACTS = "case.json"
+
+
+@dataclass(frozen=True)
+class Tail:
+    """The end of a file: ``text`` is its last bytes, ``size`` the file's full size."""
+
+    path: Path
+    text: str
+    size: int
+
+    @property
+    def truncated(self) -> bool:
+        return self.size > len(self.text.encode("utf-8", errors="replace"))
+
+
+def read_tail(path: Path, limit: int = TAIL_BYTES) -> Tail | None:
+    if not path.is_file():
+        return None
+    size = path.stat().st_size
+    with path.open("rb") as handle:
+        if size > limit:
+            handle.seek(size - limit)
+        data = handle.read(limit)
+    text = data.decode("utf-8", errors="replace")
+    if size > limit and "\n" in text:
+        text = text[text.index("\n") + 1 :]  # start at a whole line
+    return Tail(path=path, text=text, size=size)
+
+
+def read_json(path: Path) -> Any:
+    """A JSON artifact, or ``None`` when absent, too big or unreadable (the report names it)."""
+    if not path.is_file() or path.stat().st_size > MAX_JSON_BYTES:
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def cut(text: str, limit: int = STEP_OUTPUT_CHARS) -> str:
+    return text if len(text) <= limit else "…" + text[-limit:]
+
+
+def trajectory_steps(case_dir: CaseDir, outcome: Mapping[str, Any] | None) -> list[dict[str, Any]]:
+    """The agent's steps: ``trajectory.jsonl`` as it was written, else the outcome's list.
+
+    Outputs are cut to their tails; past ``MAX_STEPS`` the rest is counted, not shown.
+    """
+    steps: list[dict[str, Any]] = []
+    path = case_dir.trajectory
+    if path.is_file():
+        for step in _jsonl(path):
+            steps.append(step)
+    elif outcome:
+        steps = [step for step in outcome.get("trajectory") or [] if isinstance(step, dict)]
+    shown = []
+    for step in steps[:MAX_STEPS]:
+        shown.append({**step, "output": cut(str(step.get("output") or ""))})
+    if len(steps) > MAX_STEPS:
+        shown.append({"kind": "note", "command": f"… {len(steps) - MAX_STEPS} more steps"})
+    return shown
+
+
+def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+    # Line by line: a long trajectory is never held whole, only its parsed steps (outputs cut).
+    with path.open(encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                value = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(value, dict):
+                value["output"] = cut(str(value.get("output") or ""))
+                yield value
+
+
+@dataclass
+class CaseEvidence:
+    case_id: str
+    root: Path
+    facts: dict[str, Any] | None
+    outcome: dict[str, Any] | None
+    diagnosis: dict[str, Any] | None
+    execution: dict[str, Any] | None
+    gradings: dict[str, dict[str, Any]]
+    stages: dict[str, dict[str, Any]]
+    steps: list[dict[str, Any]]
+    logs: dict[str, Tail] = field(default_factory=dict)
+    setup_script: str | None = None
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def golden_types(self) -> list[str]:
+        if self.facts and isinstance(self.facts.get("error_types"), list):
+            return [str(t) for t in self.facts["error_types"]]
+        if self.diagnosis:
+            return [str(t) for t in self.diagnosis.get("golden_types") or []]
+        return []
+
+    @property
+    def predicted_types(self) -> list[str]:
+        if self.diagnosis:
+            return [str(t) for t in self.diagnosis.get("predicted_types") or []]
+        if self.outcome:
+            return [str(p.get("error_type")) for p in self.outcome.get("diagnosis") or []]
+        return []
+
+
+def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
+    case_dir = CaseDir(run_dir, case_id)
+    root = case_dir.root
+    outcome = read_json(case_dir.agent_outcome)
+    gradings = {
+        path.stem: value
+        for path in sorted((root / "grading").glob("*.json"))
+        if path.stem != "diagnosis" and isinstance(value := read_json(path), dict)
+    }
+    stages = {
+        path.stem: value
+        for path in sorted((root / "pyramid").glob("*.json"))
+        if isinstance(value := read_json(path), dict)
+    }
+    logs: dict[str, Tail] = {}
+    candidates = {
+        "setup log": case_dir.execution_log("setup"),
+        "test log": case_dir.execution_log("test"),
+        "agent log": case_dir.agent_log,
+    }
+    for probe_log in sorted((root / "probes").glob("*")):
+        if probe_log.is_file():
+            candidates[f"probe {probe_log.name}"] = probe_log
+    for name, path in candidates.items():
+        tail = read_tail(path)
+        if tail is not None:
+            logs[name] = tail
+    script = read_tail(case_dir.setup_script, limit=20000)
+    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+    return CaseEvidence(
+        case_id=case_id,
+        root=root,
+        facts=read_json(root / CASE_FACTS),
+        outcome=outcome if isinstance(outcome, dict) else None,
+        diagnosis=read_json(root / "grading" / "diagnosis.json"),
+        execution=read_json(case_dir.execution_record),
+        gradings=gradings,
+        stages=stages,
+        steps=trajectory_steps(case_dir, outcome if isinstance(outcome, dict) else None),
+        logs=logs,
+        setup_script=script.text if script is not None else None,
+        files=files[:200],
+    )
+
+
+def efficiency(evidence: CaseEvidence) -> dict[str, float | None]:
+    return _efficiency(evidence.outcome, evidence.execution, evidence.stages)
+
+
+def case_efficiency(run_dir: Path, case_id: str) -> dict[str, float | None]:
+    """``efficiency`` from the three files it needs (the summary reads no logs)."""
+    case_dir = CaseDir(run_dir, case_id)
+    stages = {
+        path.stem: value
+        for path in sorted((case_dir.root / "pyramid").glob("*.json"))
+        if isinstance(value := read_json(path), dict)
+    }
+    outcome = read_json(case_dir.agent_outcome)
+    return _efficiency(
+        outcome if isinstance(outcome, dict) else None,
+        read_json(case_dir.execution_record),
+        stages,
+    )
+
+
+def _efficiency(
+    outcome: Mapping[str, Any] | None,
+    execution: Mapping[str, Any] | None,
+    stages: Mapping[str, Mapping[str, Any]],
+) -> dict[str, float | None]:
+    """Per-case time to ready (agent wall time plus the replayed setup), tokens, cost, size.
+
+    A research case's probes measured these on the final state: their numbers win.
+    """
+    out: dict[str, float | None] = {
+        "time_to_ready_s": None,
+        "tokens": None,
+        "cost_usd": None,
+        "env_size_bytes": None,
+    }
+    if outcome:
+        usage = outcome.get("usage") or {}
+        ready = float(outcome.get("wall_time") or 0.0)
+        for step in (execution or {}).get("steps") or []:
+            if step.get("name") == "setup":
+                ready += float(step.get("duration") or 0.0)
+        out["time_to_ready_s"] = round(ready, 3)
+        out["tokens"] = float(usage.get("total_tokens") or 0)
+        out["cost_usd"] = None if usage.get("cost_unknown") else float(usage.get("cost_usd") or 0)
+    for stage in stages.values():
+        numbers = stage.get("numbers") or {}
+        for key in ("time_to_ready_s", "env_size_bytes"):
+            value = numbers.get(key)
+            if isinstance(value, int | float):
+                out[key] = float(value)
+    return out

@@ -1,0 +1,106 @@
+"""``results.csv`` (one row per item) and ``tables.md`` (the paper's tables) in the run directory.
+
+Both come from the same summary dict and result rows as ``report.html`` and the terminal, so a
+number pasted from any of them is the same number.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..artifacts import atomic_write_text
+from .evidence import case_efficiency, read_json
+
+CSV_COLUMNS = [
+    "case",
+    "item",
+    "outcome",
+    "level",
+    "stage",
+    "golden_types",
+    "predicted_types",
+    "agent",
+    "model",
+    "judge",
+    "duration_s",
+    "time_to_ready_s",
+    "tokens",
+    "cost_usd",
+    "env_size_bytes",
+    "message",
+]
+
+
+def _types(run_dir: Path, case: str) -> tuple[str, str]:
+    from ..artifacts import CaseDir
+
+    root = CaseDir(run_dir, case).root
+    facts = read_json(root / "case.json") or {}
+    grade = read_json(root / "grading" / "diagnosis.json") or {}
+    golden = facts.get("error_types") or grade.get("golden_types") or []
+    predicted = grade.get("predicted_types")
+    if predicted is None:
+        outcome = read_json(root / "agent" / "outcome.json") or {}
+        predicted = [p.get("error_type") for p in outcome.get("diagnosis") or []]
+    return " ".join(map(str, golden)), " ".join(map(str, predicted))
+
+
+def results_csv(
+    run_dir: Path, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+) -> str:
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+    writer.writeheader()
+    cache: dict[str, tuple[tuple[str, str], dict[str, Any]]] = {}
+    for row in sorted(results, key=lambda r: (str(r["case"]), str(r["item"]))):
+        case = str(row["case"])
+        if case not in cache:
+            cache[case] = (_types(run_dir, case), case_efficiency(run_dir, case))
+        (golden, predicted), eff = cache[case]
+        message = str(row.get("message") or "").strip()
+        writer.writerow(
+            {
+                "case": case,
+                "item": row["item"],
+                "outcome": row["outcome"],
+                "level": "" if row.get("level") is None else row["level"],
+                "stage": row.get("stage") or "",
+                "golden_types": golden,
+                "predicted_types": predicted,
+                "agent": summary.get("agent", ""),
+                "model": summary.get("model") or "",
+                "judge": summary.get("judge_name") or "",
+                "duration_s": row.get("duration", ""),
+                **{key: "" if value is None else value for key, value in eff.items()},
+                "message": message.splitlines()[-1][:300] if message else "",
+            }
+        )
+    return buffer.getvalue()
+
+
+def tables_markdown(summary: Mapping[str, Any]) -> str:
+    from .review import EFFICIENCY_HEADER, efficiency_rows
+    from .tables import _markdown_table, render_markdown
+
+    text = render_markdown(summary)
+    return (
+        text
+        + "\n## Averages per case\n\n"
+        + _markdown_table(EFFICIENCY_HEADER, efficiency_rows(summary))
+        + "\n"
+    )
+
+
+def write_exports(
+    run_dir: Path, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+) -> list[Path]:
+    """``results.csv``, ``tables.md`` and ``report.html`` into the run directory."""
+    from .review import write_report
+
+    atomic_write_text(run_dir / "results.csv", results_csv(run_dir, summary, results))
+    atomic_write_text(run_dir / "tables.md", tables_markdown(summary))
+    return [run_dir / "results.csv", run_dir / "tables.md", write_report(run_dir, summary, results)]

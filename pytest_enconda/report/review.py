@@ -1,0 +1,559 @@
+"""The review report: the paper's tables and plots on top, then every item with its evidence.
+
+``report.html`` is written into the run directory at the end of every run (no ``--html`` needed)
+as one self-contained file: CSS, the sorting script and the plots (inline SVG) are in it, and the
+case files it links are relative to it. The same sections feed pytest-html's report through its
+hooks (``summary_section`` and ``evidence_html``). Everything here reads the summary dict and the
+run directory; nothing is graded or measured here.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..artifacts import atomic_write_text
+from . import tables
+from .evidence import CaseEvidence, Tail, efficiency, load_case
+
+REPORT_NAME = "report.html"
+Href = Callable[[Path], str]
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1.2em;
+color:#212121;font-size:14px}
+h1{font-size:1.5em;margin:0 0 .2em}h2{font-size:1.2em;margin:1.2em 0 .4em;
+border-bottom:1px solid #ddd}h3{font-size:1em;margin:.8em 0 .3em}
+table{border-collapse:collapse;margin:.3em 0 .8em}th,td{border:1px solid #ddd;padding:3px 7px;
+vertical-align:top}th{background:#f5f5f5;text-align:left}td.num{text-align:right;
+font-variant-numeric:tabular-nums}.meta{color:#555}.plots{display:flex;flex-wrap:wrap;gap:12px}
+.plot{border:1px solid #eee;padding:4px}.plot svg{max-width:520px;height:auto}
+.outcome{font-weight:600}.passed{color:#2e7d32}.failed{color:#c62828}.error{color:#ef6c00}
+.skipped{color:#757575}pre{background:#fafafa;border:1px solid #eee;padding:6px;
+white-space:pre-wrap;word-break:break-all;max-height:28em;overflow:auto;font-size:12px}
+details{margin:.2em 0}summary{cursor:pointer}th.sortable{cursor:pointer}
+th.sortable:after{content:" \\2195";color:#aaa}.note{color:#555;font-size:.9em}
+.accepted{color:#2e7d32}.rejected{color:#c62828}.judgeerr{color:#ef6c00}
+"""
+
+# Sorts the item table by the clicked column (numbers numerically), nothing else.
+SORT_JS = """
+document.querySelectorAll('table.sortable').forEach(function (table) {
+  table.querySelectorAll('th.sortable').forEach(function (th, index) {
+    th.addEventListener('click', function () {
+      var body = table.tBodies[0];
+      var rows = Array.prototype.slice.call(body.rows);
+      var asc = th.getAttribute('data-order') !== 'asc';
+      th.setAttribute('data-order', asc ? 'asc' : 'desc');
+      rows.sort(function (a, b) {
+        var x = a.cells[index].getAttribute('data-value') || a.cells[index].textContent;
+        var y = b.cells[index].getAttribute('data-value') || b.cells[index].textContent;
+        var nx = parseFloat(x), ny = parseFloat(y);
+        var c = (!isNaN(nx) && !isNaN(ny)) ? nx - ny : x.localeCompare(y);
+        return asc ? c : -c;
+      });
+      rows.forEach(function (row) { body.appendChild(row); });
+    });
+  });
+});
+"""
+
+ITEM_COLUMNS = ["Case", "Item", "Outcome", "Error types", "Level", "Agent", "Duration (s)"]
+
+
+def esc(value: Any) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _table(
+    header: Sequence[str], rows: Sequence[Sequence[str]], table_id: str = "", numeric_from: int = 1
+) -> str:
+    ident = f' id="{esc(table_id)}"' if table_id else ""
+    head = "".join(f"<th>{esc(h)}</th>" for h in header)
+    body = "".join(
+        "<tr>"
+        + "".join(
+            f'<td class="num">{esc(c)}</td>' if i >= numeric_from else f"<td>{esc(c)}</td>"
+            for i, c in enumerate(row)
+        )
+        + "</tr>"
+        for row in rows
+    )
+    return f"<table{ident}><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+def relative_href(base: Path) -> Href:
+    """Links relative to the report's folder: the run directory can be moved or served."""
+
+    def href(path: Path) -> str:
+        return esc(Path(os.path.relpath(path, base)).as_posix())
+
+    return href
+
+
+def absolute_href(path: Path) -> str:
+    return esc(path.resolve().as_uri())
+
+
+# ----------------------------------------------------------------------------- summary
+
+
+def efficiency_rows(summary: Mapping[str, Any]) -> list[list[str]]:
+    """Averages over the cases that have each number (the count says how many)."""
+    eff = summary.get("efficiency") or {}
+    rows = []
+    for key, label in (
+        ("time_to_ready_s", "time to ready (s)"),
+        ("tokens", "agent tokens"),
+        ("cost_usd", "agent cost (USD)"),
+        ("env_size_bytes", "environment size (MB)"),
+    ):
+        entry = eff.get(key) or {}
+        mean = entry.get("mean")
+        if mean is None:
+            shown = "-"
+        elif key == "env_size_bytes":
+            shown = f"{mean / 1e6:.1f}"
+        elif key == "cost_usd":
+            shown = f"{mean:.4f}"
+        else:
+            shown = f"{mean:.1f}"
+        rows.append([label, shown, str(entry.get("cases", 0))])
+    return rows
+
+
+EFFICIENCY_HEADER = ["Average", "Mean", "Cases"]
+PYRAMID_HEADER = ["Stage", "Passed", "Failed", "Skipped", "Error", "Applicable", "Rate (%)"]
+C5_HEADER = [
+    "Audited",
+    "path",
+    "version",
+    "capability",
+    "All hallucinations",
+    "Cases with any",
+    "Reports missing",
+    "Reports invalid",
+]
+
+
+def pyramid_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
+    """The funnel: C0 as missing/total imports, C1-C4 as passed of applicable."""
+    c0 = pyramid.get("C0") or {}
+    percent = c0.get("percent_missing")
+    rows = [
+        [
+            "C0 imports missing",
+            f"{c0.get('missing', 0)}/{c0.get('total', 0)}",
+            "-",
+            "-",
+            str(c0.get("errors", 0)),
+            str(c0.get("measured", 0)),
+            "-" if percent is None else f"{percent:.1f}",
+        ]
+    ]
+    names = {"C1": "C1 CPU", "C2": "C2 CUDA", "C3": "C3 1 GPU", "C4": "C4 DDP"}
+    for stage, label in names.items():
+        row = pyramid.get(stage) or {}
+        pct = row.get("percent")
+        rows.append(
+            [
+                label,
+                str(row.get("passed", 0)),
+                str(row.get("failed", 0)),
+                str(row.get("skipped", 0)),
+                str(row.get("error", 0)),
+                str(row.get("applicable", 0)),
+                "-" if pct is None else f"{pct:.1f}",
+            ]
+        )
+    return rows
+
+
+def c5_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
+    c5 = pyramid.get("C5") or {}
+    return [
+        [
+            str(c5.get(key, 0))
+            for key in (
+                "audited",
+                "path",
+                "version",
+                "capability",
+                "hallucinations",
+                "with_hallucinations",
+                "reports_missing",
+                "reports_invalid",
+            )
+        ]
+    ]
+
+
+def _has_diagnosis(summary: Mapping[str, Any]) -> bool:
+    items = summary.get("items") or {}
+    return any(item in items for item in ("error_types", "descriptions", "fixes", "execution"))
+
+
+def summary_section(
+    summary: Mapping[str, Any], cases: Sequence[Mapping[str, Any]], *, plots: bool = True
+) -> str:
+    """The tables and plots of the run (``cases``: per-case rows for the scatter plot)."""
+    case_set = summary.get("case_set") or {}
+    parts = [
+        '<section id="enconda-summary">',
+        f"<h2>{esc(tables._title(summary))}</h2>",
+        '<p class="meta">'
+        f"agent <b>{esc(summary.get('agent', '?'))}</b>, "
+        f"model <b>{esc(summary.get('model') or '-')}</b>, "
+        f"judge <b>{esc(summary.get('judge_name') or '-')}</b>, harness "
+        f"{esc(summary.get('harness_version', '?'))}, case set {esc(case_set.get('cases', '?'))} "
+        f"cases / {esc(case_set.get('items', '?'))} items, sha256 "
+        f"<code>{esc(str(case_set.get('sha256', '?'))[:16])}</code></p>",
+    ]
+    items = summary.get("items") or {}
+    if items:
+        rows = [
+            [item, *(str(counts.get(k, 0)) for k in ("passed", "failed", "skipped", "error"))]
+            for item, counts in items.items()
+        ]
+        parts.append("<h3>Items</h3>")
+        parts.append(
+            _table(["Item", "Passed", "Failed", "Skipped", "Error"], rows, "enconda-items")
+        )
+    if _has_diagnosis(summary):
+        parts += [
+            "<h3>Main table (%; both metric definitions)</h3>",
+            _table(tables.MAIN_HEADER, tables.main_rows(summary), "enconda-main", numeric_from=3),
+            "<h3>Per error type (predicted vs golden counts; P, R, F1 per-error; paper F1)</h3>",
+            _table(tables.TYPE_HEADER, tables.type_rows(summary), "enconda-types"),
+            "<h3>Error types by level (%)</h3>",
+            _table(
+                tables.LEVEL_TYPE_HEADER, tables.level_type_rows(summary), "enconda-level-types"
+            ),
+            "<h3>Accuracy and Pass@1 by level (%)</h3>",
+            _table(tables.LEVEL_ACC_HEADER, tables.level_accuracy_rows(summary), "enconda-levels"),
+            f'<p class="note">{esc(tables.judge_line(summary))}</p>',
+        ]
+    pyramid = summary.get("pyramid")
+    if pyramid:
+        parts += [
+            "<h3>Runtime pyramid C0-C5 (denominator: applicable = passed + failed)</h3>",
+            _table(PYRAMID_HEADER, pyramid_rows(pyramid), "enconda-pyramid"),
+            "<h3>C5 hallucinations by kind</h3>",
+            _table(C5_HEADER, c5_rows(pyramid), "enconda-c5", numeric_from=0),
+        ]
+    parts += [
+        "<h3>Averages per case</h3>",
+        _table(EFFICIENCY_HEADER, efficiency_rows(summary), "enconda-efficiency"),
+    ]
+    notes = tables.notes(summary)
+    definitions = summary.get("definitions") or {}
+    parts.append(
+        '<ul class="note">'
+        + "".join(f"<li>{esc(line)}</li>" for line in notes)
+        + "".join(f"<li><b>{esc(k)}</b>: {esc(v)}</li>" for k, v in definitions.items())
+        + "</ul>"
+    )
+    if plots:
+        parts.append(_plots_html(summary, cases))
+    parts.append("</section>")
+    return "\n".join(parts)
+
+
+def _plots_html(summary: Mapping[str, Any], cases: Sequence[Mapping[str, Any]]) -> str:
+    from .plots import PlotsUnavailable, all_plots
+
+    try:
+        drawn = all_plots(summary, cases)
+    except PlotsUnavailable as exc:
+        return f'<p class="note" id="enconda-plots">{esc(exc)}</p>'
+    figures = "".join(
+        f'<figure class="plot" data-title="{esc(title)}">{svg}</figure>' for title, svg in drawn
+    )
+    return f'<h3>Plots</h3><div class="plots" id="enconda-plots">{figures}</div>'
+
+
+# ----------------------------------------------------------------------------- evidence
+
+
+def _tail_html(name: str, tail: Tail, href: Href) -> str:
+    note = (
+        f"last {len(tail.text.encode('utf-8')):,} of {tail.size:,} bytes"
+        if tail.truncated
+        else f"{tail.size:,} bytes"
+    )
+    return (
+        f"<details><summary>{esc(name)} ({note}) — "
+        f'<a href="{href(tail.path)}">full file</a></summary>'
+        f"<pre>{esc(tail.text)}</pre></details>"
+    )
+
+
+def _verdict(verdict: Mapping[str, Any] | None) -> str:
+    if not verdict:
+        return "-"
+    similar = verdict.get("similar")
+    if similar is None:
+        label, css = "judge error", "judgeerr"
+    else:
+        label, css = ("accepted", "accepted") if similar else ("rejected", "rejected")
+    reason = verdict.get("reason") or verdict.get("error") or ""
+    return f'<span class="{css}">{label}</span> {esc(reason)}'
+
+
+def diagnosis_html(ev: CaseEvidence) -> str:
+    """The agent's diagnosis beside the golden one, with the judge's verdict per matched pair."""
+    golden = ((ev.facts or {}).get("golden") or {}).get("errors") or []
+    predicted = (ev.outcome or {}).get("diagnosis") or []
+    if not golden and not predicted:
+        return ""
+    judged = {
+        (p.get("golden_index"), p.get("predicted_index")): p
+        for p in (ev.diagnosis or {}).get("judged") or []
+    }
+    matched = (((ev.diagnosis or {}).get("per_error") or {}).get("matched")) or []
+    pairs = [(m.get("golden_index"), m.get("predicted_index")) for m in matched]
+    used_g = {g for g, _p in pairs}
+    used_p = {p for _g, p in pairs}
+    pairs += [(g, None) for g in range(len(golden)) if g not in used_g]
+    pairs += [(None, p) for p in range(len(predicted)) if p not in used_p]
+    rows = []
+    for g, p in pairs:
+        gold = golden[g] if g is not None and g < len(golden) else {}
+        pred = predicted[p] if p is not None and p < len(predicted) else {}
+        verdicts = judged.get((g, p)) or {}
+        rows.append(
+            "<tr>"
+            f"<td>{esc(gold.get('error_type', ''))}</td>"
+            f"<td>{esc(gold.get('error_description', ''))}"
+            + (f"<br><i>fix:</i> {esc(gold.get('golden_answer', ''))}" if gold else "")
+            + f"</td><td>{esc(pred.get('error_type', ''))}</td>"
+            f"<td>{esc(pred.get('error_description', ''))}"
+            + (f"<br><i>fix:</i> {esc(pred.get('fix_suggestion', ''))}" if pred else "")
+            + f"</td><td>{_verdict(verdicts.get('description')) if verdicts else '-'}</td>"
+            f"<td>{_verdict(verdicts.get('fix')) if verdicts else '-'}</td></tr>"
+        )
+    if not golden and (ev.diagnosis or {}).get("golden_types"):
+        rows.append(
+            '<tr><td colspan="6" class="note">golden types '
+            f"{esc(', '.join(ev.diagnosis['golden_types']))} (the case's golden text was not "
+            "saved in this run)</td></tr>"
+        )
+    header = "".join(
+        f"<th>{h}</th>"
+        for h in (
+            "Golden type",
+            "Golden error and fix",
+            "Predicted type",
+            "Agent's diagnosis and fix",
+            "Description verdict",
+            "Fix verdict",
+        )
+    )
+    return (
+        f'<table class="diagnosis"><thead><tr>{header}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def _execution_html(ev: CaseEvidence) -> str:
+    steps = (ev.execution or {}).get("steps") or []
+    if not steps:
+        return ""
+    out = []
+    for step in steps:
+        failed = step.get("exit_code") != 0
+        tag = "timed out" if step.get("timed_out") else f"exit {step.get('exit_code')}"
+        out.append(
+            f"<details{' open' if failed else ''}><summary>replayed {esc(step.get('name'))} "
+            f"step: <code>{esc(step.get('command', ''))}</code> — {esc(tag)}, "
+            f"{float(step.get('duration') or 0):.1f} s</summary>"
+            f"<pre>{esc(step.get('output_tail', ''))}</pre></details>"
+        )
+    return "".join(out)
+
+
+def trajectory_html(ev: CaseEvidence) -> str:
+    if not ev.steps:
+        return ""
+    items = []
+    for number, step in enumerate(ev.steps, 1):
+        command = str(step.get("command") or "")
+        first = command.splitlines()[0] if command else str(step.get("kind") or "step")
+        code = step.get("exit_code")
+        status = "" if code is None else f" — exit {code}"
+        if step.get("timed_out"):
+            status += " (timed out)"
+        body = []
+        if step.get("thought"):
+            body.append(f"<p><i>thought:</i> {esc(step['thought'])}</p>")
+        if command:
+            body.append(f"<pre>{esc(command)}</pre>")
+        if step.get("output"):
+            body.append(f"<pre>{esc(step['output'])}</pre>")
+        items.append(
+            f"<li><details><summary>{number}. <code>{esc(first[:160])}</code>{esc(status)}"
+            f"</summary>{''.join(body)}</details></li>"
+        )
+    return (
+        f"<details><summary>trajectory: {len(ev.steps)} steps</summary>"
+        f'<ol class="trajectory">{"".join(items)}</ol></details>'
+    )
+
+
+def evidence_html(ev: CaseEvidence, item: str, href: Href) -> str:
+    """What a reviewer reads for one item of the case."""
+    parts = []
+    grading = ev.gradings.get(item)
+    if grading:
+        parts.append(
+            f'<p><b>{esc(item)}</b>: <span class="outcome {esc(grading.get("outcome"))}">'
+            f"{esc(grading.get('outcome'))}</span> {esc(grading.get('message', ''))}</p>"
+        )
+    if ev.outcome:
+        status = ev.outcome.get("status")
+        message = ev.outcome.get("message") or ""
+        parts.append(f'<p class="note">agent status {esc(status)} {esc(message)}</p>')
+        problems = ev.outcome.get("output_problems") or {}
+        if problems:
+            parts.append(
+                "<p>output problems: "
+                + "; ".join(f"{esc(k)}: {esc(v)}" for k, v in problems.items())
+                + "</p>"
+            )
+    if item in ("error_types", "descriptions", "fixes"):
+        parts.append(diagnosis_html(ev))
+    if item == "execution":
+        parts.append(_execution_html(ev))
+    stage = next((s for s in ev.stages.values() if s.get("stage") and s["stage"] in item), None)
+    if stage is not None:
+        parts.append(
+            f"<p>probe {esc(stage.get('stage'))}: {esc(stage.get('outcome'))} "
+            f"{esc(stage.get('message', ''))}</p><pre>{esc(_short_numbers(stage))}</pre>"
+        )
+        for run in (stage.get("runs") or [])[:5]:
+            parts.append(
+                f"<details><summary>probe run <code>{esc(str(run.get('command', ''))[:160])}"
+                f"</code> — exit {esc(run.get('exit_code'))}</summary>"
+                f"<pre>{esc(str(run.get('output', ''))[-3000:])}</pre></details>"
+            )
+    if ev.setup_script is not None:
+        parts.append(
+            "<details><summary>setup script "
+            f'(<a href="{href(ev.root / "agent" / "setup.sh")}">setup.sh</a>)</summary>'
+            f"<pre>{esc(ev.setup_script)}</pre></details>"
+        )
+    parts.append(trajectory_html(ev))
+    for name, tail in ev.logs.items():
+        parts.append(_tail_html(name, tail, href))
+    if ev.files:
+        links = " ".join(
+            f'<a href="{href(p)}">{esc(p.relative_to(ev.root).as_posix())}</a>' for p in ev.files
+        )
+        parts.append(f'<details><summary>case files</summary><p class="note">{links}</p></details>')
+    return "".join(parts)
+
+
+def _short_numbers(stage: Mapping[str, Any]) -> str:
+    import json
+
+    text = json.dumps(stage.get("numbers") or {}, indent=1, sort_keys=True, default=str)
+    return text if len(text) < 4000 else text[:4000] + "\n…"
+
+
+# ----------------------------------------------------------------------------- the page
+
+
+def headline(rows: Sequence[Mapping[str, Any]]) -> str:
+    """A case's outcome for the scatter plot: execution's, else error_types', else any."""
+    by_item = {str(r.get("item")): str(r.get("outcome")) for r in rows}
+    for item in ("execution", "error_types"):
+        if item in by_item:
+            return by_item[item]
+    return next(iter(by_item.values()), "none")
+
+
+def case_rows(
+    results: Sequence[Mapping[str, Any]], evidence: Mapping[str, CaseEvidence]
+) -> list[dict[str, Any]]:
+    by_case: dict[str, list[Mapping[str, Any]]] = {}
+    for row in results:
+        by_case.setdefault(str(row["case"]), []).append(row)
+    return [
+        {"case": case, "headline": headline(rows), **efficiency(evidence[case])}
+        for case, rows in sorted(by_case.items())
+        if case in evidence
+    ]
+
+
+def message_line(row: Mapping[str, Any]) -> str:
+    message = str(row.get("message") or "").strip()
+    return message.splitlines()[-1][:120] if message else "evidence"
+
+
+def items_table(
+    results: Sequence[Mapping[str, Any]],
+    evidence: Mapping[str, CaseEvidence],
+    agent: str,
+    href: Href,
+) -> str:
+    head = "".join(f'<th class="sortable">{esc(name)}</th>' for name in ITEM_COLUMNS)
+    rows = []
+    for row in sorted(results, key=lambda r: (str(r["case"]), str(r["item"]))):
+        ev = evidence[str(row["case"])]
+        outcome = str(row.get("outcome"))
+        types = " ".join(ev.golden_types)
+        level = "" if row.get("level") is None else row["level"]
+        last = message_line(row)
+        evidence_block = evidence_html(ev, str(row["item"]), href)
+        rows.append(
+            f'<tr class="item" data-case="{esc(row["case"])}" data-item="{esc(row["item"])}">'
+            f"<td>{esc(row['case'])}</td><td>{esc(row['item'])}</td>"
+            f'<td class="outcome {esc(outcome)}">{esc(outcome)}</td>'
+            f'<td>{esc(types)}</td><td class="num">{esc(level)}</td>'
+            f"<td>{esc(agent)}</td>"
+            f'<td class="num" data-value="{esc(row.get("duration", 0))}">'
+            f"{float(row.get('duration') or 0):.1f}</td>"
+            f"<td><details><summary>{esc(last)}"
+            f"</summary>{evidence_block}</details></td></tr>"
+        )
+    return (
+        '<table class="sortable" id="enconda-results"><thead><tr>'
+        f"{head}<th>Evidence</th></tr></thead><tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+def render_report(
+    run_dir: Path, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+) -> str:
+    evidence = {
+        case: load_case(run_dir, case) for case in sorted({str(r["case"]) for r in results})
+    }
+    href = relative_href(run_dir)
+    cases = case_rows(results, evidence)
+    exports = " · ".join(
+        f'<a href="{name}">{name}</a>'
+        for name in ("summary.json", "tables.md", "results.csv", "results.jsonl", "run.json")
+        if (run_dir / name).is_file() or name in ("tables.md", "results.csv")
+    )
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{esc(tables._title(summary))}</title><style>{CSS}</style></head><body>"
+        f"<h1>pytest-enconda review: {esc(run_dir.name)}</h1>"
+        f'<p class="meta">{exports}</p>'
+        f"{summary_section(summary, cases)}"
+        f"<h2>Items ({len(results)})</h2>"
+        '<p class="note">click a column to sort; open a row for its evidence</p>'
+        f"{items_table(results, evidence, str(summary.get('agent', '?')), href)}"
+        f"<script>{SORT_JS}</script></body></html>\n"
+    )
+
+
+def write_report(
+    run_dir: Path, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
+) -> Path:
+    path = run_dir / REPORT_NAME
+    atomic_write_text(path, render_report(run_dir, summary, results))
+    return path
