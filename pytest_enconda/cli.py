@@ -1,4 +1,5 @@
-"""``pytest-enconda``: manage the sandbox's images and leftover containers outside pytest."""
+"""``pytest-enconda``: manage the sandbox's images and leftover containers outside pytest; compare
+and re-grade runs."""
 
 from __future__ import annotations
 
@@ -228,6 +229,79 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_compare(args: argparse.Namespace) -> int:
+    from datetime import UTC, datetime
+    from pathlib import Path
+
+    from .report.compare import CompareError, compare_runs, render_markdown, write_comparison
+
+    try:
+        runs = compare_runs([Path(p) for p in args.runs], intersection=args.intersection)
+    except CompareError as exc:
+        print(f"pytest-enconda compare: {exc}", file=sys.stderr)
+        return 2
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out) if args.out else Path("reports") / f"compare-{stamp}"
+    print(render_markdown(runs))
+    md, page = write_comparison(runs, out)
+    print(f"written: {md} and {page}")
+    return 0
+
+
+def _cmd_regrade(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .report.compare import CompareError
+    from .report.regrade import RegradeError, regrade
+    from .report.tables import render_markdown
+
+    try:
+        out, summary, kept = regrade(
+            Path(args.run_dir),
+            judge=args.judge,
+            out=Path(args.out) if args.out else None,
+            judge_api_base=args.judge_api_base,
+            concurrency=args.judge_concurrency,
+        )
+    except (RegradeError, CompareError) as exc:
+        print(f"pytest-enconda regrade: {exc}", file=sys.stderr)
+        return 2
+    print(render_markdown(summary))
+    for line in kept:
+        print(line)
+    print(f"regraded run: {out} (report.html, summary.json, tables.md, results.csv)")
+    return 0
+
+
+def _cmd_audit(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from . import __version__
+    from .agents.readme_commands import extract_commands
+    from .cases.audit import AUDIT_DIR, GRADING_FLAGS, audit_cases, write_audit
+    from .cases.enconda_import import load_dataset
+
+    dataset = Path(args.dataset)
+    if not dataset.is_dir():
+        raise SystemExit(f"pytest-enconda audit: error: {dataset} is not a folder")
+    load = load_dataset(dataset)
+    for problem in load.problems:
+        print(f"not audited: {problem.file}: {problem.reason}", file=sys.stderr)
+    report = audit_cases(
+        load.cases, extract_commands, dataset=str(dataset), harness_version=__version__
+    )
+    out = Path(args.out) if args.out else dataset / AUDIT_DIR
+    paths = write_audit(report, out)
+    for flag, count in report.counts.items():
+        grading = " (matters for grading)" if flag in GRADING_FLAGS else ""
+        print(f"{flag}: {count}{grading}")
+    print(
+        f"audit: {report.instances} instances, {len(report.verified_subset)} in the verified "
+        f"subset; wrote {', '.join(str(path) for path in paths)}"
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-enconda", description="Manage pytest-enconda's Docker images and containers."
@@ -294,6 +368,41 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--setup-timeout", type=float, default=900, help="seconds per setup")
     verify.add_argument("--test-timeout", type=float, default=900, help="seconds per test run")
     verify.set_defaults(func=_cmd_verify)
+
+    audit = sub.add_parser(
+        "audit",
+        help="label audit of a dataset: flags per instance, counts per flag and type, and the "
+        "verified subset (audit.json, audit.md, verified-subset.txt)",
+    )
+    audit.add_argument("dataset", help="an EnConda-Bench dataset folder (repo_info.jsonl)")
+    audit.add_argument("--out", help="output folder (default: DATASET/enconda-audit)")
+    audit.set_defaults(func=_cmd_audit)
+
+    compare = sub.add_parser(
+        "compare",
+        help="runs side by side (the paper's main table) and the items whose outcome differs; "
+        "printed and written as compare.md and compare.html",
+    )
+    compare.add_argument("runs", nargs="+", help="run directories (two or more)")
+    compare.add_argument(
+        "--intersection",
+        action="store_true",
+        help="compare runs over different case sets on the items they share (refused otherwise)",
+    )
+    compare.add_argument("--out", help="folder for compare.md/.html (default: reports/compare-*)")
+    compare.set_defaults(func=_cmd_compare)
+
+    regrade = sub.add_parser(
+        "regrade",
+        help="grade a run again from its saved agent outcomes (no Docker, no agent), e.g. with "
+        "another judge; writes a new run directory with its summary and report",
+    )
+    regrade.add_argument("run_dir", help="the run directory")
+    regrade.add_argument("--judge", help="offline or llm:<model> (default: the run's judge)")
+    regrade.add_argument("--judge-api-base", help="OpenAI-compatible server for an llm judge")
+    regrade.add_argument("--judge-concurrency", type=int, default=4)
+    regrade.add_argument("--out", help="new run directory (default: RUN_DIR-regrade-<judge>)")
+    regrade.set_defaults(func=_cmd_regrade)
     return parser
 
 

@@ -18,7 +18,7 @@ from ..artifacts import CaseDir
 TAIL_BYTES = 6000
 STEP_OUTPUT_CHARS = 1500
 MAX_STEPS = 200
-MAX_JSON_BYTES = 8 << 20
+MAX_JSON_BYTES = 256 << 20
 CASE_FACTS = "case.json"
 
 

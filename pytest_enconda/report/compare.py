@@ -1,0 +1,229 @@
+"""``pytest-enconda compare RUN_DIR RUN_DIR…``: runs side by side in the paper's main-table layout.
+
+Runs are compared only over the same items (case and aspect): runs over different case sets are
+refused with the difference named, unless ``intersection`` is asked for, in which case each run's
+summary is recomputed over the common items from its own files.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..artifacts import atomic_write_text
+from . import tables
+from .review import CSS, _table, esc
+
+SHOWN_DIFFERENCES = 10
+
+
+class CompareError(ValueError):
+    """The runs cannot be compared as asked; the message says why."""
+
+
+@dataclass
+class Run:
+    path: Path
+    label: str
+    agent: str
+    model: str | None
+    judge: str
+    results: dict[tuple[str, str], dict[str, Any]]
+    summary: dict[str, Any]
+
+
+def load_results(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    path = run_dir / "results.jsonl"
+    if not path.is_file():
+        raise CompareError(f"{run_dir}: no results.jsonl (not a run directory, or nothing ran)")
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            rows[(str(row["case"]), str(row["item"]))] = row
+        except (ValueError, KeyError, TypeError) as exc:
+            raise CompareError(f"{path}:{number}: not a result line ({exc})") from None
+    return rows
+
+
+def run_settings(run_dir: Path) -> dict[str, Any]:
+    info = run_dir / "run.json"
+    if not info.is_file():
+        return {}
+    return dict(json.loads(info.read_text(encoding="utf-8")).get("settings") or {})
+
+
+def load_run(run_dir: Path, index: int) -> Run:
+    from .summary import summarize
+
+    results = load_results(run_dir)
+    settings = run_settings(run_dir)
+    summary_path = run_dir / "summary.json"
+    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
+    agent = str(summary.get("agent") or settings.get("agent") or "?")
+    model = summary.get("model", settings.get("model"))
+    judge = str(summary.get("judge_name") or settings.get("judge") or "offline")
+    if not summary:
+        summary = summarize(run_dir, results, agent, model, judge)
+    return Run(run_dir, f"#{index}", agent, model, judge, results, summary)
+
+
+def _difference(runs: Sequence[Run]) -> str | None:
+    first = set(runs[0].results)
+    for run in runs[1:]:
+        keys = set(run.results)
+        if keys == first:
+            continue
+        only_first = sorted(first - keys)
+        only_other = sorted(keys - first)
+
+        def listed(keys: list[tuple[str, str]]) -> str:
+            shown = ", ".join(f"{c}::{i}" for c, i in keys[:SHOWN_DIFFERENCES])
+            more = len(keys) - SHOWN_DIFFERENCES
+            return shown + (f" and {more} more" if more > 0 else "")
+
+        parts = []
+        if only_first:
+            parts.append(f"{len(only_first)} items only in {runs[0].path}: {listed(only_first)}")
+        if only_other:
+            parts.append(f"{len(only_other)} items only in {run.path}: {listed(only_other)}")
+        return "; ".join(parts)
+    return None
+
+
+def compare_runs(paths: Sequence[Path], intersection: bool = False) -> list[Run]:
+    if len(paths) < 2:
+        raise CompareError("compare needs at least two run directories")
+    runs = [load_run(path, index) for index, path in enumerate(paths, 1)]
+    difference = _difference(runs)
+    if difference is None:
+        return runs
+    if not intersection:
+        raise CompareError(
+            f"the runs measured different case sets: {difference}. "
+            "Use --intersection to compare them over the items they share"
+        )
+    from .summary import summarize
+
+    common = set.intersection(*(set(run.results) for run in runs))
+    if not common:
+        raise CompareError(f"the runs share no item: {difference}")
+    for run in runs:
+        run.results = {key: row for key, row in run.results.items() if key in common}
+        run.summary = summarize(run.path, run.results, run.agent, run.model, run.judge)
+    return runs
+
+
+def main_table(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]]:
+    header = ["Run", "Judge", "Cases", *tables.MAIN_HEADER]
+    rows = [
+        [run.label, run.judge, str(run.summary.get("cases", 0)), *row]
+        for run in runs
+        for row in tables.main_rows(run.summary)
+    ]
+    return header, rows
+
+
+def item_table(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]]:
+    """Per run and item: passed/failed/skipped/error counts."""
+    items = sorted({item for run in runs for _case, item in run.results})
+    header = ["Run", *items]
+    rows = []
+    for run in runs:
+        counts = run.summary.get("items") or {}
+        row = [run.label]
+        for item in items:
+            c = counts.get(item) or {}
+            row.append("/".join(str(c.get(k, 0)) for k in ("passed", "failed", "skipped", "error")))
+        rows.append(row)
+    return header, rows
+
+
+def pyramid_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]] | None:
+    if not any(run.summary.get("pyramid") for run in runs):
+        return None
+    header = ["Run", "C0 missing/total", "C1", "C2", "C3", "C4", "C5 path/version/capability"]
+    rows = []
+    for run in runs:
+        p = run.summary.get("pyramid") or {}
+        if not p:
+            rows.append([run.label, *["-"] * 6])
+            continue
+        c5 = p.get("C5") or {}
+        rows.append(
+            [
+                run.label,
+                f"{p['C0'].get('missing', 0)}/{p['C0'].get('total', 0)}",
+                *(
+                    f"{p[s].get('passed', 0)}/{p[s].get('applicable', 0)}"
+                    for s in ("C1", "C2", "C3", "C4")
+                ),
+                f"{c5.get('path', 0)}/{c5.get('version', 0)}/{c5.get('capability', 0)}",
+            ]
+        )
+    return header, rows
+
+
+def differences(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]]:
+    """Items whose outcome is not the same in every run (over the items all runs have)."""
+    common = sorted(set.intersection(*(set(run.results) for run in runs)))
+    header = ["Case", "Item", *(run.label for run in runs)]
+    rows = []
+    for key in common:
+        outcomes = [str(run.results[key].get("outcome")) for run in runs]
+        if len(set(outcomes)) > 1:
+            rows.append([key[0], key[1], *outcomes])
+    return header, rows
+
+
+def _runs_legend(runs: Sequence[Run]) -> list[str]:
+    return [
+        f"{run.label}: {run.path} (agent {run.agent}, model {run.model or '-'}, judge {run.judge}, "
+        f"{run.summary.get('cases', 0)} cases, case set "
+        f"{str((run.summary.get('case_set') or {}).get('sha256', '?'))[:12]})"
+        for run in runs
+    ]
+
+
+def render_markdown(runs: Sequence[Run]) -> str:
+    from .tables import _markdown_table
+
+    parts = [f"# Comparison of {len(runs)} runs", "\n".join(f"- {x}" for x in _runs_legend(runs))]
+    parts += ["## Main table (%)", _markdown_table(*main_table(runs))]
+    parts += ["## Items (passed/failed/skipped/error)", _markdown_table(*item_table(runs))]
+    pyramid = pyramid_rows(runs)
+    if pyramid is not None:
+        parts += ["## Runtime pyramid", _markdown_table(*pyramid)]
+    header, rows = differences(runs)
+    parts.append(f"## Items whose outcome differs ({len(rows)})")
+    parts.append(_markdown_table(header, rows) if rows else "none")
+    return "\n\n".join(parts) + "\n"
+
+
+def render_html(runs: Sequence[Run]) -> str:
+    body = [f"<h1>Comparison of {len(runs)} runs</h1>"]
+    body.append("<ul>" + "".join(f"<li>{esc(x)}</li>" for x in _runs_legend(runs)) + "</ul>")
+    body += ["<h2>Main table (%)</h2>", _table(*main_table(runs), "compare-main", numeric_from=6)]
+    body += ["<h2>Items (passed/failed/skipped/error)</h2>", _table(*item_table(runs))]
+    pyramid = pyramid_rows(runs)
+    if pyramid is not None:
+        body += ["<h2>Runtime pyramid</h2>", _table(*pyramid)]
+    header, rows = differences(runs)
+    body.append(f"<h2>Items whose outcome differs ({len(rows)})</h2>")
+    body.append(_table(header, rows, "compare-differences", numeric_from=99) if rows else "none")
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8"><title>pytest-enconda '
+        f"comparison</title><style>{CSS}</style></head><body>{''.join(body)}</body></html>\n"
+    )
+
+
+def write_comparison(runs: Sequence[Run], out: Path) -> tuple[Path, Path]:
+    md, page = out / "compare.md", out / "compare.html"
+    atomic_write_text(md, render_markdown(runs))
+    atomic_write_text(page, render_html(runs))
+    return md, page
