@@ -365,6 +365,22 @@ def test_e1_no_such_distribution_becomes_the_declared_name(tmp_path, box_for):
 
 
 @pytest.mark.slow
+def test_e1_near_miss_name_that_does_not_build(tmp_path, box_for):
+    # ``py.test`` exists on PyPI as a placeholder whose build fails; ``pytest`` is declared.
+    repo = make_repo(
+        tmp_path,
+        "# minitool\n\n```bash\npip install py.test\n```\n",
+        {"pyproject.toml": PYPROJECT},
+    )
+    box = box_for(repo, network=True)
+    code, output, finding = box.classify(0)
+    assert code != 0 and "metadata-generation-failed" in output
+    assert finding.error_type == "E1"
+    assert finding.commands == ["pip install pytest"]
+    assert_repair_runs(box, finding)
+
+
+@pytest.mark.slow
 def test_e1_missing_system_library(tmp_path, box_for):
     repo = make_repo(
         tmp_path,

@@ -132,6 +132,7 @@ def classify(step: ReadmeStep, command: str, code: int | None, output: str, ctx:
         _not_a_project,
         _no_distribution,
         _python_requirement,
+        _broken_distribution,
         _resolution,
         _apt_locate,
         _library,
@@ -542,6 +543,36 @@ def _no_distribution(step, command, output, ctx: Context):
         key=f"dist:{name}",
         rule="pip: no such distribution (undeclared)",
     )
+
+
+def _broken_distribution(step, command, output, ctx: Context):
+    """``pip install py.test``: the name exists on the index but does not build (a placeholder
+    or a squatted name), and the repository declares a distribution of nearly that name."""
+    if not is_pip_install(command) or not re.search(
+        r"metadata-generation-failed|Failed to build|subprocess-exited-with-error", output
+    ):
+        return None
+    facts = ctx.facts
+    declared = sorted(set(facts.declared()))
+    for word in words_of(command)[2:]:
+        name = requirement_name(word)
+        if not name or word.startswith("-") or name in declared or name in facts.names:
+            continue
+        best = closest(name, declared, 0.75)
+        if best is None or best == name:
+            continue
+        fixed = replace_word(command, word, best)
+        return Finding(
+            "E1",
+            f"`{command}` installs `{word}`, which fails to build (pip: 'metadata-generation-"
+            f"failed'); the repository declares `{best}`, the package that was meant.",
+            f"`{fixed}`",
+            action="replace",
+            commands=[fixed],
+            key=f"dist:{name}",
+            rule="pip: a near-miss name that does not build",
+        )
+    return None
 
 
 def _python_requirement(step, command, output, ctx: Context):
