@@ -9,6 +9,7 @@ import shutil
 import time
 from pathlib import Path
 
+import browser
 import pytest
 from numbers_check import assert_numbers_agree, html_tables
 from runbuilder import CaseSpec, build_run, standard_specs
@@ -197,3 +198,29 @@ def test_regrade_cli(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[st
     printed = capsys.readouterr().out
     assert "| scripted | - | paper | 50.0 | 25.0 | 33.3 | 33.3 | 33.3 | 33.3 |" in printed
     assert f"regraded run: {tmp_path / 'cli'}" in printed
+
+
+def test_the_console_check_sees_errors(tmp_path: Path) -> None:
+    exe = browser.chromium()
+    page = tmp_path / "broken.html"
+    page.write_text(
+        "<!DOCTYPE html><html><body><script>undefinedFunction();</script></body></html>"
+    )
+    _dom, messages = browser.console_messages(exe, page)
+    assert any("undefinedFunction is not defined" in m for m in messages), messages
+
+
+def test_report_in_a_headless_browser(run: Path, tmp_path: Path) -> None:
+    exe = browser.chromium()
+    page = run / "report.html"
+    _dom, messages = browser.console_messages(exe, page)
+    assert messages == []
+    selectors = ["#enconda-summary", "#enconda-main", "#enconda-types", "#enconda-plots svg"]
+    seen = browser.visibility(exe, page, [*selectors, "#enconda-results tr.item"], tmp_path)
+    for selector in selectors:
+        assert seen[selector]["visible"] >= 1, (selector, seen)
+    assert seen["#enconda-plots svg"]["visible"] == 4
+    assert seen["#enconda-results tr.item"]["visible"] == 12
+    assert seen["#enconda-main"]["top"] < 600  # the main table is on the first screen
+    shot = browser.screenshot(exe, page, run / "screenshot.png")
+    assert browser.non_blank(shot) > 0.05
