@@ -120,6 +120,15 @@ _EXCEPTION_NAME = re.compile(r"(?:error|exception|warning)$")
 _FILE_SUFFIX = re.compile(r"\.[a-z][a-z0-9]{0,5}$")
 _QUOTE_CHARS = re.compile(r"[\u2018\u2019\u201c\u201d\"]")
 _WHITESPACE = re.compile(r"\s+")
+_MISSING_BEFORE = re.compile(
+    r"\b(?:missing|miss|misses|lacks?|lacking|omit\w*|without|forg[eo]t\w*|no longer)\b[^`'\"]*$",
+    re.IGNORECASE,
+)
+_MISSING_AFTER = re.compile(
+    r"^\W{0,3}(?:is|are|was|were|has been|have been)\s+(?:missing|omitted|removed|absent)"
+    r"(?=\s*(?:[.,;:)!?]|$|from\b|in\b|entirely\b|altogether\b))",
+    re.IGNORECASE,
+)
 _WORD = re.compile(r"[a-z0-9][a-z0-9._+-]*[a-z0-9]")
 
 
@@ -228,19 +237,25 @@ class _Tokens:
             return bool(_PACKAGE.match(token)) and not _EXCEPTION_NAME.search(token)
         return "/" in token or self.is_command(token)
 
-    def quoted(self, text: str) -> list[str]:
+    def quoted(self, text: str, *, omitted: list[str] | None = None) -> list[str]:
+        """Checkable quoted tokens; those the sentence says are missing go to ``omitted``."""
         out: list[str] = []
         for match in _QUOTED.finditer(text):
             value = next(group for group in match.groups() if group is not None)
             value = _searchable(value).strip(" .,;:'")
             value = value.removesuffix("...").removesuffix("\u2026").strip()
-            if len(value) >= 2 and value not in out and self.checkable(value):
+            if len(value) < 2 or value in out or not self.checkable(value):
+                continue
+            if omitted is not None and _said_missing(text, match.start(), match.end()):
+                omitted.append(value)
+            else:
                 out.append(value)
         return out
 
     def sides(self, error: GoldenError) -> tuple[list[str], list[str]]:
         """(erroneous tokens, fix tokens) of a golden error."""
-        described = self.quoted(error.error_description)
+        missing: list[str] = []
+        described = self.quoted(error.error_description, omitted=missing)
         answer = error.golden_answer
         replace = _REPLACE.search(answer)
         if replace:
@@ -252,9 +267,10 @@ class _Tokens:
         else:
             wrong = []
             fix_text = _searchable(answer)
-        error_side = [token for token in described if token not in fix_text]
+        error_side = [token for token in described if not _occurs(token, fix_text)]
         error_side += [token for token in wrong if token not in error_side]
-        fix_side = [token for token in described if token in fix_text]
+        fix_side = [token for token in described if _occurs(token, fix_text)]
+        fix_side += [token for token in missing if token not in fix_side]
         if error_side:
             # Candidates include distractors, so what they say to replace only ever adds
             # evidence for an error already located; it never makes one absent.
@@ -267,12 +283,24 @@ class _Tokens:
         return error_side, fix_side
 
 
+def _said_missing(text: str, start: int, end: int) -> bool:
+    """Whether the description says the quoted span at ``start:end`` is missing from the text
+    (``missing `x```, ```x` is missing``): an omission's token is the fix's, not in the README."""
+    before = text[max(0, start - 40) : start]
+    before = re.split(r"[.;!?]\s", before)[-1]
+    after = text[end : end + 25]
+    return bool(_MISSING_BEFORE.search(before) or _MISSING_AFTER.match(after))
+
+
 def _occurs(token: str, text: str) -> bool:
     """``token`` in ``text`` as a whole: ``instal`` is not found in ``install``, nor
     ``flask-security`` in ``flask-security-too``; a version may follow a dash (``trf-0.0.1``)
     and a token ending in punctuation (``scripts/``) may continue."""
     before = r"(?<![\w])" if re.match(r"[\w]", token) else ""
-    after = r"(?![\w-])" if re.search(r"[\w]$", token) else ""
+    # A name continues past a dash (``flask-security-too``); a version does not (``3.11-blue``).
+    after = (
+        r"(?![\w])" if token[-1:].isdigit() else r"(?![\w-])" if re.search(r"\w$", token) else ""
+    )
     return re.search(before + re.escape(token) + after, text) is not None
 
 
