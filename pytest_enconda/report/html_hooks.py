@@ -85,7 +85,9 @@ class HtmlHooks:
 
         # Read per row, not cached per case: a case's later items add grading files.
         evidence = load_case(active.run_dir, str(props["enconda_case"]))
-        block = evidence_html(evidence, str(props.get("enconda_item", "")), absolute_href)
+        item = str(props.get("enconda_item", ""))
+        # Logs and trajectory once per case and item kind, not on every diagnosis aspect.
+        block = evidence_html(evidence, item, absolute_href, item not in ("descriptions", "fixes"))
         data.insert(0, f'<div class="enconda-evidence">{block}</div>')
 
 

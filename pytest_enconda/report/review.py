@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import atomic_write_text
+from ..artifacts import atomic_write_text, safe_name
 from . import tables
 from .evidence import CaseEvidence, Tail, efficiency, load_case
 
@@ -403,8 +403,13 @@ def trajectory_html(ev: CaseEvidence) -> str:
     )
 
 
-def evidence_html(ev: CaseEvidence, item: str, href: Href) -> str:
-    """What a reviewer reads for one item of the case."""
+def evidence_html(ev: CaseEvidence, item: str, href: Href, case_level: bool | str = True) -> str:
+    """What a reviewer reads for one item of the case.
+
+    The case's own evidence (setup script, trajectory, log tails, files) is shown where
+    ``case_level`` is true; a string there is the anchor of the row that shows it, so a case with
+    four items does not carry its logs four times.
+    """
     parts = []
     grading = ev.gradings.get(item)
     if grading:
@@ -439,6 +444,14 @@ def evidence_html(ev: CaseEvidence, item: str, href: Href) -> str:
                 f"</code> — exit {esc(run.get('exit_code'))}</summary>"
                 f"<pre>{esc(str(run.get('output', ''))[-3000:])}</pre></details>"
             )
+    if isinstance(case_level, str):
+        parts.append(
+            f'<p class="note">setup script, trajectory, logs and files: '
+            f'<a href="#{esc(case_level)}">{esc(case_level)}</a></p>'
+        )
+        return "".join(parts)
+    if not case_level:
+        return "".join(parts)
     if ev.setup_script is not None:
         parts.append(
             "<details><summary>setup script "
@@ -501,15 +514,23 @@ def items_table(
 ) -> str:
     head = "".join(f'<th class="sortable">{esc(name)}</th>' for name in ITEM_COLUMNS)
     rows = []
+    # The case's own evidence goes on one row per case: execution's, else the first item's.
+    primary: dict[str, str] = {}
+    for row in sorted(results, key=lambda r: (r["item"] != "execution", str(r["item"]))):
+        primary.setdefault(str(row["case"]), str(row["item"]))
     for row in sorted(results, key=lambda r: (str(r["case"]), str(r["item"]))):
         ev = evidence[str(row["case"])]
+        anchor = f"evidence-{safe_name(str(row['case']))}"
+        is_primary = primary[str(row["case"])] == str(row["item"])
         outcome = str(row.get("outcome"))
         types = " ".join(ev.golden_types)
         level = "" if row.get("level") is None else row["level"]
         last = message_line(row)
-        evidence_block = evidence_html(ev, str(row["item"]), href)
+        evidence_block = evidence_html(ev, str(row["item"]), href, is_primary or anchor)
+        ident = f' id="{esc(anchor)}"' if is_primary else ""
         rows.append(
-            f'<tr class="item" data-case="{esc(row["case"])}" data-item="{esc(row["item"])}">'
+            f'<tr class="item"{ident} data-case="{esc(row["case"])}" '
+            f'data-item="{esc(row["item"])}">'
             f"<td>{esc(row['case'])}</td><td>{esc(row['item'])}</td>"
             f'<td class="outcome {esc(outcome)}">{esc(outcome)}</td>'
             f'<td>{esc(types)}</td><td class="num">{esc(level)}</td>'
