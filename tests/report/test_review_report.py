@@ -224,3 +224,45 @@ def test_report_in_a_headless_browser(run: Path, tmp_path: Path) -> None:
     assert seen["#enconda-main"]["top"] < 600  # the main table is on the first screen
     shot = browser.screenshot(exe, page, run / "screenshot.png")
     assert browser.non_blank(shot) > 0.05
+
+
+def test_pyramid_funnel_with_denominators_and_c5_kinds() -> None:
+    from pytest_enconda.grading.pyramid import pyramid_summary
+    from pytest_enconda.report.review import summary_section
+
+    rows = [
+        {
+            "case": "a",
+            "stage": "C0",
+            "outcome": "passed",
+            "numbers": {"missing_count": 1, "total": 40},
+        },
+        {"case": "a", "stage": "C1", "outcome": "passed", "numbers": {"tokens": 900}},
+        {"case": "a", "stage": "C2", "outcome": "skipped", "numbers": {}},
+        {
+            "case": "a",
+            "stage": "C5",
+            "outcome": "failed",
+            "numbers": {"hallucinations": [{"kind": "version"}, {"kind": "path"}]},
+        },
+        {"case": "b", "stage": "C1", "outcome": "failed", "numbers": {}},
+        {"case": "b", "stage": "C2", "outcome": "error", "numbers": {}},
+        {"case": "b", "stage": "C5", "outcome": "failed", "numbers": {"report_outcome": "missing"}},
+    ]
+    summary = {
+        "agent": "x",
+        "items": {"C1": {"passed": 1, "failed": 1}},
+        "pyramid": pyramid_summary(rows),
+    }
+    page = summary_section(summary, [{"case": "a", "headline": "passed", "tokens": 900}])
+    tables = html_tables(page)
+    funnel = {row[0]: row[1:] for row in tables["enconda-pyramid"][1:]}
+    assert funnel["C0 imports missing"][0] == "1/40"
+    # passed, failed, skipped, error, applicable (= passed + failed), rate
+    assert funnel["C1 CPU"] == ["1", "1", "0", "0", "2", "50.0"]
+    assert funnel["C2 CUDA"] == ["0", "0", "1", "1", "0", "-"]
+    c5 = tables["enconda-c5"]
+    assert c5[0][:4] == ["Audited", "path", "version", "capability"]
+    assert c5[1] == ["1", "1", "1", "0", "2", "1", "1", "0"]
+    pytest.importorskip("matplotlib")
+    assert "Pyramid: C0 missing 1/40 imports, C5 2 hallucinations" in page
