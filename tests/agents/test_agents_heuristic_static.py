@@ -144,3 +144,11 @@ def test_every_released_readme_is_read_without_error(tmp_path):
         run_prepass(steps, facts, text, path.name)
         kinds |= {s.kind for s in steps}
     assert {"install", "usage", "skip", "env_create", "env_activate", "test"} <= kinds
+
+
+def test_referenced_path_that_moved(tmp_path):
+    files = {"pyproject.toml": PYPROJECT, "examples/base.toml": "", "docs/settings.md": ""}
+    readme = "# minitool\n\nEdit `example/base.toml` first; see `settings.yaml`.\n"
+    got = [f for f in findings(tmp_path, readme, files) if f.error_type == "E4"]
+    # The moved file is found; a file of another kind is not "the closest".
+    assert [f.fix for f in got] == ["Use `examples/base.toml` instead of `example/base.toml`."]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import difflib
 import re
 import textwrap
 from pathlib import PurePosixPath
@@ -73,6 +74,7 @@ def run_prepass(
     findings += _near_miss_of_project(steps, facts)
     findings += _python_syntax(readme_text, readme_name)
     findings += _skipped_paths(steps, facts)
+    findings += _referenced_paths(readme_text, steps, facts)
     return findings
 
 
@@ -462,8 +464,6 @@ def undefined_names(code: str) -> list[str]:
 
 def _near_miss_of_project(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
     """``pip install inflection`` in the README of ``inflect``: another distribution."""
-    import difflib
-
     out = []
     declared = set(facts.declared())
     for step in steps:
@@ -575,4 +575,77 @@ def _skipped_paths(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
                             rule="static: missing file named by a step not run here",
                         )
                     )
+    return out
+
+
+_PATHLIKE = re.compile(
+    r"^(?:\./)?[A-Za-z0-9_][\w.-]*(?:/[\w.-]+)+/?$|^[\w-]+\.(?:txt|cfg|toml|ini|ya?ml|json|py|sh|in|lock|env)$"
+)
+_CODE_SPAN = re.compile(r"`([^`\s]+)`")
+
+
+def _referenced_paths(text: str, steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
+    """Repository paths the README names (in its commands or inline code) that do not exist,
+    where the tree has a close match in the same place: a file moved or renamed (E4).
+
+    Paths the commands create (``mkdir``, ``cp``, ``-o``, ``venv``) and paths under folders the
+    repository does not have are left alone: those are the reader's or the build's.
+    """
+    if not facts.files:
+        return []
+    created: set[str] = set()
+    for step in steps:
+        words = words_of(step.command)
+        if words[:1] in (["mkdir"], ["cp"], ["mv"], ["touch"], ["ln"]) and len(words) > 1:
+            created.add(words[-1].rstrip("/"))
+        target = venv_target(step.command)
+        if target:
+            created.add(target.rstrip("/"))
+    tokens: list[str] = []
+    for step in steps:
+        if step.kind in ("skip",) and "placeholder" in step.reason:
+            continue
+        tokens += [w for w in words_of(step.command)[1:] if not w.startswith("-")]
+    prose = re.sub(r"```.*?```", " ", text, flags=re.DOTALL)
+    tokens += _CODE_SPAN.findall(prose)
+    out: list[Finding] = []
+    seen: set[str] = set()
+    for token in tokens:
+        token = token.strip("'\",;:()")
+        if token in seen or not _PATHLIKE.match(token) or "://" in token or token in created:
+            continue
+        seen.add(token)
+        if any(token.startswith(c + "/") or token == c for c in created):
+            continue
+        path = token.removeprefix("./").rstrip("/")
+        if facts.exists(path):
+            continue
+        first = path.split("/", 1)[0]
+        top = [d for d in facts.dirs if "/" not in d]
+        # Under a folder the repository has (or nearly has: ``example/`` for ``examples/``).
+        anchored = (
+            "/" not in path
+            or first in facts.dirs
+            or bool(difflib.get_close_matches(first, top, n=1, cutoff=0.8))
+        )
+        if not anchored:
+            continue
+        kind = "file" if re.search(r"\.\w{1,5}$", path) else "dir"
+        best = facts.closest_path(path, kind=kind)
+        if best is None or best == path:
+            continue
+        if kind == "file" and PurePosixPath(best).suffix != PurePosixPath(path).suffix:
+            continue  # another kind of file is not the one meant
+        if "/" not in path and difflib.SequenceMatcher(None, path, best).ratio() < 0.8:
+            continue
+        out.append(
+            Finding(
+                "E4",
+                f"The README refers to `{token}`, which is not in the repository; the closest "
+                f"path there is `{best}`.",
+                f"Use `{best}` instead of `{token}`.",
+                key=f"path:{path}",
+                rule="static: referenced path missing",
+            )
+        )
     return out
