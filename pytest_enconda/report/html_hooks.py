@@ -87,7 +87,13 @@ class HtmlHooks:
         evidence = load_case(active.run_dir, str(props["enconda_case"]))
         item = str(props.get("enconda_item", ""))
         # Logs and trajectory once per case and item kind, not on every diagnosis aspect.
-        block = evidence_html(evidence, item, absolute_href, item not in ("descriptions", "fixes"))
+        block = evidence_html(
+            evidence,
+            item,
+            absolute_href,
+            item not in ("descriptions", "fixes"),
+            props.get("enconda_stage"),
+        )
         data.insert(0, f'<div class="enconda-evidence">{block}</div>')
 
 

@@ -403,7 +403,13 @@ def trajectory_html(ev: CaseEvidence) -> str:
     )
 
 
-def evidence_html(ev: CaseEvidence, item: str, href: Href, case_level: bool | str = True) -> str:
+def evidence_html(
+    ev: CaseEvidence,
+    item: str,
+    href: Href,
+    case_level: bool | str = True,
+    stage_name: str | None = None,
+) -> str:
     """What a reviewer reads for one item of the case.
 
     The case's own evidence (setup script, trajectory, log tails, files) is shown where
@@ -432,7 +438,8 @@ def evidence_html(ev: CaseEvidence, item: str, href: Href, case_level: bool | st
         parts.append(diagnosis_html(ev))
     if item == "execution":
         parts.append(_execution_html(ev))
-    stage = next((s for s in ev.stages.values() if s.get("stage") and s["stage"] in item), None)
+    # A probe row names its pyramid stage; the stage's result file holds what the probes saw.
+    stage = ev.stages.get(stage_name) if stage_name else None
     if stage is not None:
         parts.append(
             f"<p>probe {esc(stage.get('stage'))}: {esc(stage.get('outcome'))} "
@@ -526,7 +533,9 @@ def items_table(
         types = " ".join(ev.golden_types)
         level = "" if row.get("level") is None else row["level"]
         last = message_line(row)
-        evidence_block = evidence_html(ev, str(row["item"]), href, is_primary or anchor)
+        evidence_block = evidence_html(
+            ev, str(row["item"]), href, is_primary or anchor, row.get("stage")
+        )
         ident = f' id="{esc(anchor)}"' if is_primary else ""
         rows.append(
             f'<tr class="item"{ident} data-case="{esc(row["case"])}" '
