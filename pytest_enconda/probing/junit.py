@@ -70,15 +70,27 @@ def counts(outcomes: dict[str, Outcome]) -> dict[str, int]:
 
 
 JUNIT_PATH = "/tmp/enconda/junit.xml"
+# A test that waits on the network (the sandbox reaches only package indexes) must fail alone,
+# not hold the whole run until its budget kills pytest before it writes the report.
+PER_TEST_SECONDS = 120
+TIMEOUT_TOOL = "pytest-timeout"
 
 
-def run_tests_command(test_command: str, tools: list[str]) -> str:
+def run_tests_command(
+    test_command: str, tools: list[str], per_test_seconds: int = PER_TEST_SECONDS
+) -> str:
     """The test step: install the test tools, then the test command writing its JUnit report.
 
     A failed tools install does not stop the tests: the environment may already hold them.
+    pytest-timeout is always a tool; its limit is given as an ini override, which a pytest
+    without the plugin ignores rather than refusing to start.
     """
+    import re
     import shlex
 
+    names = {re.split(r"[<>=!~\[; ]", tool, maxsplit=1)[0].lower() for tool in tools}
+    if tools and TIMEOUT_TOOL not in names:
+        tools = [*tools, TIMEOUT_TOOL]
     lines = ["mkdir -p /tmp/enconda", f"rm -f {JUNIT_PATH}"]
     if tools:
         words = " ".join(shlex.quote(tool) for tool in tools)
@@ -86,5 +98,7 @@ def run_tests_command(test_command: str, tools: list[str]) -> str:
             f"python -m pip install -q {words} "
             "|| echo 'enconda: the test tools did not install' >&2"
         )
-    lines.append(f"{test_command} -p no:cacheprovider --junitxml={JUNIT_PATH}")
+    lines.append(
+        f"{test_command} -p no:cacheprovider -o timeout={per_test_seconds} --junitxml={JUNIT_PATH}"
+    )
     return "\n".join(lines)

@@ -76,6 +76,11 @@ def test_a_real_pytest_report_parses(tmp_path: Path) -> None:
 def test_test_step_installs_tools_then_writes_the_report() -> None:
     command = run_tests_command("python -m pytest tests", ["pytest>=7,<9", "pytest-mock"])
     lines = command.splitlines()
-    assert lines[-1] == f"python -m pytest tests -p no:cacheprovider --junitxml={JUNIT_PATH}"
-    assert "python -m pip install -q 'pytest>=7,<9' pytest-mock" in lines[2]
+    assert lines[-1] == (
+        f"python -m pytest tests -p no:cacheprovider -o timeout=120 --junitxml={JUNIT_PATH}"
+    )
+    # pytest-timeout comes along, so a test hanging on the network fails alone.
+    assert "python -m pip install -q 'pytest>=7,<9' pytest-mock pytest-timeout" in lines[2]
+    pinned = run_tests_command("python -m pytest", ["pytest", "pytest-timeout>=2"])
+    assert "pytest-timeout>=2 pytest-timeout" not in pinned
     assert run_tests_command("python -m pytest", []).count("pip install") == 0
