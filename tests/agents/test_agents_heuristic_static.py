@@ -152,3 +152,45 @@ def test_referenced_path_that_moved(tmp_path):
     got = [f for f in findings(tmp_path, readme, files) if f.error_type == "E4"]
     # The moved file is found; a file of another kind is not "the closest".
     assert [f.fix for f in got] == ["Use `examples/base.toml` instead of `example/base.toml`."]
+
+
+def test_static_evaluation_on_a_dataset_layout(tmp_path):
+    import json
+    import subprocess
+
+    from pytest_enconda.agents.heuristic.static_eval import evaluate
+
+    source = tmp_path / "src"
+    repo(source, {"pyproject.toml": PYPROJECT, "minitool/__init__.py": ""})
+    git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "x"], check=True)
+    revision = subprocess.run(
+        [*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    mirror = tmp_path / "mirror"
+    mirror.mkdir()
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(source), str(mirror / "o+minitool" / "repo")],
+        check=True,
+    )
+    data = tmp_path / "data"
+    (data / "repo_info.jsonl").parent.mkdir()
+    (data / "repo_info.jsonl").write_text(
+        json.dumps({"repository": "o/minitool", "revision": revision}) + "\n"
+    )
+    golden = {"E7": "Requires Python 2.7 or newer.", "E2": "Install with pip."}
+    for number, (kind, text) in enumerate(golden.items()):
+        instance = data / "instances" / "error_gen_o_minitool" / f"o_minitool_error_readme_{number}"
+        instance.mkdir(parents=True)
+        (instance / "README.md").write_text(f"# minitool\n\n{text}\n")
+        errors = [{"error_type": kind, "error_description": "", "golden_answer": ""}]
+        (instance / "README.json").write_text(json.dumps({"errors": errors}))
+    result = evaluate(data, mirror, tmp_path / "cache")
+    assert result["repositories"] == 1 and result["instances"] == 2
+    assert result["per_type"]["E7"] == {"tp": 1, "fp": 0, "fn": 0, "P": 1.0, "R": 1.0, "F1": 1.0}
+    assert result["per_type"]["E2"]["fn"] == 1
+    assert result["rules"] == {
+        "static: Python version vs requires-python": {"predicted": 1, "type_in_golden": 1}
+    }

@@ -1,0 +1,156 @@
+"""The static pre-pass alone on a released dataset, without containers.
+
+``python -m pytest_enconda.agents.heuristic.static_eval DATA MIRROR [--cache DIR]`` exports each
+repository of ``DATA/repo_info.jsonl`` that ``MIRROR`` holds (``owner+name/repo`` bare snapshots,
+as the ``fetch`` tool leaves them, or ``owner_name``/``owner/name`` clones) at its pinned
+revision, runs the pre-pass on every instance README of that repository and compares the
+predicted error types with the golden ones, per instance as sets (the paper's definition):
+TP/FP/FN summed over instances, P/R/F1 from the sums, per type and per rule.
+
+It measures only what the agent finds before running anything; the agent's runtime rules need
+the task container (run it with ``--agent=heuristic``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from .facts import scan
+from .prepass import example_findings, run_prepass
+from .steps import readme_steps
+
+
+def _mirror(mirror: Path, repository: str) -> Path | None:
+    owner, name = repository.split("/")
+    for candidate in (
+        mirror / f"{owner}+{name}" / "repo",
+        mirror / f"{owner}_{name}",
+        mirror / owner / name,
+        mirror / f"{owner}_{name}.git",
+    ):
+        if candidate.is_dir():
+            return candidate
+    return None
+
+
+def _export(git_dir: Path, revision: str, dest: Path) -> str | None:
+    """The tree at ``revision`` into ``dest``, which exists only if the export succeeded."""
+    partial = dest.with_name(dest.name + ".partial")
+    shutil.rmtree(partial, ignore_errors=True)
+    partial.mkdir(parents=True)
+    archive = subprocess.run(
+        ["git", "--git-dir", str(git_dir), "archive", revision],
+        capture_output=True,
+        check=False,
+    )
+    if archive.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
+        return archive.stderr.decode(errors="replace").strip().splitlines()[0][:200]
+    untar = subprocess.run(
+        ["tar", "-x", "-C", str(partial)], input=archive.stdout, capture_output=True, check=False
+    )
+    if untar.returncode != 0:
+        shutil.rmtree(partial, ignore_errors=True)
+        return "tar failed"
+    partial.rename(dest)
+    return None
+
+
+def evaluate(data: Path, mirror: Path, cache: Path) -> dict:
+    info = {}
+    for line in (data / "repo_info.jsonl").read_text().splitlines():
+        if line.strip():
+            record = json.loads(line)
+            info[record["repository"]] = record["revision"]
+    counts = {kind: collections.Counter() for kind in ("tp", "fp", "fn")}
+    rules: collections.Counter[str] = collections.Counter()
+    rules_tp: collections.Counter[str] = collections.Counter()
+    repos, instances, skipped = 0, 0, {}
+    for repository, revision in sorted(info.items()):
+        folder = data / "instances" / ("error_gen_" + repository.replace("/", "_"))
+        git_dir = _mirror(mirror, repository)
+        if git_dir is None or not folder.is_dir():
+            continue
+        dest = cache / repository.replace("/", "+") / revision
+        if not dest.exists():
+            problem = _export(git_dir, revision, dest)
+            if problem:
+                skipped[repository] = problem
+                continue
+        repos += 1
+        facts = scan(dest)
+
+        def read(rel: str, root: Path = dest) -> str | None:
+            path = root / rel
+            return path.read_text(errors="replace") if path.is_file() else None
+
+        for instance in sorted(p for p in folder.iterdir() if p.is_dir()):
+            readmes = [
+                p for p in instance.iterdir() if p.name.startswith("README") and p.suffix != ".json"
+            ]
+            golden_file = instance / "README.json"
+            if not readmes or not golden_file.is_file():
+                continue
+            text = readmes[0].read_text(errors="replace")
+            golden = {e["error_type"] for e in json.loads(golden_file.read_text())["errors"]}
+            steps = readme_steps(text, readmes[0].name, facts)
+            found = run_prepass(steps, facts, text, readmes[0].name)
+            found += example_findings(text, readmes[0].name, facts, read)
+            instances += 1
+            for finding in found:
+                if finding.error_type:
+                    rules[finding.rule] += 1
+                    rules_tp[finding.rule] += finding.error_type in golden
+            predicted = {f.error_type for f in found if f.error_type}
+            counts["tp"].update(predicted & golden)
+            counts["fp"].update(predicted - golden)
+            counts["fn"].update(golden - predicted)
+
+    def prf(tp: int, fp: int, fn: int) -> dict[str, float]:
+        p = tp / (tp + fp) if tp + fp else 0.0
+        r = tp / (tp + fn) if tp + fn else 0.0
+        return {
+            "tp": tp,
+            "fp": fp,
+            "fn": fn,
+            "P": p,
+            "R": r,
+            "F1": 2 * p * r / (p + r) if p + r else 0.0,
+        }
+
+    types = sorted(set().union(*counts.values()))
+    return {
+        "repositories": repos,
+        "instances": instances,
+        "not_exported": skipped,
+        "per_type": {t: prf(counts["tp"][t], counts["fp"][t], counts["fn"][t]) for t in types},
+        "all": prf(*(sum(counts[k].values()) for k in ("tp", "fp", "fn"))),
+        "rules": {
+            r: {"predicted": n, "type_in_golden": rules_tp[r]} for r, n in rules.most_common()
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("data", type=Path, help="dataset folder with repo_info.jsonl, instances/")
+    parser.add_argument("mirror", type=Path, help="folder of repository snapshots")
+    parser.add_argument("--cache", type=Path, help="where exported trees are kept")
+    args = parser.parse_args(argv)
+    if args.cache is not None:
+        result = evaluate(args.data, args.mirror, args.cache)
+    else:
+        with tempfile.TemporaryDirectory(prefix="enconda-static-") as tmp:
+            result = evaluate(args.data, args.mirror, Path(tmp))
+    print(json.dumps(result, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
