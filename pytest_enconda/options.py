@@ -208,6 +208,15 @@ def add_options(parser: pytest.Parser) -> None:
         "verified reference are skipped",
     )
     group.addoption(
+        "--subset",
+        type=_existing_path,
+        default=None,
+        metavar="FILE",
+        help="report metrics on this subset of case ids beside the full set (verified-subset.txt "
+        "or audit.json of `pytest-enconda audit`; default: enconda-audit/verified-subset.txt "
+        "beside a --cases dataset, if any)",
+    )
+    group.addoption(
         "--predictions",
         type=_existing_path,
         default=None,

@@ -32,6 +32,7 @@ class EncondaSettings(BaseModel):
     cases: tuple[Path, ...] = ()
     predictions: Path | None = None
     verification: Path | None = None
+    subset: Path | None = None
     repo_mirror: Path | None = None
     allow_path: tuple[Path, ...] = ()
     allow_import_problems: bool = False
@@ -106,6 +107,7 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         "cases": tuple(opt("cases")),
         "predictions": opt("predictions"),
         "verification": opt("verification"),
+        "subset": opt("subset"),
         "repo_mirror": opt("repo_mirror"),
         "allow_path": tuple(opt("allow_path")),
         "allow_import_problems": opt("allow_import_problems"),

@@ -9,7 +9,7 @@ be computed (no prediction, no golden error, no execution).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -281,3 +281,10 @@ def aggregate(grades: Sequence[CaseResult]) -> Summary:
         overall=_block(grades),
         by_level={level: _block(levels[level]) for level in sorted(levels)},
     )
+
+
+def aggregate_subset(grades: Sequence[CaseResult], ids: Collection[str]) -> Summary:
+    """Metrics of the cases whose id is in ``ids`` (a verified subset), by the same rules as
+    ``aggregate``: side by side with the full set, the difference is the labels' noise."""
+    wanted = frozenset(ids)
+    return aggregate([result for result in grades if result.case_id in wanted])

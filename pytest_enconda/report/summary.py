@@ -66,7 +66,11 @@ def judge_stats(run_dir: Path, name: str) -> JudgeStats:
 def build_summary(
     run_dir: Path, results: dict[tuple[str, str], dict[str, Any]], settings: EncondaSettings
 ) -> dict[str, Any]:
-    return summarize(run_dir, results, settings.agent, settings.model, settings.judge)
+    from .subset import add_subset, resolve_subset
+
+    summary = summarize(run_dir, results, settings.agent, settings.model, settings.judge)
+    subset = resolve_subset(settings.subset, settings.cases)
+    return add_subset(summary, _case_results(run_dir, results), subset)
 
 
 def case_set_hash(results: Iterable[tuple[str, str]]) -> str:
@@ -189,7 +193,11 @@ def agent_usage(run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]) -
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
     atomic_write_text(run_dir / "summary.json", text)
-    atomic_write_text(run_dir / "summary.md", render_markdown(summary))
+    from .subset import markdown_side_by_side
+
+    subset = markdown_side_by_side(summary)
+    markdown = render_markdown(summary) + ("\n" + subset if subset else "")
+    atomic_write_text(run_dir / "summary.md", markdown)
 
 
 def efficiency_summary(

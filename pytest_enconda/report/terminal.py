@@ -34,6 +34,10 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
     width = terminalreporter._tw.fullwidth
     if any(item in summary.get("items", {}) for item in ("error_types", "execution")):
         terminalreporter.write(render_terminal(summary, console_width=width))
+    if summary.get("subsets"):
+        from .subset import render_side_by_side
+
+        terminalreporter.write(render_side_by_side(summary))
     if summary.get("pyramid"):
         from ..grading.pyramid import pyramid_table
 
