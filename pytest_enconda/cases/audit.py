@@ -205,6 +205,14 @@ def _searchable(text: str) -> str:
     return _WHITESPACE.sub(" ", text).strip().casefold()
 
 
+def _plain(searchable: str) -> str:
+    """Markup a quoted sentence leaves out: link targets, emphasis, inline code, HTML tags."""
+    text = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", searchable)
+    text = re.sub(r"<[^>]{0,200}>", " ", text)
+    text = re.sub(r"[*`]+", "", text)
+    return _WHITESPACE.sub(" ", text).strip()
+
+
 def _label_key(case: Case) -> tuple[tuple[str, str], ...]:
     return tuple(
         sorted((error.error_type, _searchable(error.golden_answer)) for error in case.golden.errors)
@@ -237,14 +245,19 @@ class _Tokens:
             return bool(_PACKAGE.match(token)) and not _EXCEPTION_NAME.search(token)
         return "/" in token or self.is_command(token)
 
-    def quoted(self, text: str, *, omitted: list[str] | None = None) -> list[str]:
-        """Checkable quoted tokens; those the sentence says are missing go to ``omitted``."""
+    def quoted(
+        self, text: str, *, omitted: list[str] | None = None, sentences: bool = False
+    ) -> list[str]:
+        """Checkable quoted tokens; those the sentence says are missing go to ``omitted``.
+        ``sentences``: quoted text of three words or more counts too (what a golden answer
+        says to replace or remove is quoted from the README verbatim)."""
         out: list[str] = []
         for match in _QUOTED.finditer(text):
             value = next(group for group in match.groups() if group is not None)
             value = _searchable(value).strip(" .,;:'")
             value = value.removesuffix("...").removesuffix("\u2026").strip()
-            if len(value) < 2 or value in out or not self.checkable(value):
+            verbatim = sentences and len(value.split()) >= 3 and "(" not in value
+            if len(value) < 2 or value in out or not (verbatim or self.checkable(value)):
                 continue
             if omitted is not None and _said_missing(text, match.start(), match.end()):
                 omitted.append(value)
@@ -259,10 +272,10 @@ class _Tokens:
         answer = error.golden_answer
         replace = _REPLACE.search(answer)
         if replace:
-            wrong = self.quoted(replace.group("old"))
+            wrong = self.quoted(replace.group("old"), sentences=True)
             fix_text = _searchable(replace.group("new"))
         elif _IN_README_VERBS.search(answer):
-            wrong = self.quoted(answer)
+            wrong = self.quoted(answer, sentences=True)
             fix_text = ""
         else:
             wrong = []
@@ -369,6 +382,7 @@ def audit_cases(
 
 def _audit_errors(case: Case, tokens: _Tokens, commands: CommandReader) -> list[ErrorAudit]:
     readme = _searchable(case.readme_text)
+    plain = _plain(readme)
     filename = case.spec.readme_target or "README.md"
     command_lines = [_searchable(line) for line in commands(case.readme_text, filename)]
     command_text = "\n".join(command_lines)
@@ -381,7 +395,8 @@ def _audit_errors(case: Case, tokens: _Tokens, commands: CommandReader) -> list[
         error_side, fix_side = tokens.sides(error)
         evidence: Evidence
         if error_side:
-            evidence = "present" if any(_occurs(t, readme) for t in error_side) else "absent"
+            found = any(_occurs(t, readme) or _occurs(t, plain) for t in error_side)
+            evidence = "present" if found else "absent"
         else:
             evidence = "fix_only" if fix_side else "unchecked"
         answer_lines = [

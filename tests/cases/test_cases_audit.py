@@ -272,6 +272,26 @@ def test_quote_styles_and_markdown_escapes_do_not_hide_a_token(data: Dataset) ->
     assert record.errors[0].evidence == "present"
 
 
+def test_a_sentence_the_golden_answer_says_to_remove_is_looked_up_without_markup(
+    data: Dataset,
+) -> None:
+    claim = error(
+        "E7",
+        "The README claims an outdated Python requirement.",
+        "Remove the sentence 'Widget requires Python 2.7 and the legacy toolkit.'",
+    )
+    text = INSTALL + "\nWidget requires **Python 2.7** and the [legacy toolkit](https://x.y/t).\n"
+    present = data.add("1", text, claim)
+    absent = data.add("2", INSTALL + "\nWidget runs on Python 3.\n", claim)
+    records = {r.case_id: r for r in data.audit().records}
+    assert records[present].errors[0].error_tokens == [
+        "widget requires python 2.7 and the legacy toolkit"
+    ]
+    assert records[present].errors[0].evidence == "present"
+    assert records[absent].errors[0].evidence == "absent"
+    assert "error_text_absent" in records[absent].flags
+
+
 # ----------------------------------------------------------------------------- doc-only
 
 
