@@ -259,7 +259,7 @@ def _undeclared_extras(steps: list[ReadmeStep], facts: RepoFacts) -> list[Findin
                     f"`{step.command}` asks for the extra(s) {', '.join(unknown)}, which the "
                     f"repository does not declare (declared extras: {declared}).",
                     f"Install only declared extras (declared: {declared}).",
-                    key=f"extra:{step.index}",
+                    key=f"extra:{unknown[0]}",
                     rule="static: extras vs manifest",
                 )
             )
