@@ -57,7 +57,9 @@ class HtmlHooks:
         if active is None:
             return
         props = dict(report.user_properties)
-        types = sorted(k for k in getattr(report, "keywords", {}) if _ERROR_TYPE.match(str(k)))
+        types = _error_types(active.run_dir, props.get("enconda_case")) or sorted(
+            k for k in getattr(report, "keywords", {}) if _ERROR_TYPE.match(str(k))
+        )
         values = {
             "case": props.get("enconda_case", ""),
             "aspect": props.get("enconda_item", ""),
@@ -99,3 +101,14 @@ class HtmlHooks:
 
 def register(config: pytest.Config, session: Callable[[], Any]) -> None:
     config.pluginmanager.register(HtmlHooks(session), "enconda-html")
+
+
+def _error_types(run_dir: Any, case: Any) -> list[str]:
+    """The case's golden error types from its ``case.json`` (written when it was graded)."""
+    if case is None:
+        return []
+    from ..artifacts import CaseDir
+    from .evidence import CASE_FACTS, read_json
+
+    facts = read_json(CaseDir(run_dir, str(case)).root / CASE_FACTS) or {}
+    return [str(t) for t in facts.get("error_types") or []]

@@ -4,7 +4,9 @@ pytest in a subprocess (real Docker, real setup scripts), then read back: report
 
 from __future__ import annotations
 
+import html
 import json
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -109,6 +111,8 @@ def test_pytest_html_output_is_enriched(runs: dict[str, tuple[Path, str]]) -> No
     for header in ("Case", "Aspect", "Error types", "Level", "Agent"):
         assert f">{header}</th>" in page
     assert "col-case" in page and "confmerge-e2-e4-e8" in page
+    # The row's cells sit HTML-escaped in pytest-html's JSON blob.
+    assert re.search(r'col-types\\?">E2 E4 E8<', html.unescape(page))
     assert "replayed setup step" in page  # the per-row evidence
 
 
