@@ -144,7 +144,8 @@ def pyramid_funnel(pyramid: Mapping[str, Any]) -> str:
         f"C5 {c5.get('hallucinations', 0)} hallucinations",
         fontsize=9,
     )
-    ax.legend(fontsize=8, loc="lower right")
+    # Below the axes: inside, it would cover the counts written beside the bars.
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
     return _svg(fig)
 
 
@@ -182,7 +183,7 @@ def all_plots(
     if diagnosis:
         out.append(("F1 per error type", per_type_f1(summary)))
         out.append(("Predicted vs golden counts", predicted_vs_golden(summary)))
-    if summary.get("by_level"):
+    if summary.get("by_level") and (diagnosis or "execution" in (summary.get("items") or {})):
         out.append(("Metrics by level", metrics_by_level(summary)))
     if summary.get("pyramid"):
         out.append(("Runtime pyramid", pyramid_funnel(summary["pyramid"])))

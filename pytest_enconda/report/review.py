@@ -191,6 +191,16 @@ def c5_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
     ]
 
 
+def title(summary: Mapping[str, Any]) -> str:
+    """The run's heading: the paper's title for EnConda-Bench items, else the research one."""
+    if _has_diagnosis(summary) or not summary.get("pyramid"):
+        return tables._title(summary)
+    return (
+        f"ResearchEnvBench research: agent {summary.get('agent', '?')}, model "
+        f"{summary.get('model') or '-'}, {summary['pyramid'].get('cases', 0)} cases"
+    )
+
+
 def _has_diagnosis(summary: Mapping[str, Any]) -> bool:
     items = summary.get("items") or {}
     return any(item in items for item in ("error_types", "descriptions", "fixes", "execution"))
@@ -203,7 +213,7 @@ def summary_section(
     case_set = summary.get("case_set") or {}
     parts = [
         '<section id="enconda-summary">',
-        f"<h2>{esc(tables._title(summary))}</h2>",
+        f"<h2>{esc(title(summary))}</h2>",
         '<p class="meta">'
         f"agent <b>{esc(summary.get('agent', '?'))}</b>, "
         f"model <b>{esc(summary.get('model') or '-')}</b>, "
@@ -248,8 +258,10 @@ def summary_section(
         "<h3>Averages per case</h3>",
         _table(EFFICIENCY_HEADER, efficiency_rows(summary), "enconda-efficiency"),
     ]
-    notes = tables.notes(summary)
-    definitions = summary.get("definitions") or {}
+    # The paper's notes and definitions speak of diagnosis metrics: not shown for research runs.
+    diagnosis = _has_diagnosis(summary)
+    notes = tables.notes(summary) if diagnosis else []
+    definitions = (summary.get("definitions") or {}) if diagnosis else {}
     parts.append(
         '<ul class="note">'
         + "".join(f"<li>{esc(line)}</li>" for line in notes)
@@ -570,7 +582,7 @@ def render_report(
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{esc(tables._title(summary))}</title><style>{CSS}</style></head><body>"
+        f"<title>{esc(title(summary))}</title><style>{CSS}</style></head><body>"
         f"<h1>pytest-enconda review: {esc(run_dir.name)}</h1>"
         f'<p class="meta">{exports}</p>'
         f"{summary_section(summary, cases)}"
