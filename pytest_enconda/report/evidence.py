@@ -151,6 +151,9 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
         "test log": case_dir.execution_log("test"),
         "agent log": case_dir.agent_log,
     }
+    # A research case's final state: the agent's script run to build it (where setup failed).
+    for env_log in sorted((root / "environment").glob("*.log")):
+        candidates[f"final state {env_log.name}"] = env_log
     for probe_log in sorted((root / "probes").glob("*")):
         if probe_log.is_file():
             candidates[f"probe {probe_log.name}"] = probe_log
