@@ -75,6 +75,6 @@ def test_unknown_agent_lists_the_available_ones(pytester: pytest.Pytester) -> No
     result = pytester.runpytest("--agent", "nosuchagent")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert (
-        "unknown agent 'nosuchagent'; available: command, oracle, readme, replay, swe-agent, "
-        "zero-shot"
+        "unknown agent 'nosuchagent'; available: command, heuristic, oracle, readme, replay, "
+        "swe-agent, zero-shot"
     ) in result.stderr.str()
