@@ -368,9 +368,28 @@ def _requirement_lines(repo: Path) -> list[str]:
 
 
 def _poetry_spec(name: str, spec: object) -> str:
-    if isinstance(spec, str) and spec not in ("*", ""):
-        return f"{name}{spec}" if spec[0] in "<>=!~" else f"{name}=={spec}".replace("==^", ">=")
-    return name
+    """PEP 508 from a Poetry constraint: ``^1.2`` is ``>=1.2``, ``~1.2.3`` is ``~=1.2.3``."""
+    if not isinstance(spec, str) or spec.strip() in ("*", ""):
+        return name
+    spec = spec.strip()
+    if spec.startswith("^"):
+        return f"{name}>={spec[1:]}"
+    if spec.startswith("~") and not spec.startswith("~="):
+        return f"{name}~={spec[1:]}"
+    return f"{name}{spec}" if spec[0] in "<>=!~" else f"{name}=={spec}"
+
+
+def _valid_requirement(spec: str) -> bool:
+    """Whether pip would accept ``spec`` (a wrong one would fail the whole tools install)."""
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:  # pragma: no cover - packaging comes with pip and setuptools
+        return bool(re.match(r"^[A-Za-z0-9._\[\],-]+((==|>=|<=|!=|~=|<|>)[^~^]*)?$", spec))
+    try:
+        Requirement(spec)
+    except InvalidRequirement:
+        return False
+    return True
 
 
 def _requirement_files(repo: Path) -> list[Path]:
@@ -432,7 +451,7 @@ def test_tools(repo: Path, command: str) -> list[str]:
         if (name == "pytest" or name.startswith(("pytest-", "pytest_"))) and name not in tools:
             # Only the specifier: environment markers and URLs are left to pip's defaults.
             spec = line.split(";", 1)[0].strip().replace(" ", "")
-            tools[name] = spec if re.match(r"^[A-Za-z0-9._\[\],-]+([<>=!~].*)?$", spec) else name
+            tools[name] = spec if _valid_requirement(spec) else name
     words = (_addopts(repo) + " " + command).split()
     for word in words:
         name = word.split("=", 1)[0]
@@ -443,6 +462,12 @@ def test_tools(repo: Path, command: str) -> list[str]:
         plugin = _OPTION_PLUGINS.get(name) or (
             "pytest-xdist" if re.match(r"^-n\d+$", word) else None
         )
+        if plugin is None and name.startswith("--"):
+            # Plugins' options share a prefix: --benchmark-disable, --cov-report, --mypy-...
+            plugin = next(
+                (tool for option, tool in _OPTION_PLUGINS.items() if name.startswith(option + "-")),
+                None,
+            )
         if plugin:
             tools.setdefault(plugin, plugin)
     # Unpinned, the newest pytest would judge old suites by its new deprecations (pytest 9 turns

@@ -94,8 +94,12 @@ def run_tests_command(
     lines = ["mkdir -p /tmp/enconda", f"rm -f {JUNIT_PATH}"]
     if tools:
         words = " ".join(shlex.quote(tool) for tool in tools)
+        # Pins that cannot be met together are retried as bare names before giving up.
+        bare = " ".join(
+            sorted({shlex.quote(re.split(r"[<>=!~\[; ]", tool, maxsplit=1)[0]) for tool in tools})
+        )
         lines.append(
-            f"python -m pip install -q {words} "
+            f"python -m pip install -q {words} || python -m pip install -q {bare} "
             "|| echo 'enconda: the test tools did not install' >&2"
         )
     lines.append(

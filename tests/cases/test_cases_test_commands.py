@@ -199,3 +199,21 @@ def test_recipe_installs_system_packages_first_and_refuses_odd_names(tmp_path: P
     assert lines[apt].endswith("libcairo2-dev) || echo 'recipe: system packages did not install'")
     assert "rm -rf" not in script
     assert "apt-get" not in recipe_script(tmp_path)
+
+
+def test_tools_from_poetry_constraints_and_option_prefixes(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        "pyproject.toml",
+        """\
+        [tool.poetry.group.test.dependencies]
+        pytest-asyncio = "~0.18.3"
+        pytest-mock = "^3.10"
+        [tool.pytest.ini_options]
+        addopts = "--benchmark-disable"
+        """,
+    )
+    tools = test_tools(tmp_path, "python -m pytest")
+    # Poetry's ~ and ^ become PEP 440 (pip refuses 'pytest-asyncio~0.18.3').
+    assert "pytest-asyncio~=0.18.3" in tools and "pytest-mock>=3.10" in tools
+    assert "pytest-benchmark" in tools
