@@ -603,7 +603,8 @@ def _referenced_paths(text: str, steps: list[ReadmeStep], facts: RepoFacts) -> l
             created.add(target.rstrip("/"))
     tokens: list[str] = []
     for step in steps:
-        if step.kind in ("skip",) and "placeholder" in step.reason:
+        # Commands the agent runs get their evidence from running (the runtime E4 rule).
+        if step.kind != "skip" or "placeholder" in step.reason:
             continue
         tokens += [w for w in words_of(step.command)[1:] if not w.startswith("-")]
     prose = re.sub(r"```.*?```", " ", text, flags=re.DOTALL)
