@@ -157,6 +157,8 @@ def write_sidecar(path: Path, sidecar: Sidecar) -> None:
     try:
         with os.fdopen(handle, "w", encoding="utf-8") as out:
             out.write(text)
+        # mkstemp makes the file private; a shared sidecar is read by others.
+        os.chmod(tmp, 0o644)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
