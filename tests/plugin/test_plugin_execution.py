@@ -254,6 +254,20 @@ def test_imported_instance_runs_from_a_local_mirror(pytester: pytest.Pytester) -
     (data / "repo_info.jsonl").write_text(
         json.dumps({"repository": "acme/widget", "revision": revision}) + "\n"
     )
+    # An imported instance's execution item runs only against a verified reference.
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+
+    reference = RepoVerification(
+        repository="acme/widget",
+        revision=revision,
+        status="verified",
+        test_command="python -m pytest tests",
+        test_command_source="default",
+        reference_setup="touch built\n",
+        reference_source="test",
+        pass_set=["tests.test_widget::test_setup_ran"],
+    )
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"acme/widget": reference}))
     predictions = pytester.path / "predictions.jsonl"
     predictions.write_text(
         json.dumps(
