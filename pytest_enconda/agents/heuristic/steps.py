@@ -115,7 +115,10 @@ def classify_command(command: str, facts: RepoFacts) -> tuple[str, str]:
     if _PLACEHOLDER.search(text):
         return "skip", "contains a placeholder for the reader to fill in"
     if first in facts.scripts and not _SERVER.search(first_line):
-        return "usage", "a usage example of the project's own command: run as a check after setup"
+        return "usage", (
+            "a usage example of the project's own command: run as a check after setup, "
+            "not part of installing"
+        )
     if first in FOREIGN_TOOLS:
         return "skip", f"`{first}` is another operating system's package manager"
     if (
