@@ -29,13 +29,14 @@ import time
 from pathlib import Path, PurePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from .base import AgentOutcome, AgentTask, Step
+from .configured import ConfiguredAgent
 from .llm import TrajectoryWriter
 from .output import OUTPUT_DIR, collect_outputs, prepare_output_dir
 from .prompts import SYSTEM_PROMPT, instance_prompt
-from .swe_agent import head_tail, options_error
+from .swe_agent import head_tail
 from .workspace import RepositoryView, agent_dir, profile_of
 
 PROMPT_PATH = "/enconda/input/prompt.md"
@@ -57,22 +58,10 @@ def _kill_group(process: subprocess.Popen) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-class CommandAgent:
+class CommandAgent(ConfiguredAgent):
     name = "command"
+    config_model = CommandConfig
     acts_in_container = True
-
-    def __init__(self, **options: Any) -> None:
-        try:
-            self.config = CommandConfig(**options)
-        except ValidationError as exc:
-            raise ValueError(options_error(exc, self.name)) from None
-
-    @classmethod
-    def check_options(cls, **options: Any) -> None:
-        cls(**options)
-
-    def describe(self) -> dict[str, Any]:
-        return {"agent": self.name, **self.config.model_dump()}
 
     def _variables(self, task: AgentTask, box: Any, timeout: float) -> dict[str, str]:
         variables = {

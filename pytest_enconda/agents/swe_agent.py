@@ -20,10 +20,11 @@ import time
 from pathlib import PurePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..errors import EncondaError
 from .base import AgentOutcome, AgentTask, Step, TokenUsage
+from .configured import ConfiguredAgent
 from .llm import (
     CostLedger,
     TrajectoryWriter,
@@ -56,16 +57,6 @@ class SweAgentConfig(BaseModel):
     max_format_errors: int = Field(default=3, ge=0)
     request_timeout: float = Field(default=300, gt=0)
     model_retries: int = Field(default=3, ge=1, description="attempts per model call")
-
-
-def options_error(exc: ValidationError, agent: str) -> str:
-    names = {"model": "--model", "api_base": "--api-base"}
-    parts = []
-    for err in exc.errors():
-        field = str(err["loc"][0]) if err["loc"] else "<options>"
-        flag = names.get(field, f"--agent-option {field}=...")
-        parts.append(f"{flag}: {err['msg']}")
-    return f"--agent={agent}: " + "; ".join(parts)
 
 
 def head_tail(text: str, limit: int) -> str:
@@ -298,20 +289,11 @@ def _import_minisweagent() -> None:
         ) from None
 
 
-class SweAgent:
+class SweAgent(ConfiguredAgent):
     name = "swe-agent"
+    config_model = SweAgentConfig
     acts_in_container = True
     needs_model = True
-
-    def __init__(self, **options: Any) -> None:
-        try:
-            self.config = SweAgentConfig(**options)
-        except ValidationError as exc:
-            raise ValueError(options_error(exc, self.name)) from None
-
-    @classmethod
-    def check_options(cls, **options: Any) -> None:
-        cls(**options)
 
     def describe(self) -> dict[str, Any]:
         return {"agent": self.name, "mini_swe_agent": MSWEA_VERSION, **self.config.model_dump()}

@@ -17,10 +17,11 @@ import time
 from pathlib import PurePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..artifacts import atomic_write_text
 from .base import AgentOutcome, AgentTask, PredictedError, Step, TokenUsage
+from .configured import ConfiguredAgent
 from .llm import (
     CostLedger,
     TrajectoryWriter,
@@ -33,7 +34,6 @@ from .llm import (
 )
 from .output import DIAGNOSIS, REPORT, SETUP, diagnosis_from_value
 from .prompts import ZERO_SHOT_SYSTEM, zero_shot_prompt
-from .swe_agent import options_error
 from .workspace import RepositoryView, agent_dir, base_environment, file_tree, profile_of
 
 _FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
@@ -118,22 +118,10 @@ def parse_response(text: str) -> ParsedResponse:
     return parsed
 
 
-class ZeroShotAgent:
+class ZeroShotAgent(ConfiguredAgent):
     name = "zero-shot"
+    config_model = ZeroShotConfig
     needs_model = True
-
-    def __init__(self, **options: Any) -> None:
-        try:
-            self.config = ZeroShotConfig(**options)
-        except ValidationError as exc:
-            raise ValueError(options_error(exc, self.name)) from None
-
-    @classmethod
-    def check_options(cls, **options: Any) -> None:
-        cls(**options)
-
-    def describe(self) -> dict[str, Any]:
-        return {"agent": self.name, **self.config.model_dump()}
 
     def _complete(self, messages: list[dict[str, str]]) -> Any:
         config = self.config

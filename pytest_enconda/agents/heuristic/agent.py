@@ -24,12 +24,13 @@ import time
 from pathlib import Path, PurePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
 from ..base import AgentOutcome, AgentTask, Step
+from ..configured import ConfiguredAgent
 from ..llm import TrajectoryWriter
 from ..output import DIAGNOSIS, OUTPUT_DIR, SETUP, collect_outputs, prepare_output_dir
-from ..swe_agent import head_tail, options_error
+from ..swe_agent import head_tail
 from ..workspace import RepositoryView, agent_dir
 from .classify import Context, classify, missing_distribution
 from .facts import RepoFacts, requirement_name, scan
@@ -422,21 +423,9 @@ class _Run:
         return versions if code == 0 else []
 
 
-class HeuristicAgent:
+class HeuristicAgent(ConfiguredAgent):
     name = "heuristic"
-
-    def __init__(self, **options: Any) -> None:
-        try:
-            self.config = HeuristicConfig(**options)
-        except ValidationError as exc:
-            raise ValueError(options_error(exc, self.name)) from None
-
-    @classmethod
-    def check_options(cls, **options: Any) -> None:
-        cls(**options)
-
-    def describe(self) -> dict[str, Any]:
-        return {"agent": self.name, **self.config.model_dump()}
+    config_model = HeuristicConfig
 
     def run(self, task: AgentTask) -> AgentOutcome:
         started = time.monotonic()
