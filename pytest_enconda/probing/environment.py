@@ -15,6 +15,7 @@ so ``python``, ``pip`` and ``torchrun`` are the agent's. ``gpus`` is ``"none"`` 
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -207,6 +208,8 @@ class DockerEnvironment:
         )
 
 
+# Asked per gpu-marked item and per probe environment; the host's GPUs do not change mid-run.
+@functools.cache
 def host_gpu_count() -> int:
     """NVIDIA GPUs this host shows (``nvidia-smi -L``); 0 without the tool."""
     if shutil.which("nvidia-smi") is None:
