@@ -12,7 +12,7 @@ from .aspects import ASPECTS, GPU_ASPECTS
 from .cases.loader import load_case
 from .discovery import is_research_dataset_dir
 from .errors import CaseFormatError, EncondaError
-from .plugin import session_of
+from .state import session_of
 
 if TYPE_CHECKING:
     from .cases.models import Case

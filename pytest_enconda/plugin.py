@@ -9,15 +9,13 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pytest
 
 from . import discovery
 from . import options as options_mod
-
-if TYPE_CHECKING:
-    from .session import EncondaSession
+from .state import STATE_KEY, WORKER_RUN_DIR, PluginState, active_session, session_of, workerinput
 
 MARKERS = {
     "pyramid(stage)": "a probe of runtime pyramid stage C0..C5 (adds the stage as a keyword)",
@@ -26,38 +24,6 @@ MARKERS = {
     "gpu": "needs a GPU; skipped with a reason when none is present",
     "slow": "takes minutes",
 }
-WORKER_RUN_DIR = "enconda_run_dir"
-
-
-class PluginState:
-    """What the plugin knows before a benchmark is certain: the session is made on first need."""
-
-    def __init__(self, config: pytest.Config) -> None:
-        self.config = config
-        self.session: EncondaSession | None = None
-        self.repo_dirs: set[Path] = set()
-
-    @property
-    def requested(self) -> bool:
-        """Any benchmark option given (xdist workers of a benchmark run get the run directory)."""
-        return options_mod.any_given(self.config) or WORKER_RUN_DIR in _workerinput(self.config)
-
-    def get(self) -> EncondaSession:
-        if self.session is None:
-            self.session = _make_session(self.config)
-        return self.session
-
-
-STATE_KEY = pytest.StashKey[PluginState]()
-
-
-def session_of(config: pytest.Config) -> EncondaSession:
-    """The run's session, created (and its settings validated) on first use."""
-    return config.stash[STATE_KEY].get()
-
-
-def _workerinput(config: pytest.Config) -> dict[str, Any]:
-    return getattr(config, "workerinput", None) or {}
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,43 +38,12 @@ def pytest_configure(config: pytest.Config) -> None:
     _add_dataset_args(config)
     if state.requested:
         state.get()  # usage errors surface now, before anything is collected
-    if not _workerinput(config):
+    if not workerinput(config):
         config.pluginmanager.register(_ResultsRecorder(config), "enconda-results")
         if config.pluginmanager.hasplugin("html"):
             from .report.html_hooks import register
 
-            register(config, lambda: _active_session(config))
-
-
-def _make_session(config: pytest.Config) -> EncondaSession:
-    from . import settings as settings_mod
-    from .session import EncondaSession
-
-    workerinput = _workerinput(config)
-    run_dir = Path(workerinput[WORKER_RUN_DIR]) if WORKER_RUN_DIR in workerinput else None
-    settings = settings_mod.from_config(config, run_dir=run_dir)
-    if not workerinput:
-        _check_run_dir(settings)
-    return EncondaSession(config, settings)
-
-
-def _check_run_dir(settings: Any) -> None:
-    if not settings.resume and (settings.run_dir / "results.jsonl").exists():
-        raise pytest.UsageError(
-            f"{settings.run_dir} already holds a run: use --resume {settings.run_dir} "
-            "to continue it, or another --run-dir"
-        )
-    info = settings.run_dir / "run.json"
-    if settings.resume and info.is_file():
-        import json
-
-        before = json.loads(info.read_text(encoding="utf-8")).get("settings", {})
-        for key in ("agent", "model", "judge", "readme_variant"):
-            if before.get(key) != getattr(settings, key):
-                raise pytest.UsageError(
-                    f"{info}: the run was made with {key}={before.get(key)!r}; "
-                    f"resume it with the same {key} (got {getattr(settings, key)!r})"
-                )
+            register(config, lambda: active_session(config))
 
 
 def _add_dataset_args(config: pytest.Config) -> None:
@@ -196,7 +131,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
     if item.get_closest_marker("gpu") is not None:
         from .probing.environment import gpu_skip_reason
 
-        active = _active_session(item.config)
+        active = active_session(item.config)
         if reason := gpu_skip_reason(active.gpu_count() if active is not None else None):
             pytest.skip(reason)
 
@@ -269,15 +204,8 @@ def enconda_stage(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
     return session_of(request.config).stage(enconda_case, str(marker.args[0]))
 
 
-def _active_session(config: pytest.Config) -> EncondaSession | None:
-    state = config.stash.get(STATE_KEY, None)
-    if state is None:
-        return None
-    return state.session or (state.get() if state.requested else None)
-
-
 def pytest_sessionfinish(session: pytest.Session) -> None:
-    active = _active_session(session.config)
+    active = active_session(session.config)
     if active is not None:
         active.finish()
         if (
@@ -291,7 +219,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    active = _active_session(config)
+    active = active_session(config)
     if active is None:
         return
     from .report.terminal import write_terminal_summary

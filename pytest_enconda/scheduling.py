@@ -1,13 +1,17 @@
 """xdist scheduling: one case, one worker; xdist's own ``load`` when no case is collected.
 
 ``--dist loadgroup`` is broken on pytest 9.2 (pytest-xdist #1386), so the plugin supplies its own
-scheduler for benchmark runs: loadscope keyed on the case for our items, each other test its own
-scope. The controller collects nothing, so which one applies is decided from the first
-collection a worker reports: a suite without benchmark cases gets xdist's ``LoadScheduling``.
+scheduler for benchmark runs: loadscope keyed on the *case node* of each item, every other test
+its own scope. The controller collects nothing and sees only node ids, so the case node is read
+from the id's structure, not from item names: ``<case.toml>::…`` belongs to that case file, and
+``<dataset>::<case>::…`` to that instance of the dataset. An item's own name (an aspect, a probe
+module and function, a user's probe) never decides where it runs, so every item of a case, and
+the agent behind them, share one worker.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,25 +19,40 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScheduling, LoadScopeScheduling
 
-from .aspects import ALL_ASPECTS
-from .discovery import is_case_file, is_dataset_dir
+from .discovery import is_case_file, is_dataset_dir, is_research_dataset_dir
+
+
+@functools.lru_cache(maxsize=4096)
+def _kind_of(path: Path) -> str | None:
+    """``case`` for a case file, ``dataset`` for a dataset folder, else ``None`` (cached: the
+    controller asks once per item, and a case file's head is read to decide)."""
+    if is_case_file(path):
+        return "case"
+    if path.is_dir() and (is_dataset_dir(path) or is_research_dataset_dir(path)):
+        return "dataset"
+    return None
+
+
+def case_scope(nodeid: str, rootdir: Path) -> str | None:
+    """The node id of the case an item belongs to, or ``None`` for a test that is no case's."""
+    parts = nodeid.split("::")
+    if len(parts) < 2:
+        return None
+    kind = _kind_of(rootdir / parts[0])
+    if kind == "case":
+        return parts[0]
+    if kind == "dataset" and len(parts) >= 3:
+        return "::".join(parts[:2])
+    return None
+
+
+def is_case_nodeid(nodeid: str, rootdir: Path) -> bool:
+    return case_scope(nodeid, rootdir) is not None
 
 
 class CaseScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
-        head, sep, last = nodeid.rpartition("::")
-        if sep and last in ALL_ASPECTS:
-            return head
-        return nodeid
-
-
-def is_case_nodeid(nodeid: str, rootdir: Path) -> bool:
-    """``<case.toml>::<aspect>`` or ``<dataset>::<case>::<aspect>``."""
-    first, sep, _rest = nodeid.partition("::")
-    if not sep or nodeid.rpartition("::")[2] not in ALL_ASPECTS:
-        return False
-    path = rootdir / first
-    return is_case_file(path) or is_dataset_dir(path)
+        return case_scope(nodeid, self.config.rootpath) or nodeid
 
 
 class CaseAwareScheduling:

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pytest_enconda import aspects, items, scheduling, session
+from pytest_enconda import aspects, items, session
 from pytest_enconda.grading import diagnosis
 
 
 def test_modules_share_the_one_list() -> None:
     assert items.ASPECTS is aspects.ASPECTS
-    assert scheduling.ALL_ASPECTS is aspects.ALL_ASPECTS
     assert session.DIAGNOSIS_ASPECTS is aspects.DIAGNOSIS_ASPECTS
     assert diagnosis.ITEMS is aspects.DIAGNOSIS_ASPECTS
 

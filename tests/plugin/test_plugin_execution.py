@@ -311,7 +311,7 @@ def test_containers_still_open_are_removed_at_session_end(
     run_name = f"run-close-{os.getpid()}-{time.time_ns()}"
     pytester.makepyfile(
         f"""
-        from pytest_enconda.plugin import session_of
+        from pytest_enconda.state import session_of
 
         def test_leaves_a_container_open(request):
             sandbox = session_of(request.config).sandbox()
