@@ -121,6 +121,11 @@ class _Group:
         _DEFAULTS[dest] = attrs.get("default")
 
 
+def declared() -> dict[str, Any]:
+    """Every option's destination and default, as declared (the settings are built from this)."""
+    return dict(_DEFAULTS)
+
+
 def any_given(config: pytest.Config) -> bool:
     """Whether any benchmark option differs from its default."""
     return any(config.getoption(dest) != default for dest, default in _DEFAULTS.items())

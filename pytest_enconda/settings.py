@@ -13,6 +13,8 @@ from typing import Any, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict
 
+from .options import declared
+
 
 class EncondaSettings(BaseModel):
     """Every option of a benchmark run; workers receive the same values as the controller."""
@@ -93,36 +95,15 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
     if agent == "replay" and opt("predictions") is None:
         raise pytest.UsageError("--agent=replay needs --predictions PATH")
     _check_agent(agent, opt)
-    values: dict[str, Any] = {
-        "agent": agent,
-        "agent_options": dict(opt("agent_option")),
-        "model": opt("model"),
-        "api_base": opt("api_base"),
-        "max_cost": opt("max_cost"),
-        "judge": opt("judge"),
-        "judge_api_base": opt("judge_api_base"),
-        "judge_concurrency": opt("judge_concurrency"),
-        "run_dir": Path(run_dir).resolve(),
-        "resume": resume is not None,
-        "cases": tuple(opt("cases")),
-        "predictions": opt("predictions"),
-        "verification": opt("verification"),
-        "subset": opt("subset"),
-        "repo_mirror": opt("repo_mirror"),
-        "allow_path": tuple(opt("allow_path")),
-        "allow_import_problems": opt("allow_import_problems"),
-        "probes": tuple(opt("probes")),
-        "python": opt("python"),
-        "repo": opt("repo"),
-        "report": opt("report"),
-        "ddp_cpu": opt("ddp_cpu"),
-        "exact_versions": opt("exact_versions"),
-        "readme_variant": opt("readme_variant"),
-        "network_mode": opt("network_mode"),
-        "ca_bundle": opt("ca_bundle"),
-        "base_image": opt("base_image"),
-        "gpus": opt("gpus"),
-        "keep_containers": opt("keep_containers"),
-        "strip_proxy_credentials": opt("strip_proxy_credentials"),
-    }
+    # Built from the option table: an option is declared once (options.py) and arrives here
+    # under its own name; only values whose shape differs from the parsed one are named below.
+    values: dict[str, Any] = {dest: opt(dest) for dest in declared()}
+    values["agent_options"] = dict(values.pop("agent_option"))
+    values["run_dir"] = Path(run_dir).resolve()
+    values["resume"] = resume is not None
+    for many in ("cases", "allow_path", "probes"):
+        values[many] = tuple(values[many])
+    unknown = set(values) - set(EncondaSettings.model_fields)
+    if unknown:  # a new option without its setting: a programming error, caught by the tests
+        raise RuntimeError(f"options without a setting: {sorted(unknown)}")
     return EncondaSettings(**values)

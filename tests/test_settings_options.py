@@ -1,0 +1,38 @@
+"""Options are declared once: every option becomes a setting under its own name (issue 17)."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_enconda.options import declared
+from pytest_enconda.settings import EncondaSettings, from_config
+
+pytest_plugins = ["pytester"]
+
+
+def test_every_option_is_a_setting_and_every_setting_an_option() -> None:
+    options = set(declared())
+    assert "agent" in options and "keep_containers" in options  # the table was read
+    # The one rename: repeated KEY=VALUE pairs arrive as a mapping.
+    assert set(EncondaSettings.model_fields) == (options - {"agent_option"}) | {"agent_options"}
+
+
+def test_settings_carry_the_parsed_values(pytester: pytest.Pytester) -> None:
+    run = pytester.path / "run"
+    config = pytester.parseconfig(
+        "--run-dir",
+        str(run),
+        "--agent-option",
+        "a=1",
+        "--gpus",
+        "2",
+        "--ddp-cpu",
+        "--probes",
+        str(pytester.path),
+    )
+    settings = from_config(config)
+    assert settings.run_dir == run.resolve()
+    assert settings.agent_options == {"a": "1"}
+    assert settings.gpus == "2" and settings.ddp_cpu is True
+    assert settings.probes == (pytester.path.resolve(),)
+    assert settings.resume is False and settings.judge == "offline"
