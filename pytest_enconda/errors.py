@@ -6,6 +6,9 @@ container): items report it as an *error*, never as the agent's *failure*.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 
 class EncondaError(Exception):
     """Base class of the plugin's own errors."""
@@ -43,3 +46,18 @@ class CaseFormatError(EncondaError):
         lines = [f"{path}: invalid case"]
         lines += [f"  {field}: {message}" for field, message in problems]
         super().__init__("\n".join(lines))
+
+
+@contextlib.contextmanager
+def harness_step(what: str) -> Iterator[None]:
+    """Anything but the plugin's own errors raised inside is the harness's failure at ``what``.
+
+    Docker API errors, a full disk, a probe script's crash: none of them is the agent's doing,
+    so they surface as a ``HarnessError`` (an item *error*), never as a failed item.
+    """
+    try:
+        yield
+    except EncondaError:
+        raise
+    except Exception as exc:
+        raise HarnessError(f"{what} failed in the harness: {exc}") from exc

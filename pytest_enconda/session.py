@@ -26,7 +26,7 @@ from .agents.base import AgentOutcome, AgentTask
 from .artifacts import CaseDir, append_jsonl, atomic_write_text, read_model, write_model
 from .aspects import DIAGNOSIS_ASPECTS
 from .cases.models import README_FROM_REPOSITORY
-from .errors import EncondaError, HarnessError
+from .errors import EncondaError, HarnessError, harness_step
 from .grading.verdict import ItemVerdict
 from .settings import EncondaSettings
 
@@ -350,12 +350,8 @@ class EncondaSession:
                 return read_model(paths.execution_record, ExecutionRecord)
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
-            try:
+            with harness_step(f"execution of {case.id}"):
                 record = run_execution(self.sandbox(), image, case, outcome.setup_script, paths)
-            except EncondaError:
-                raise
-            except Exception as exc:  # Docker API failures are the harness's, not the agent's
-                raise HarnessError(f"execution of {case.id} failed in the harness: {exc}") from exc
             write_model(paths.execution_record, record)
             return record
 
@@ -379,15 +375,10 @@ class EncondaSession:
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
             self.progress(f"{case.id}: building the agent's final state")
-            try:
+            with harness_step(f"final state of {case.id}"):
                 state = build_final_state(
                     self.sandbox(), image, case, outcome.setup_script, self.case_dir(case)
                 )
-            except EncondaError:
-                raise
-            except Exception as exc:
-                message = f"final state of {case.id} failed in the harness: {exc}"
-                raise HarnessError(message) from exc
             write_model(path, state)
             return state
 

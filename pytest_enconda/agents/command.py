@@ -188,10 +188,7 @@ class CommandAgent(ConfiguredAgent):
             outcome.message = f"the command exited with {exit_code}"
         else:
             outcome.message = "the command exited 0"
-        outcome.diagnosis = outputs.diagnosis
-        outcome.setup_script = outputs.setup_script
-        outcome.self_report = outputs.self_report
-        outcome.output_problems = outputs.problems
+        outputs.apply_to(outcome)
         outcome.trajectory = writer.steps
         outcome.wall_time = time.monotonic() - started
         return outcome

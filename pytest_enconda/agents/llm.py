@@ -11,32 +11,16 @@ import contextlib
 import fcntl
 import json
 import os
-import threading
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
+from ..lazy import litellm
 from .base import Step, TokenUsage
 
 LEDGER = "cost-ledger.json"
 # Provider keys a model-driven agent may need on the host; never passed into a container.
-_LITELLM: Any = None
-_IMPORT_LOCK = threading.Lock()
-
-
-def litellm() -> Any:
-    global _LITELLM
-    with _IMPORT_LOCK:
-        if _LITELLM is None:
-            # Without this, importing litellm fetches a price list from GitHub and retries for
-            # seconds where GitHub is unreachable; the bundled copy is enough for cost figures.
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm as module
-
-            module.suppress_debug_info = True
-            _LITELLM = module
-    return _LITELLM
 
 
 def model_for(model: str, api_base: str | None) -> str:

@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .base import PredictedError
+from .base import AgentOutcome, PredictedError
 
 OUTPUT_DIR = "/enconda/output"
 DIAGNOSIS = "diagnosis.json"
@@ -45,6 +45,13 @@ class Outputs(BaseModel):
     setup_script: str = ""
     self_report: dict[str, Any] | None = None
     problems: dict[str, str] = Field(default_factory=dict)
+
+    def apply_to(self, outcome: AgentOutcome) -> None:
+        """The outcome gets what the agent left, and the problems of what it left malformed."""
+        outcome.diagnosis = self.diagnosis
+        outcome.setup_script = self.setup_script
+        outcome.self_report = self.self_report
+        outcome.output_problems = self.problems
 
 
 def _validation_details(exc: ValidationError) -> str:

@@ -42,6 +42,7 @@ from pydantic import ValidationError
 
 from ..cases.models import ERROR_TYPES
 from ..errors import HarnessError
+from ..textio import decode_utf8, parse_json, read_bounded
 from .base import AgentOutcome, AgentTask, PredictedError, TokenUsage
 
 __all__ = ["MissingPrediction", "ReplayAgent", "UnreadablePrediction"]
@@ -86,39 +87,13 @@ class UnreadablePrediction(HarnessError):
         super().__init__(f"unreadable recorded prediction for case {case_id}: {failure}")
 
 
-def _decode(data: bytes) -> str:
-    """UTF-8 with an optional byte-order mark; ``ValueError`` says what the bytes are instead."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ValueError("UTF-16 text; expected UTF-8")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); expected UTF-8"
-        ) from None
-
-
-def _parse_json(text: str) -> Any:
-    """``ValueError`` for invalid JSON and for nesting deeper than the parser's recursion."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError("not valid JSON: nested too deeply") from None
-
-
 def _read_bytes(path: Path) -> bytes:
-    with path.open("rb") as handle:
-        data = handle.read(MAX_PREDICTION_BYTES + 1)
-    if len(data) > MAX_PREDICTION_BYTES:
-        raise ValueError(f"larger than {MAX_PREDICTION_BYTES} bytes")
-    return data
+    return read_bounded(path, MAX_PREDICTION_BYTES)
 
 
 def _read_json(path: Path) -> Any:
     """A whole JSON file; ``ValueError`` (or ``OSError``) with the reason otherwise."""
-    return _parse_json(_decode(_read_bytes(path)))
+    return parse_json(decode_utf8(_read_bytes(path)))
 
 
 def _jsonl_lines(path: Path) -> list[tuple[int, str | None, str]]:
@@ -301,7 +276,7 @@ class ReplayAgent:
 
     def _load_outcome_json(self, path: Path) -> None:
         try:
-            text = _decode(_read_bytes(path))
+            text = decode_utf8(_read_bytes(path))
         except (OSError, ValueError) as exc:
             self.load_problems.append(f"{path}: cannot read: {exc}")
             return
@@ -309,7 +284,7 @@ class ReplayAgent:
 
     def _add_outcome_record(self, text: str, where: str) -> None:
         try:
-            data = _parse_json(text)
+            data = parse_json(text)
         except ValueError as exc:
             self.load_problems.append(f"{where}: {exc}")
             return
@@ -380,7 +355,7 @@ class ReplayAgent:
         for number, line, reason in lines:
             where = f"{path}:{number}"
             try:
-                record = _parse_json(line) if line is not None else None
+                record = parse_json(line) if line is not None else None
             except ValueError as exc:
                 reason = str(exc)
                 record = None

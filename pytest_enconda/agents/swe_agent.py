@@ -364,10 +364,7 @@ class SweAgent(ConfiguredAgent):
             outputs = collect_outputs(
                 box, folder / "output" if folder is not None else None, research=research
             )
-        outcome.diagnosis = outputs.diagnosis
-        outcome.setup_script = outputs.setup_script
-        outcome.self_report = outputs.self_report
-        outcome.output_problems = outputs.problems
+        outputs.apply_to(outcome)
         outcome.trajectory = writer.steps
         outcome.usage = state.usage
         outcome.wall_time = time.monotonic() - started

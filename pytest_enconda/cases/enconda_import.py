@@ -42,7 +42,6 @@ revisions may not look like options. What breaks a rule is a problem of that ins
 
 from __future__ import annotations
 
-import json
 import os
 import re
 from collections import Counter
@@ -51,6 +50,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..textio import decode_utf8, parse_json, read_bounded
 from .loader import MAX_FILE_BYTES
 from .models import (
     ERROR_TYPES,
@@ -138,7 +138,9 @@ class DatasetLoad(BaseModel):
         return dict(sorted(counts.items()))
 
 
-class _Report:
+class ImportReport:
+    """What an import could not read (problems) and what it read with a caveat (notes)."""
+
     def __init__(self) -> None:
         self.problems: list[ImportProblem] = []
         self.notes: list[ImportProblem] = []
@@ -186,7 +188,7 @@ class _Roots:
         self._resolved[path] = known
         return known
 
-    def check(self, path: Path, field: str, report: _Report) -> bool:
+    def check(self, path: Path, field: str, report: ImportReport) -> bool:
         """Whether ``path`` resolves inside; if not, a problem naming the field and target."""
         try:
             resolved = self.resolve(os.path.abspath(path))
@@ -227,7 +229,7 @@ def load_dataset(
     dataset is used, if any (see ``apply_verification``).
     """
     root = Path(root)
-    report = _Report()
+    report = ImportReport()
     load = DatasetLoad(root=root)
     layout = _layout(root, report)
     if layout is None:
@@ -265,7 +267,7 @@ def load_dataset(
     return load
 
 
-def apply_verification(cases: list[Case], path: Path | None, report: _Report) -> list[Case]:
+def apply_verification(cases: list[Case], path: Path | None, report: ImportReport) -> list[Case]:
     """Each case with its execution reference: the sidecar's verified record of its repository
     at its revision (test command, test tools, PASS set; the reference setup becomes the golden
     setup the oracle returns), or the reason it has none."""
@@ -345,7 +347,7 @@ def _subdirs(folder: Path, roots: _Roots | None = None) -> list[Path]:
     return sorted(dirs, key=lambda path: _natural_key(path.name))
 
 
-def _layout(root: Path, report: _Report) -> tuple[list[Path], str | None, Path | None] | None:
+def _layout(root: Path, report: ImportReport) -> tuple[list[Path], str | None, Path | None] | None:
     """(repository folders, the one instance to load or None, repo_info.jsonl or None)."""
     if not root.is_dir():
         report.problem(root, "not a directory")
@@ -379,7 +381,7 @@ def _is_instance(folder: Path) -> bool:
 # ----------------------------------------------------------------------------- repo_info.jsonl
 
 
-def _read_repo_info(path: Path, report: _Report) -> dict[str, _Repo]:
+def _read_repo_info(path: Path, report: ImportReport) -> dict[str, _Repo]:
     """Folder key (``owner_name``) → repository; bad lines are problems of that line."""
     repos: dict[str, _Repo] = {}
     ambiguous: set[str] = set()
@@ -393,7 +395,7 @@ def _read_repo_info(path: Path, report: _Report) -> dict[str, _Repo]:
             continue
         where = f"{path}:{number}"
         try:
-            record = _parse_json(line)
+            record = parse_json(line)
         except ValueError as exc:
             report.problem(where, str(exc))
             continue
@@ -447,7 +449,9 @@ def _valid_repository(value: object) -> bool:
     return all(_REPO_PART.match(part) and part not in (".", "..") for part in value.split("/"))
 
 
-def _match_repo(key: str, repos: dict[str, _Repo], folder: Path, report: _Report) -> _Repo | None:
+def _match_repo(
+    key: str, repos: dict[str, _Repo], folder: Path, report: ImportReport
+) -> _Repo | None:
     if key in repos:
         return repos[key]
     # EnConda-Bench's own loader compares names with ``-`` read as ``_``, case kept; we also
@@ -471,7 +475,7 @@ def _load_repo(
     test_command: str,
     seen_ids: set[str],
     roots: _Roots,
-    report: _Report,
+    report: ImportReport,
 ) -> list[Case]:
     key = repo_dir.name.removeprefix(REPO_PREFIX)
     if not roots.check(repo_dir, "repository folder", report):
@@ -522,7 +526,7 @@ def _load_repo(
     return cases
 
 
-def _original_readme(repo_dir: Path, roots: _Roots, report: _Report) -> str | None:
+def _original_readme(repo_dir: Path, roots: _Roots, report: ImportReport) -> str | None:
     """The repository folder's own README: the README before errors were injected."""
     try:
         with os.scandir(repo_dir) as entries:
@@ -554,42 +558,14 @@ def _readme_preference(path: Path) -> tuple[int, int, str]:
 
 def _read_bounded(path: Path) -> bytes:
     """At most ``MAX_FILE_BYTES``: a README or golden file far larger is a mistake or an attack."""
-    with path.open("rb") as handle:
-        # Sized by the file: reading MAX_FILE_BYTES + 1 allocates that much for every file.
-        size = os.fstat(handle.fileno()).st_size
-        data = handle.read(min(size, MAX_FILE_BYTES) + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"larger than {MAX_FILE_BYTES} bytes")
-    return data
-
-
-def _decode(data: bytes) -> str:
-    """UTF-8, with or without a byte-order mark; ``ValueError`` says what the bytes are."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ValueError("UTF-16 text (a UTF-16 byte-order mark); expected UTF-8")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"not UTF-8 (byte 0x{data[exc.start]:02x} at offset {exc.start}); expected UTF-8"
-        ) from None
+    return read_bounded(path, MAX_FILE_BYTES)
 
 
 def _read_text(path: Path) -> str:
-    return _decode(_read_bounded(path))
+    return decode_utf8(_read_bounded(path))
 
 
-def _parse_json(text: str) -> Any:
-    """``ValueError`` for invalid JSON and for nesting deeper than the parser's recursion."""
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError("not valid JSON: nested too deeply") from None
-
-
-def _read_readme(path: Path, report: _Report) -> str | None:
+def _read_readme(path: Path, report: ImportReport) -> str | None:
     """A README's text; undecodable bytes are replaced (the agent still gets the rest)."""
     try:
         raw = _read_bounded(path)
@@ -597,7 +573,7 @@ def _read_readme(path: Path, report: _Report) -> str | None:
         report.problem(path, f"cannot read: {exc}")
         return None
     try:
-        return _decode(raw)
+        return decode_utf8(raw)
     except ValueError as exc:
         if raw.startswith((b"\xff\xfe", b"\xfe\xff")):
             # Replacing bytes would leave a NUL between every letter: nothing left to read.
@@ -624,7 +600,9 @@ def _short_names(key: str, names: list[str]) -> dict[str, str]:
     return {name: (value if counts[value] == 1 else name) for name, value in short.items()}
 
 
-def _pick_files(instance_dir: Path, roots: _Roots, report: _Report) -> tuple[Path, Path] | None:
+def _pick_files(
+    instance_dir: Path, roots: _Roots, report: ImportReport
+) -> tuple[Path, Path] | None:
     """(README, golden) of an instance folder, exactly as named there."""
     try:
         with os.scandir(instance_dir) as entries:
@@ -655,7 +633,7 @@ def _pick_files(instance_dir: Path, roots: _Roots, report: _Report) -> tuple[Pat
     return readmes[0], golden
 
 
-def _case_id(repo: _Repo, short: str, instance_dir: Path, report: _Report) -> str:
+def _case_id(repo: _Repo, short: str, instance_dir: Path, report: ImportReport) -> str:
     raw = f"{repo.owner}/{repo.name}/{short}"
     case_id = _CASE_ID_UNSAFE.sub("-", raw).lstrip("._/-")
     if case_id != raw:
@@ -670,7 +648,7 @@ def _load_instance(
     test_command: str,
     seen_ids: set[str],
     roots: _Roots,
-    report: _Report,
+    report: ImportReport,
     original_readme: str | None = None,
 ) -> Case | None:
     picked = _pick_files(instance_dir, roots, report)
@@ -736,9 +714,9 @@ def _first_errors(exc: ValidationError) -> str:
     )
 
 
-def _read_golden(path: Path, report: _Report) -> GoldenAnswer | None:
+def _read_golden(path: Path, report: ImportReport) -> GoldenAnswer | None:
     try:
-        data = _parse_json(_read_text(path))
+        data = parse_json(_read_text(path))
     except OSError as exc:
         report.problem(path, f"cannot read: {exc}")
         return None

@@ -8,7 +8,6 @@ allowed); anything else is refused with the file, the field and what was expecte
 
 from __future__ import annotations
 
-import json
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -16,7 +15,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from .. import textio
 from ..errors import CaseFormatError
+from ..textio import decode_utf8, read_bounded
 from .models import Case, CaseSpec, GoldenAnswer
 
 CASE_FILE = "case.toml"
@@ -42,35 +43,28 @@ def _problems(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
 
 
 def decode_text(data: bytes, path: Path) -> str:
-    """UTF-8 with an optional byte-order mark; ``ValueError`` says what the bytes are instead."""
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
-        raise ValueError(f"{path}: UTF-16 text; expected UTF-8")
+    """UTF-8 with an optional byte-order mark; ``ValueError`` names the file and says why not."""
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(
-            f"{path}: not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start}); "
-            "expected UTF-8"
-        ) from None
+        return decode_utf8(data)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def read_text(path: Path) -> str:
-    """A case's text file: bounded in size, UTF-8; ``ValueError`` or ``OSError`` otherwise."""
-    with path.open("rb") as handle:
-        data = handle.read(MAX_FILE_BYTES + 1)
-    if len(data) > MAX_FILE_BYTES:
-        raise ValueError(f"{path}: larger than {MAX_FILE_BYTES} bytes")
+    """A case's text file: bounded in size, regular, UTF-8; ``ValueError`` or ``OSError``."""
+    try:
+        data = read_bounded(path, MAX_FILE_BYTES)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
     return decode_text(data, path)
 
 
 def parse_json(text: str, path: Path) -> Any:
     """JSON whose failure (syntax or absurd nesting) is a ``ValueError`` naming the file."""
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path}: not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError(f"{path}: not valid JSON: nested too deeply") from None
+        return textio.parse_json(text)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
 
 
 def contained(path: Path, roots: Sequence[Path]) -> Path | None:

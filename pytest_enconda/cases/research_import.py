@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from .enconda_import import DatasetLoad, ImportProblem
+from .enconda_import import DatasetLoad, ImportReport
 from .models import README_FROM_REPOSITORY, Case, CaseSpec, RepoSource, ResearchSpec
 
 __all__ = ["CATEGORIES_FILE", "MANIFEST_FILE", "README_FROM_REPOSITORY", "load_research_dataset"]
@@ -85,18 +85,6 @@ class _CategoryRow(BaseModel):
     category: str = ""
 
 
-class _Report:
-    def __init__(self) -> None:
-        self.problems: list[ImportProblem] = []
-        self.notes: list[ImportProblem] = []
-
-    def problem(self, file: Path | str, reason: str) -> None:
-        self.problems.append(ImportProblem(file=str(file), reason=reason))
-
-    def note(self, file: Path | str, reason: str) -> None:
-        self.notes.append(ImportProblem(file=str(file), reason=reason))
-
-
 def _errors(exc: ValidationError) -> str:
     parts = []
     for err in exc.errors()[:5]:
@@ -108,7 +96,7 @@ def _errors(exc: ValidationError) -> str:
 def load_research_dataset(root: Path) -> DatasetLoad:
     """The research cases of a ResearchEnvBench folder; unreadable entries are ``problems``."""
     root = Path(root)
-    report = _Report()
+    report = ImportReport()
     load = DatasetLoad(root=root)
     manifest = _read_manifest(root / MANIFEST_FILE, report)
     rows = _read_categories(root / CATEGORIES_FILE, report)
@@ -151,7 +139,7 @@ def load_research_dataset(root: Path) -> DatasetLoad:
     return load
 
 
-def _read_manifest(path: Path, report: _Report) -> list[_ManifestRepo] | None:
+def _read_manifest(path: Path, report: ImportReport) -> list[_ManifestRepo] | None:
     try:
         data = json.loads(path.read_bytes().decode("utf-8-sig"))
     except FileNotFoundError:
@@ -174,7 +162,7 @@ def _read_manifest(path: Path, report: _Report) -> list[_ManifestRepo] | None:
     return repos
 
 
-def _read_categories(path: Path, report: _Report) -> dict[str, _CategoryRow] | None:
+def _read_categories(path: Path, report: ImportReport) -> dict[str, _CategoryRow] | None:
     try:
         text = path.read_bytes().decode("utf-8-sig")
     except FileNotFoundError:
@@ -217,7 +205,7 @@ def _case(
     commit: str,
     row: _CategoryRow,
     where: str,
-    report: _Report,
+    report: ImportReport,
 ) -> Case | None:
     cpu = row.supports_cpu == "yes"
     single = row.supports_single_gpu == "yes"

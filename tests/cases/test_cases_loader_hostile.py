@@ -114,7 +114,7 @@ def test_non_utf8_case_file_is_a_case_error(tmp_path: Path) -> None:
     case_file = make_case(tmp_path)
     case_file.write_bytes(case_file.read_bytes().replace(b'title = ""', b"") + b'title = "\xff"\n')
     text = problems_of(case_file)
-    assert "not UTF-8 text (byte 0xff" in text
+    assert "not UTF-8 (byte 0xff" in text
 
 
 def test_utf16_case_file_is_named_as_such(tmp_path: Path) -> None:
@@ -140,7 +140,7 @@ def test_deeply_nested_toml_is_a_case_error(tmp_path: Path) -> None:
     ("content", "expected"),
     [
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
-        (b'{"errors": [], "x": "\xfe"}', "not UTF-8 text (byte 0xfe"),
+        (b'{"errors": [], "x": "\xfe"}', "not UTF-8 (byte 0xfe"),
         ('{"errors": [}', "not valid JSON"),
     ],
 )

@@ -477,10 +477,7 @@ class HeuristicAgent(ConfiguredAgent):
             outputs = collect_outputs(
                 box, folder / "output" if folder is not None else None, research=research
             )
-        outcome.diagnosis = outputs.diagnosis
-        outcome.setup_script = outputs.setup_script
-        outcome.self_report = outputs.self_report
-        outcome.output_problems = outputs.problems
+        outputs.apply_to(outcome)
         outcome.trajectory = writer.steps
         outcome.wall_time = time.monotonic() - started
         return outcome

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...artifacts import atomic_write_text
+from ...lazy import litellm
 from .base import JudgeRequest, JudgeStats, Verdict
 
 CACHE_VERSION = 1
@@ -100,24 +101,6 @@ def parse_answer(content: str) -> _Answer:
                 raise ValueError(f"verdict object is invalid: {exc.errors()[0]['msg']}") from None
         start = text.find("{", start + 1)
     raise ValueError(f"no JSON verdict in the answer: {text[:200]!r}")
-
-
-_LITELLM: Any = None
-_IMPORT_LOCK = threading.Lock()
-
-
-def _litellm() -> Any:
-    global _LITELLM
-    with _IMPORT_LOCK:
-        if _LITELLM is None:
-            # Without this, importing litellm fetches a price list from GitHub and retries for
-            # seconds where GitHub is unreachable; the bundled copy is enough for cost figures.
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            import litellm
-
-            litellm.suppress_debug_info = True
-            _LITELLM = litellm
-    return _LITELLM
 
 
 def default_cache_dir() -> Path:
@@ -211,7 +194,7 @@ class LlmJudge:
                 setattr(self._stats, key, getattr(self._stats, key) + value)
 
     def _complete(self, messages: list[dict[str, str]]) -> Any:
-        litellm = _litellm()
+        module = litellm()
         kwargs: dict[str, Any] = {
             "model": self.model,
             "messages": messages,
@@ -227,11 +210,11 @@ class LlmJudge:
         if self.api_key:
             kwargs["api_key"] = self.api_key
         kwargs.update(self.completion_kwargs)
-        return litellm.completion(**kwargs)
+        return module.completion(**kwargs)
 
     def _cost(self, response: Any) -> float | None:
         try:
-            cost = _litellm().completion_cost(completion_response=response)
+            cost = litellm().completion_cost(completion_response=response)
         except Exception:
             return None  # local and unlisted models have no price
         return float(cost) if cost is not None else None
