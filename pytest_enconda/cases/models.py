@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-ErrorType = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
-ERROR_TYPES: tuple[str, ...] = ("E1", "E2", "E4", "E6", "E7", "E8")
+from ..error_types import ErrorType
+
 Suite = Literal["diagnosis", "research"]
 # A case with this tag has no README of its own: the agent reads the repository's.
 README_FROM_REPOSITORY = "readme:repository"
