@@ -15,14 +15,14 @@ from typing import Any
 import pytest
 from xdist.scheduler import LoadScheduling, LoadScopeScheduling
 
-from .aspects import ALL_ASPECTS
+from .aspects import all_aspect_names
 from .discovery import is_case_file, is_dataset_dir
 
 
 class CaseScheduling(LoadScopeScheduling):
     def _split_scope(self, nodeid: str) -> str:
         head, sep, last = nodeid.rpartition("::")
-        if sep and last in ALL_ASPECTS:
+        if sep and last in all_aspect_names():
             return head
         return nodeid
 
@@ -30,7 +30,7 @@ class CaseScheduling(LoadScopeScheduling):
 def is_case_nodeid(nodeid: str, rootdir: Path) -> bool:
     """``<case.toml>::<aspect>`` or ``<dataset>::<case>::<aspect>``."""
     first, sep, _rest = nodeid.partition("::")
-    if not sep or nodeid.rpartition("::")[2] not in ALL_ASPECTS:
+    if not sep or nodeid.rpartition("::")[2] not in all_aspect_names():
         return False
     path = rootdir / first
     return is_case_file(path) or is_dataset_dir(path)

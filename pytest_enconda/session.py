@@ -24,7 +24,6 @@ import pytest
 
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import CaseDir, append_jsonl, atomic_write_text, read_model, write_model
-from .aspects import DIAGNOSIS_ASPECTS
 from .cases.models import README_FROM_REPOSITORY
 from .errors import EncondaError, HarnessError
 from .grading.verdict import ItemVerdict
@@ -529,36 +528,11 @@ class EncondaSession:
 
     def verdict(self, case: Case, aspect: str) -> ItemVerdict:
         """Prepare what ``aspect`` needs and grade it; harness failures raise."""
-        missing = None
-        unverified = case.reference is not None and not case.reference.verified
-        if not (aspect == "execution" and unverified):
-            missing = self._missing_output(case, aspect)
-        if missing is not None:
-            verdict = missing
-        elif aspect == "execution" and unverified and case.reference is not None:
-            # Imported data without a verified PASS set: Pass@1 has nothing to compare against.
-            verdict = ItemVerdict(
-                outcome="skipped", message=f"no verified reference: {case.reference.reason}"
-            )
-        elif aspect == "execution" and self.settings.python is None:
-            from .grading.execution import grade_execution
+        from .aspects import ASPECTS, AspectContext
 
-            verdict = grade_execution(
-                self.execution_record(case), case.reference, self.case_dir(case).root
-            )
-        elif self.settings.python is not None:
-            verdict = ItemVerdict(
-                outcome="skipped",
-                message="--python grades an existing environment: no agent ran to grade "
-                f"for {aspect}",
-            )
-        elif aspect in DIAGNOSIS_ASPECTS:
-            if not case.golden.errors and aspect != "error_types":
-                verdict = ItemVerdict(
-                    outcome="skipped", message="no injected errors: nothing to describe or fix"
-                )
-            else:
-                verdict = self.diagnosis_grade(case).items[aspect]
+        if aspect in ASPECTS:
+            spec = ASPECTS.get(aspect)
+            verdict = spec.grade(AspectContext(self, case, spec))
         else:
             verdict = ItemVerdict(outcome="skipped", message=f"aspect {aspect} is not graded yet")
         write_model(self.case_dir(case).grading(aspect), verdict)
@@ -581,19 +555,6 @@ class EncondaSession:
             "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
         }
         atomic_write_text(path, json.dumps(facts, indent=2, sort_keys=True) + "\n")
-
-    def _missing_output(self, case: Case, aspect: str) -> ItemVerdict | None:
-        """A contract file the agent did not leave (or left malformed) fails what it feeds."""
-        if self.settings.python is not None:
-            return None
-        feeds = {"execution": "setup.sh", **{name: "diagnosis.json" for name in DIAGNOSIS_ASPECTS}}
-        name = feeds.get(aspect)
-        if name is None or (aspect in ("descriptions", "fixes") and not case.golden.errors):
-            return None
-        problem = self.agent_outcome(case).output_problems.get(name)
-        if problem is None:
-            return None
-        return ItemVerdict(outcome="failed", message=problem, numbers={"output_problem": name})
 
     def add_html_extras(self, item: Any, report: pytest.TestReport) -> None:
         """Links to the item's artifacts in pytest-html's report, when pytest-html is active, on

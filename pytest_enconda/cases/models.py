@@ -121,7 +121,16 @@ class EnvironmentLayer(_Strict):
     run: list[str] = Field(default_factory=list)
 
 
-PyramidStage = Literal["C0", "C1", "C2", "C3", "C4", "C5"]
+def _known_stage(name: str) -> str:
+    """A stage of the registry (built-ins, entry points, or a conftest.py's own)."""
+    from ..stages import STAGES
+
+    if name not in STAGES:
+        raise ValueError(f"unknown pyramid stage {name!r}; known: {', '.join(STAGES.names())}")
+    return name
+
+
+PyramidStage = Annotated[str, AfterValidator(_known_stage)]
 Framework = Literal["torch", "jax", "tensorflow"]
 
 
