@@ -14,7 +14,7 @@ from casefactory import write_case, write_research_case
 
 pytest_plugins = ["pytester"]
 
-PLUGIN = '''
+PLUGIN = """
 from pytest_enconda.aspects import ASPECTS, Aspect
 from pytest_enconda.stages import STAGES, Stage
 
@@ -24,9 +24,8 @@ def python_runs(ctx):
 
     run = ctx.environment.run("python3 --version", timeout=60)
     outcome = "passed" if run.ok else "failed"
-    return StageResult(
-        stage="C9", outcome=outcome, message=run.output.strip(), numbers={"exit_code": run.exit_code}
-    )
+    numbers = {"exit_code": run.exit_code}
+    return StageResult(stage="C9", outcome=outcome, message=run.output.strip(), numbers=numbers)
 
 
 def readme_has_a_title(ctx):
@@ -52,7 +51,7 @@ STAGES.register(
 ASPECTS.register(
     Aspect(name="readme_title", grade=readme_has_a_title, graded_by="the README's first line")
 )
-'''
+"""
 
 
 def test_a_conftest_adds_a_stage_and_an_aspect(pytester: pytest.Pytester) -> None:
@@ -83,9 +82,8 @@ def test_a_conftest_adds_a_stage_and_an_aspect(pytester: pytest.Pytester) -> Non
     )
     stage = json.loads((run / "cases" / "alpha" / "pyramid" / "C9.json").read_text())
     assert stage["outcome"] == "passed" and stage["message"].startswith("Python 3.")
-    rows = {
-        row["item"]: row for row in map(json.loads, (run / "results.jsonl").read_text().splitlines())
-    }
+    lines = (run / "results.jsonl").read_text().splitlines()
+    rows = {row["item"]: row for row in map(json.loads, lines)}
     assert rows["probe_pyramid.py::test_c9_python_runs"]["stage"] == "C9"
     assert rows["readme_title"]["outcome"] == "passed"
     verdict = json.loads((run / "cases" / "beta" / "grading" / "readme_title.json").read_text())
