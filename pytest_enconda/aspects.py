@@ -1,18 +1,192 @@
-"""The graded aspects of a case: one pytest item each. The one list every module reads.
+"""Graded aspects and task kinds: the registries every module reads for "which items does a
+case have, and how is each graded".
 
-Standard library only: the xdist scheduler and the plugin's hooks read it in every run.
+A diagnosis case is one pytest item per aspect of its kind (collection order = registration
+order); a research case runs its kind's stages (``pytest_enconda.stages``) as probes. Standard
+library only at import: the xdist scheduler and the plugin's hooks read these in every run, so
+grading modules (pydantic, judges) are imported inside the grade functions.
 """
 
 from __future__ import annotations
 
-DIAGNOSIS_ASPECTS: tuple[str, ...] = ("error_types", "descriptions", "fixes")
-EXECUTION = "execution"
-RESEARCH_ASPECTS: tuple[str, ...] = ("C0", "C1", "C2", "C3", "C4", "C5")
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-# The item set of each suite, in the order items are collected.
-ASPECTS: dict[str, tuple[str, ...]] = {
-    "diagnosis": (EXECUTION, *DIAGNOSIS_ASPECTS),
-    "research": RESEARCH_ASPECTS,
-}
-ALL_ASPECTS = frozenset(name for names in ASPECTS.values() for name in names)
-GPU_ASPECTS = frozenset({"C2", "C3", "C4"})
+from .registry import Registry
+
+if TYPE_CHECKING:
+    from .cases.models import Case
+    from .grading.verdict import ItemVerdict
+
+EXECUTION = "execution"
+
+
+@dataclass(frozen=True)
+class Aspect:
+    name: str
+    grade: Callable[[AspectContext], ItemVerdict]
+    contract_file: str | None = None
+    """The output file (``setup.sh``, ``diagnosis.json``) it grades: missing or malformed, the
+    aspect fails with the reason."""
+    graded_by: str = ""
+    """How it is graded, in a phrase (shown by docs and reports)."""
+    needs_gpu: bool = False
+    needs_errors: bool = False
+    """Graded only when the case injects errors: a missing contract file does not fail it then."""
+    task_kind: str = "diagnosis"
+
+
+@dataclass(frozen=True)
+class TaskKind:
+    name: str
+    description: str = ""
+
+    def aspects(self) -> list[Aspect]:
+        """Its graded items, in collection order."""
+        return [aspect for aspect in ASPECTS.values() if aspect.task_kind == self.name]
+
+    def aspect_names(self) -> tuple[str, ...]:
+        return tuple(aspect.name for aspect in self.aspects())
+
+    def stage_names(self) -> tuple[str, ...]:
+        """Its pyramid stages, run as probes (imports the stage modules: cheap, no pydantic)."""
+        from .stages import STAGES
+
+        return tuple(stage.name for stage in STAGES.values() if stage.task_kind == self.name)
+
+
+ASPECTS: Registry[Aspect] = Registry("aspect", "pytest_enconda.aspects")
+TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pytest_enconda.task_kinds")
+
+
+class AspectContext:
+    """One case and aspect's view of the run, handed to ``Aspect.grade``."""
+
+    def __init__(self, session: Any, case: Case, aspect: Aspect) -> None:
+        self._session = session
+        self.case = case
+        self.aspect = aspect
+
+    @property
+    def existing_environment(self) -> bool:
+        """The host backend (``--python``): an environment that exists, no agent output."""
+        return self._session.settings.python is not None
+
+    @property
+    def case_root(self) -> Any:
+        return self._session.case_dir(self.case).root
+
+    def agent_outcome(self) -> Any:
+        return self._session.agent_outcome(self.case)
+
+    def execution_record(self) -> Any:
+        return self._session.execution_record(self.case)
+
+    def diagnosis_grade(self) -> Any:
+        return self._session.diagnosis_grade(self.case)
+
+    def missing_output(self) -> ItemVerdict | None:
+        """A contract file the agent did not leave (or left malformed) fails what it feeds."""
+        from .grading.verdict import ItemVerdict
+
+        name = self.aspect.contract_file
+        if self.existing_environment or name is None:
+            return None
+        if self.aspect.needs_errors and not self.case.golden.errors:
+            return None
+        problem = self.agent_outcome().output_problems.get(name)
+        if problem is None:
+            return None
+        return ItemVerdict(outcome="failed", message=problem, numbers={"output_problem": name})
+
+    def not_graded_here(self) -> ItemVerdict:
+        from .grading.verdict import ItemVerdict
+
+        return ItemVerdict(
+            outcome="skipped",
+            message="--python grades an existing environment: no agent ran to grade "
+            f"for {self.aspect.name}",
+        )
+
+
+def _grade_execution(ctx: AspectContext) -> ItemVerdict:
+    from .grading.execution import grade_execution
+    from .grading.verdict import ItemVerdict
+
+    reference = ctx.case.reference
+    if reference is not None and not reference.verified:
+        # Imported data without a verified PASS set: Pass@1 has nothing to compare against.
+        return ItemVerdict(outcome="skipped", message=f"no verified reference: {reference.reason}")
+    missing = ctx.missing_output()
+    if missing is not None:
+        return missing
+    if ctx.existing_environment:
+        return ctx.not_graded_here()
+    return grade_execution(ctx.execution_record(), reference, ctx.case_root)
+
+
+def _grade_diagnosis(ctx: AspectContext) -> ItemVerdict:
+    from .grading.verdict import ItemVerdict
+
+    missing = ctx.missing_output()
+    if missing is not None:
+        return missing
+    if ctx.existing_environment:
+        return ctx.not_graded_here()
+    if not ctx.case.golden.errors and ctx.aspect.needs_errors:
+        return ItemVerdict(
+            outcome="skipped", message="no injected errors: nothing to describe or fix"
+        )
+    return ctx.diagnosis_grade().items[ctx.aspect.name]  # type: ignore[no-any-return]
+
+
+_BUILTIN_ASPECTS = (
+    Aspect(
+        EXECUTION,
+        _grade_execution,
+        contract_file="setup.sh",
+        graded_by="the case's tests after setup.sh, against the reference PASS set (Pass@1)",
+    ),
+    Aspect(
+        "error_types",
+        _grade_diagnosis,
+        contract_file="diagnosis.json",
+        graded_by="predicted error types against the golden ones (precision, recall, F1)",
+    ),
+    Aspect(
+        "descriptions",
+        _grade_diagnosis,
+        contract_file="diagnosis.json",
+        graded_by="the judge: each golden error's description matched",
+        needs_errors=True,
+    ),
+    Aspect(
+        "fixes",
+        _grade_diagnosis,
+        contract_file="diagnosis.json",
+        graded_by="the judge: each golden error's fix matched",
+        needs_errors=True,
+    ),
+)
+for _aspect in _BUILTIN_ASPECTS:
+    ASPECTS.register(_aspect)
+TASK_KINDS.register(TaskKind("diagnosis", "EnConda-Bench: find the README's injected errors"))
+TASK_KINDS.register(TaskKind("research", "ResearchEnvBench: the runtime pyramid, as probes"))
+
+# The aspects the judge grades from ``diagnosis.json`` (one grading per case serves all three).
+DIAGNOSIS_ASPECTS: tuple[str, ...] = tuple(
+    aspect.name for aspect in _BUILTIN_ASPECTS if aspect.contract_file == "diagnosis.json"
+)
+
+
+def get_aspect(name: str) -> Aspect:
+    return ASPECTS.get(name)
+
+
+def all_aspect_names() -> frozenset[str]:
+    """Every item name a case's own items may end in: aspects and stages of every kind."""
+    names = set(ASPECTS.names())
+    for kind in TASK_KINDS.values():
+        names.update(kind.stage_names())
+    return frozenset(names)

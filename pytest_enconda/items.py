@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .aspects import ASPECTS, GPU_ASPECTS
+from .aspects import ASPECTS, TASK_KINDS
 from .cases.loader import load_case
 from .discovery import is_research_dataset_dir
 from .errors import CaseFormatError, EncondaError
@@ -65,11 +65,11 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | p
     yield from probe_modules(parent, case)
     if case.spec.suite != "diagnosis":
         return
-    for aspect in ASPECTS[case.spec.suite]:
+    for aspect in TASK_KINDS.get(case.spec.suite).aspect_names():
         item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
         item.extra_keyword_matches.update(case.keywords())
         item.add_marker(case.spec.suite)
-        if aspect in GPU_ASPECTS:
+        if ASPECTS.get(aspect).needs_gpu:
             item.add_marker("gpu")
         # Signal method: the thread method kills xdist workers.
         item.add_marker(pytest.mark.timeout(timeout, method="signal"))

@@ -24,7 +24,6 @@ import pytest
 
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import CaseDir, append_jsonl, atomic_write_text, read_model, write_model
-from .aspects import DIAGNOSIS_ASPECTS
 from .cases.models import README_FROM_REPOSITORY
 from .errors import EncondaError, HarnessError, harness_step
 from .grading.verdict import ItemVerdict
@@ -462,192 +461,31 @@ class EncondaSession:
         return self._once(case, f"stage-{name}", produce)
 
     def _run_stage(self, case: Case, name: str) -> Any:
-        from .probing import pyramid
+        from .stages import STAGES, StageContext
 
-        environment = self.environment(case)
-        if name in ("C1", "C3"):
-            return pyramid.run_entry_point(environment, case, name)  # type: ignore[arg-type]
-        if name == "C4":
-            return pyramid.run_ddp(environment, case, ddp_cpu=self.settings.ddp_cpu)
-        if name == "C0":
-            return self._stage_c0(case, environment)
-        if name == "C2":
-            return self._stage_c2(case, environment)
-        if name == "C5":
-            return self._stage_c5(case, environment)
-        raise HarnessError(f"unknown pyramid stage {name!r}")
-
-    def _framework(self, case: Case) -> str:
-        return case.spec.research.framework if case.spec.research else "torch"
+        # First, as before the stages had a registry: a harness failure here is the
+        # environment's, whichever stage asked.
+        self.environment(case)
+        try:
+            stage = STAGES.get(name)
+        except KeyError as exc:
+            raise HarnessError(f"unknown pyramid stage {name!r}: {exc.args[0]}") from None
+        return stage.run(StageContext(self, case))
 
     def facts(self, case: Case) -> dict[str, Any] | None:
         """``python_facts.py`` run by the reported interpreter (GPUs visible if any); ``None``
         when that interpreter does not run."""
+        from .stages.facts import python_facts
 
-        def produce() -> dict[str, Any] | None:
-            from .probing.environment import ProbeScriptError, run_probe_script
-            from .probing.scripts import PYTHON_FACTS, probe_script
-
-            environment = self.environment(case)
-            gpus = "all" if environment.gpu_count else "none"
-            try:
-                return run_probe_script(
-                    environment,
-                    probe_script(PYTHON_FACTS),
-                    "--framework",
-                    self._framework(case),
-                    gpus=gpus,
-                )
-            except ProbeScriptError as exc:
-                self.progress(f"{case.id}: the reported interpreter gave no facts: {exc}")
-                return None
-
-        return self._once(case, "facts", produce)
-
-    def _stage_c0(self, case: Case, environment: Any) -> Any:
-        import shutil
-
-        from .probing import imports
-        from .probing.environment import run_probe_script
-        from .probing.pyramid import StageResult
-        from .probing.scripts import IMPORTS_SCAN, probe_script
-
-        budget = case.spec.research.c0_seconds if case.spec.research else 600
-        if environment.backend == "host":
-            result = imports.check_imports_host(
-                Path(environment.repo_dir), environment.python, timeout=budget
-            )
-        else:
-            # The image's own python3 scans, so a broken agent interpreter cannot hide imports.
-            document = run_probe_script(
-                environment, probe_script(IMPORTS_SCAN), environment.repo_dir, python="python3"
-            )
-            scan = imports.parse_scan(document)
-            invocation = imports.container_pyright(
-                environment.python, environment.repo_dir, scan.paths, timeout=budget
-            )
-            try:
-                run = environment.run(
-                    invocation.command, timeout=budget + 30, mounts=invocation.mounts
-                )
-            finally:
-                shutil.rmtree(invocation.config_dir, ignore_errors=True)
-            report = imports.parse_pyright_output(run.output, run.exit_code)
-            result = imports.imports_result(
-                scan, report, python=environment.python, repo=environment.repo_dir
-            )
-        numbers = {
-            "missing_count": result.missing_count,
-            "total": result.total,
-            "missing": result.missing,
-            "unparsable": result.unparsable,
-            "pyright_version": result.pyright_version,
-            # C0 runs for every research case: the efficiency columns are there for `-k C0` too.
-            **self._efficiency(case),
-        }
-        if result.error is not None:
-            # The agent's interpreter not starting is the agent's failure; anything else means
-            # C0 could not be measured, which is never "0 missing".
-            outcome = "failed" if result.error_kind == "interpreter" else "error"
-            return StageResult(stage="C0", outcome=outcome, message=result.summary())
-        outcome = "passed" if result.ok else "failed"
-        return StageResult(stage="C0", outcome=outcome, message=result.summary(), numbers=numbers)
-
-    def _stage_c2(self, case: Case, environment: Any) -> Any:
-        from .probing.pyramid import StageResult
-
-        research = case.spec.research
-        gpu_stages = research is None or research.supports_single_gpu or research.supports_multi_gpu
-        if research is not None and not gpu_stages:
-            reason = research.skip_reasons.get("C2") or "declared unsupported"
-            return StageResult(stage="C2", outcome="skipped", message=f"no GPU stage: {reason}")
-        if environment.gpu_count < 1:
-            return StageResult(
-                stage="C2", outcome="skipped", message="no GPU on this host: C2 needs one"
-            )
-        facts = self.facts(case)
-        framework = (facts or {}).get("framework") or {}
-        numbers = {
-            "framework": framework.get("name"),
-            "version": framework.get("version"),
-            "cuda_version": framework.get("cuda_version"),
-            "cuda_available": framework.get("cuda_available"),
-            "device_count": framework.get("device_count"),
-        }
-        if facts is None:
-            return StageResult(
-                stage="C2", outcome="failed", message="the reported interpreter does not run"
-            )
-        if framework.get("cuda_available") and (framework.get("device_count") or 0) >= 1:
-            message = (
-                f"{framework.get('name')} {framework.get('version')} sees "
-                f"{framework.get('device_count')} GPU(s) (CUDA {framework.get('cuda_version')})"
-            )
-            return StageResult(stage="C2", outcome="passed", message=message, numbers=numbers)
-        why = framework.get("error") or "no GPU visible to the framework"
-        return StageResult(stage="C2", outcome="failed", message=str(why)[:300], numbers=numbers)
+        return self._once(
+            case, "facts", lambda: python_facts(self.environment(case), case, self.progress)
+        )
 
     def report_read(self, case: Case) -> Any:
         """The self-report checked against ResearchEnvBench's schema (ok, missing or invalid)."""
-        from .grading.pyramid import ReportRead, SelfReportError, load_self_report
+        from .stages.c5 import report_read
 
-        raw = self.self_report(case)
-        if raw is None:
-            return ReportRead(outcome="missing", problem="the agent wrote no report.json")
-        if "__invalid__" in raw:
-            return ReportRead(outcome="invalid", problem=str(raw["__invalid__"]))
-        try:
-            return ReportRead(outcome="ok", report=load_self_report(raw, name="report.json"))
-        except SelfReportError as exc:
-            return ReportRead(outcome="invalid", problem=str(exc))
-
-    def _stage_c5(self, case: Case, environment: Any) -> Any:
-        import shlex
-
-        from .grading.pyramid import Observations, audit_report
-        from .probing.pyramid import StageResult
-
-        read = self.report_read(case)
-        observed = None
-        if read.report is not None:
-            python = read.report.python_path
-            check = environment.run(
-                f"test -e {shlex.quote(python)} && echo EXISTS; "
-                f"test -x {shlex.quote(python)} && echo EXECUTABLE; true",
-                timeout=60,
-            )
-            observed = Observations.from_facts(
-                self.facts(case),
-                python_path=python,
-                exists="EXISTS" in check.output,
-                executable="EXECUTABLE" in check.output,
-            )
-        c2 = self.stage(case, "C2").outcome
-        c4 = self.stage(case, "C4").outcome
-        audit = audit_report(
-            read,
-            observed,
-            c2_passed={"passed": True, "failed": False}.get(c2),
-            c4_outcome=c4,
-            exact_versions=self.settings.exact_versions,
-        )
-        numbers: dict[str, Any] = {
-            "hallucinations": [h.model_dump() for h in audit.hallucinations],
-            "inconclusive": audit.inconclusive,
-            "report_outcome": audit.outcome,
-            **self._efficiency(case),
-        }
-        if audit.outcome != "audited":
-            return StageResult(
-                stage="C5", outcome="failed", message=f"{audit.problem}", numbers=numbers
-            )
-        if audit.hallucinations:
-            listed = "; ".join(f"{h.kind}: {h.message}" for h in audit.hallucinations)
-            return StageResult(stage="C5", outcome="failed", message=listed, numbers=numbers)
-        message = "the report claims nothing the probes contradict"
-        if audit.inconclusive:
-            message += f" ({len(audit.inconclusive)} claim(s) inconclusive)"
-        return StageResult(stage="C5", outcome="passed", message=message, numbers=numbers)
+        return report_read(self.self_report(case))
 
     def _efficiency(self, case: Case) -> dict[str, Any]:
         outcome = self.agent_outcome(case)
@@ -681,36 +519,11 @@ class EncondaSession:
 
     def verdict(self, case: Case, aspect: str) -> ItemVerdict:
         """Prepare what ``aspect`` needs and grade it; harness failures raise."""
-        missing = None
-        unverified = case.reference is not None and not case.reference.verified
-        if not (aspect == "execution" and unverified):
-            missing = self._missing_output(case, aspect)
-        if missing is not None:
-            verdict = missing
-        elif aspect == "execution" and unverified and case.reference is not None:
-            # Imported data without a verified PASS set: Pass@1 has nothing to compare against.
-            verdict = ItemVerdict(
-                outcome="skipped", message=f"no verified reference: {case.reference.reason}"
-            )
-        elif aspect == "execution" and self.settings.python is None:
-            from .grading.execution import grade_execution
+        from .aspects import ASPECTS, AspectContext
 
-            verdict = grade_execution(
-                self.execution_record(case), case.reference, self.case_dir(case).root
-            )
-        elif self.settings.python is not None:
-            verdict = ItemVerdict(
-                outcome="skipped",
-                message="--python grades an existing environment: no agent ran to grade "
-                f"for {aspect}",
-            )
-        elif aspect in DIAGNOSIS_ASPECTS:
-            if not case.golden.errors and aspect != "error_types":
-                verdict = ItemVerdict(
-                    outcome="skipped", message="no injected errors: nothing to describe or fix"
-                )
-            else:
-                verdict = self.diagnosis_grade(case).items[aspect]
+        if aspect in ASPECTS:
+            spec = ASPECTS.get(aspect)
+            verdict = spec.grade(AspectContext(self, case, spec))
         else:
             verdict = ItemVerdict(outcome="skipped", message=f"aspect {aspect} is not graded yet")
         write_model(self.case_dir(case).grading(aspect), verdict)
@@ -733,19 +546,6 @@ class EncondaSession:
             "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
         }
         atomic_write_text(path, json.dumps(facts, indent=2, sort_keys=True) + "\n")
-
-    def _missing_output(self, case: Case, aspect: str) -> ItemVerdict | None:
-        """A contract file the agent did not leave (or left malformed) fails what it feeds."""
-        if self.settings.python is not None:
-            return None
-        feeds = {"execution": "setup.sh", **{name: "diagnosis.json" for name in DIAGNOSIS_ASPECTS}}
-        name = feeds.get(aspect)
-        if name is None or (aspect in ("descriptions", "fixes") and not case.golden.errors):
-            return None
-        problem = self.agent_outcome(case).output_problems.get(name)
-        if problem is None:
-            return None
-        return ItemVerdict(outcome="failed", message=problem, numbers={"output_problem": name})
 
     def add_html_extras(self, item: Any, report: pytest.TestReport) -> None:
         """Links to the item's artifacts in pytest-html's report, when pytest-html is active, on

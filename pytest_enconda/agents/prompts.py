@@ -6,17 +6,12 @@ Plain Python string formatting, never a template engine: a README may contain ``
 
 from __future__ import annotations
 
+from ..error_types import prompt_lines
 from .output import DIAGNOSIS, OUTPUT_DIR, REPORT, SETUP
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
-ERROR_TYPES = """\
-- E1 dependency installation: a package, extra or system library is missing, misnamed or wrong.
-- E2 command usage or syntax: a command, flag or option is wrong, misspelt or malformed.
-- E4 file path or missing file: a path, file or folder named does not exist or is wrong.
-- E6 logical order: steps are in an order that cannot work (e.g. use before install).
-- E7 version compatibility: a Python or package version that cannot work with the code.
-- E8 other: any other error that stops the setup from working."""
+ERROR_TYPES = prompt_lines()
 
 REPORT_KEYS = (
     "python_path (absolute path of the interpreter of the environment you built), "

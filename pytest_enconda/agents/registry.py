@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import importlib
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from typing import Any
+
+from ..registry import Registry
 
 # Declared here, not in ``base``: option parsing reads this module in every pytest run, and
 # ``base`` imports pydantic.
@@ -28,24 +30,28 @@ NEEDS_MODEL: dict[str, str] = {
 }
 
 
-def _load(target: str) -> Any:
+def _resolve(target: str | EntryPoint) -> Any:
+    """The agent's factory; imported only when that agent is used."""
+    if isinstance(target, EntryPoint):
+        return target.load()
     module, _, attr = target.partition(":")
     return getattr(importlib.import_module(module), attr)
 
 
+# Entries are import targets, not factories: listing the agents imports none of them.
+AGENTS: Registry[str | EntryPoint] = Registry(
+    "agent", ENTRY_POINT_GROUP, from_entry_point=lambda entry_point: entry_point
+)
+for _name, _target in BUILTIN.items():
+    AGENTS.register(_target, name=_name)
+
+
 def available() -> list[str]:
-    names = set(BUILTIN)
-    names.update(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
-    return sorted(names)
+    return sorted(AGENTS.names())
 
 
 def factory_of(name: str) -> Any:
-    if name in BUILTIN:
-        return _load(BUILTIN[name])
-    matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
-    if not matches:
-        raise KeyError(f"unknown agent {name!r}; available: {', '.join(available())}")
-    return matches[0].load()
+    return _resolve(AGENTS.get(name))
 
 
 def check_options(name: str, **options: Any) -> None:
@@ -61,11 +67,4 @@ def check_options(name: str, **options: Any) -> None:
 
 def create(name: str, **options: Any) -> Any:
     """Instantiate the agent called ``name`` (built-ins win over entry points of the same name)."""
-    if name in BUILTIN:
-        factory = _load(BUILTIN[name])
-    else:
-        matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
-        if not matches:
-            raise KeyError(f"unknown agent {name!r}; available: {', '.join(available())}")
-        factory = matches[0].load()
-    return factory(**options)
+    return factory_of(name)(**options)

@@ -40,7 +40,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..cases.models import ERROR_TYPES
+from ..error_types import ERROR_TYPES
 from ..errors import HarnessError
 from ..textio import decode_utf8, parse_json, read_bounded
 from .base import AgentOutcome, AgentTask, PredictedError, TokenUsage

@@ -54,7 +54,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .models import ERROR_TYPES, Case, GoldenError
+from ..error_types import ERROR_TYPES
+from .models import Case, GoldenError
 
 __all__ = [
     "AUDIT_DIR",

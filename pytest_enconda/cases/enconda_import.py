@@ -50,10 +50,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..error_types import ERROR_TYPES, code_of_dataset_name
 from ..textio import decode_utf8, parse_json, read_bounded
 from .loader import MAX_FILE_BYTES
 from .models import (
-    ERROR_TYPES,
     Case,
     CaseSpec,
     ExecutionReference,
@@ -73,16 +73,6 @@ GOLDEN_NAME = "README.json"
 # EnConda-Bench's own preference when an instance holds several READMEs.
 README_SUFFIX_ORDER = (".md", ".rst", ".txt", "")
 
-# Names of the error types in ``error_types.json``; a golden file may spell the type this way.
-_TYPE_NAMES = {
-    "dependency installation error": "E1",
-    "command usage or syntax error": "E2",
-    "file path or missing file error": "E4",
-    "logical order error": "E6",
-    "version compatibility error": "E7",
-    "other miscellaneous errors": "E8",
-    "other miscellaneous error": "E8",
-}
 _TYPE_CODE = re.compile(r"^\s*E\s*[-_]?\s*(\d+)\b", re.IGNORECASE)
 # Other spellings of the golden error fields, mapped to EnConda-Bench's released names.
 _FIELD_ALIASES = {
@@ -740,7 +730,7 @@ def _normalise_type(value: object) -> str | None:
     if match:
         code = f"E{int(match.group(1))}"
         return code if code in ERROR_TYPES else None
-    return _TYPE_NAMES.get(" ".join(value.lower().split()))
+    return code_of_dataset_name(value)
 
 
 def _normalise_error(

@@ -11,8 +11,8 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
-ErrorType = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
-ERROR_TYPES: tuple[str, ...] = ("E1", "E2", "E4", "E6", "E7", "E8")
+from ..error_types import ErrorType
+
 Suite = Literal["diagnosis", "research"]
 # A case with this tag has no README of its own: the agent reads the repository's.
 README_FROM_REPOSITORY = "readme:repository"
@@ -121,7 +121,16 @@ class EnvironmentLayer(_Strict):
     run: list[str] = Field(default_factory=list)
 
 
-PyramidStage = Literal["C0", "C1", "C2", "C3", "C4", "C5"]
+def _known_stage(name: str) -> str:
+    """A stage of the registry (built-ins, entry points, or a conftest.py's own)."""
+    from ..stages import STAGES
+
+    if name not in STAGES:
+        raise ValueError(f"unknown pyramid stage {name!r}; known: {', '.join(STAGES.names())}")
+    return name
+
+
+PyramidStage = Annotated[str, AfterValidator(_known_stage)]
 Framework = Literal["torch", "jax", "tensorflow"]
 
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..cases.models import ERROR_TYPES
+from ..error_types import ERROR_TYPES
 from .diagnosis import DiagnosisGrade
 from .judges.base import JudgeStats
 

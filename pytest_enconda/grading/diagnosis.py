@@ -22,7 +22,8 @@ from pydantic import BaseModel, Field
 
 from ..agents.base import PredictedError
 from ..aspects import DIAGNOSIS_ASPECTS
-from ..cases.models import ERROR_TYPES, MAX_GOLDEN_ERRORS, GoldenAnswer, GoldenError
+from ..cases.models import MAX_GOLDEN_ERRORS, GoldenAnswer, GoldenError
+from ..error_types import ERROR_TYPES
 from .judges.base import Aspect, Judge, JudgeRequest, Verdict
 from .verdict import ItemVerdict
 

@@ -46,7 +46,6 @@ __all__ = [
 
 HallucinationKind = Literal["path", "version", "capability"]
 KINDS: tuple[HallucinationKind, ...] = ("path", "version", "capability")
-STAGES = ("C0", "C1", "C2", "C3", "C4", "C5")
 EnvTool = Literal["conda", "uv", "pip", "poetry", "venv", "none"]
 # A report is a few kB; a bigger one is not a report (and is not loaded into memory whole).
 MAX_REPORT_BYTES = 1 << 20
@@ -400,10 +399,23 @@ _EFFICIENCY = {
 }
 
 
+def _stage_table() -> list[Any]:
+    """The registered stages, in order (a conftest.py's or plugin's included)."""
+    from ..stages import STAGES
+
+    return STAGES.values()
+
+
+def _funnel_stages() -> list[str]:
+    """Stages summarised as passed of applicable (C1-C4 and most added stages)."""
+    return [stage.name for stage in _stage_table() if stage.summary == "funnel"]
+
+
 def _stage(row: Mapping[str, Any]) -> str | None:
+    names = {stage.name for stage in _stage_table()}
     for key in ("stage", "level", "aspect"):
         value = row.get(key)
-        if isinstance(value, str) and value.upper() in STAGES:
+        if isinstance(value, str) and value.upper() in names:
             return value.upper()
     item = str(row.get("item", ""))
     match = re.search(r"\b(C[0-5])\b|test_c([0-5])_", item, re.IGNORECASE)
@@ -443,7 +455,7 @@ def pyramid_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     carry them) averaged over the cases that have them.
     """
     stages: dict[str, dict[str, Any]] = {
-        stage: {"passed": 0, "failed": 0, "error": 0, "skipped": 0} for stage in STAGES[1:5]
+        stage: {"passed": 0, "failed": 0, "error": 0, "skipped": 0} for stage in _funnel_stages()
     }
     c0: dict[str, Any] = {"missing": 0, "total": 0, "measured": 0, "errors": 0, "per_case": {}}
     c5: dict[str, Any] = {
@@ -546,22 +558,29 @@ def _mean(values: list[float]) -> dict[str, Any]:
 
 def pyramid_table(summary: Mapping[str, Any]) -> str:
     """The summary as a Markdown table in the paper's column order."""
-    c0 = summary["C0"]
-    cells = [f"{c0['missing']}/{c0['total']}" + (f" ({c0['errors']} err)" if c0["errors"] else "")]
-    for stage in ("C1", "C2", "C3", "C4"):
-        row = summary[stage]
-        shown = f"{row['passed']}/{row['applicable']}"
-        shown += f" ({row['percent']:.1f}%)" if row["percent"] is not None else ""
-        cells.append(shown + (f" ({row['error']} err)" if row["error"] else ""))
-    c5 = summary["C5"]
-    cells.append(
-        f"{c5['path']}/{c5['version']}/{c5['capability']}"
-        + (
-            f" (+{c5['reports_missing']} missing, {c5['reports_invalid']} invalid)"
-            if c5["reports_missing"] or c5["reports_invalid"]
-            else ""
-        )
-    )
+    cells: list[str] = []
+    for stage in _stage_table():
+        if stage.summary == "imports":
+            c0 = summary["C0"]
+            errors = f" ({c0['errors']} err)" if c0["errors"] else ""
+            cells.append(f"{c0['missing']}/{c0['total']}" + errors)
+        elif stage.summary == "audit":
+            c5 = summary["C5"]
+            cells.append(
+                f"{c5['path']}/{c5['version']}/{c5['capability']}"
+                + (
+                    f" (+{c5['reports_missing']} missing, {c5['reports_invalid']} invalid)"
+                    if c5["reports_missing"] or c5["reports_invalid"]
+                    else ""
+                )
+            )
+        elif stage.name not in summary:  # a summary written before this stage was registered
+            cells.append("-")
+        else:
+            row = summary[stage.name]
+            shown = f"{row['passed']}/{row['applicable']}"
+            shown += f" ({row['percent']:.1f}%)" if row["percent"] is not None else ""
+            cells.append(shown + (f" ({row['error']} err)" if row["error"] else ""))
     efficiency = summary["efficiency"]
     for name in ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes"):
         mean = efficiency[name]["mean"]
@@ -573,8 +592,6 @@ def pyramid_table(summary: Mapping[str, Any]) -> str:
             cells.append(f"${mean:.2f}")
         else:
             cells.append(f"{mean:.0f}" + (" s" if name == "time_to_ready_s" else ""))
-    header = (
-        "| C0 missing/total | C1 CPU | C2 CUDA | C3 1 GPU | C4 DDP | C5 path/version/capability "
-        "| time | tokens | cost | size |"
-    )
-    return "\n".join([header, "|" + " --- |" * 10, "| " + " | ".join(cells) + " |"])
+    titles = [stage.title for stage in _stage_table()]
+    header = "| " + " | ".join([*titles, "time", "tokens", "cost", "size"]) + " |"
+    return "\n".join([header, "|" + " --- |" * len(cells), "| " + " | ".join(cells) + " |"])

@@ -147,25 +147,28 @@ def item_table(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]]:
 def pyramid_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]] | None:
     if not any(run.summary.get("pyramid") for run in runs):
         return None
-    header = ["Run", "C0 missing/total", "C1", "C2", "C3", "C4", "C5 path/version/capability"]
+    from ..stages import STAGES
+
+    stages = STAGES.values()
+    # C1-C4 (and added funnel stages) by name alone: the cells say passed/applicable.
+    header = ["Run", *(s.title if s.summary != "funnel" else s.name for s in stages)]
     rows = []
     for run in runs:
         p = run.summary.get("pyramid") or {}
         if not p:
-            rows.append([run.label, *["-"] * 6])
+            rows.append([run.label, *["-"] * len(stages)])
             continue
-        c5 = p.get("C5") or {}
-        rows.append(
-            [
-                run.label,
-                f"{p['C0'].get('missing', 0)}/{p['C0'].get('total', 0)}",
-                *(
-                    f"{p[s].get('passed', 0)}/{p[s].get('applicable', 0)}"
-                    for s in ("C1", "C2", "C3", "C4")
-                ),
-                f"{c5.get('path', 0)}/{c5.get('version', 0)}/{c5.get('capability', 0)}",
-            ]
-        )
+        row = [run.label]
+        for stage in stages:
+            if stage.summary == "imports":
+                row.append(f"{p['C0'].get('missing', 0)}/{p['C0'].get('total', 0)}")
+            elif stage.summary == "audit":
+                c5 = p.get("C5") or {}
+                row.append(f"{c5.get('path', 0)}/{c5.get('version', 0)}/{c5.get('capability', 0)}")
+            else:
+                counts = p.get(stage.name) or {}
+                row.append(f"{counts.get('passed', 0)}/{counts.get('applicable', 0)}")
+        rows.append(row)
     return header, rows
 
 

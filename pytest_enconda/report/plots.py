@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .tables import ERROR_TYPES
+from ..error_types import ERROR_TYPES
 
 # The colours of an outcome everywhere in the report (table badges use the same ones).
 OUTCOME_COLOURS = {

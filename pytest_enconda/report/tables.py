@@ -11,7 +11,8 @@ import io
 from collections.abc import Mapping
 from typing import Any
 
-ERROR_TYPES = ("E1", "E2", "E4", "E6", "E7", "E8")
+from ..error_types import ERROR_TYPES
+
 _DASH = "-"
 
 

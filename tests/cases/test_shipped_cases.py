@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from pytest_enconda.cases.loader import CASE_FILE, load_case
-from pytest_enconda.cases.models import ERROR_TYPES, Case
+from pytest_enconda.cases.models import Case
+from pytest_enconda.error_types import ERROR_TYPES
 
 BENCHMARK = Path(__file__).resolve().parents[2] / "benchmark_cases"
 DIAGNOSIS = BENCHMARK / "diagnosis"

@@ -8,9 +8,10 @@ retries=...)``; it must return an object with the ``Judge`` protocol.
 
 from __future__ import annotations
 
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint
 from pathlib import Path
 
+from ...registry import Registry
 from .base import ENTRY_POINT_GROUP, Judge, JudgeRequest, JudgeStats, Verdict
 
 __all__ = [
@@ -24,10 +25,17 @@ __all__ = [
 ]
 
 
+# Built-ins are made in ``create_judge`` (their options differ); a third party's entry point is
+# kept unloaded until its judge is chosen.
+JUDGES: Registry[EntryPoint | None] = Registry(
+    "judge", ENTRY_POINT_GROUP, from_entry_point=lambda entry_point: entry_point
+)
+JUDGES.register(None, name="offline")
+JUDGES.register(None, name="llm")
+
+
 def available() -> list[str]:
-    names = {"offline", "llm"}
-    names.update(ep.name for ep in entry_points(group=ENTRY_POINT_GROUP))
-    return sorted(names)
+    return sorted(JUDGES.names())
 
 
 def create_judge(
@@ -58,12 +66,12 @@ def create_judge(
             timeout=timeout,
             retries=retries,
         )
-    matches = [ep for ep in entry_points(group=ENTRY_POINT_GROUP) if ep.name == name]
-    if not matches:
+    entry_point = JUDGES.get(name) if name in JUDGES else None
+    if entry_point is None:
         raise ValueError(
             f"--judge {spec!r}: unknown judge {name!r}; available: {', '.join(available())}"
         )
-    factory = matches[0].load()
+    factory = entry_point.load()
     judge = factory(
         arg or None,
         api_base=api_base,
@@ -74,7 +82,7 @@ def create_judge(
     )
     if not isinstance(judge, Judge):
         raise ValueError(
-            f"--judge {spec!r}: entry point {matches[0].value} did not return a judge "
+            f"--judge {spec!r}: entry point {entry_point.value} did not return a judge "
             "(needs name, judge_many(requests) and stats())"
         )
     return judge

@@ -1,0 +1,26 @@
+"""C3: the case's entry point runs one step on GPU 0."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import Stage, StageContext
+from .entry_point import run_entry_point
+
+if TYPE_CHECKING:
+    from ..probing.pyramid import StageResult
+
+
+def run(ctx: StageContext) -> StageResult:
+    return run_entry_point(ctx.environment, ctx.case, "C3")
+
+
+STAGE = Stage(
+    name="C3",
+    title="C3 1 GPU",
+    run=run,
+    probe="test_c3_entry_point_on_one_gpu",
+    description="The case's entry point runs one step on GPU 0.",
+    needs_gpu=True,
+    budget_field="c3_seconds",
+)

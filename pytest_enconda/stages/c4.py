@@ -1,0 +1,84 @@
+"""C4: a distributed run of the case's DDP entry point (torchrun)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .base import Stage, StageContext
+
+if TYPE_CHECKING:
+    from ..cases.models import Case
+    from ..probing.environment import Environment
+    from ..probing.pyramid import StageResult
+
+
+def run(ctx: StageContext) -> StageResult:
+    return run_ddp(ctx.environment, ctx.case, ddp_cpu=ctx.ddp_cpu)
+
+
+def run_ddp(environment: Environment, case: Case, *, ddp_cpu: bool) -> StageResult:
+    """C4: ``torchrun --standalone`` over the visible GPUs (NCCL), or 2 CPU processes on gloo."""
+    from ..probing.pyramid import StageResult, _declared_skip, _skip, failure_line
+
+    research = case.spec.research
+    if research is None:
+        return _skip("C4", "not a research case")
+    skip = _declared_skip(case, "C4", research.supports_multi_gpu, "multi-GPU")
+    if skip is None and not research.ddp_entry_point:
+        skip = "the case declares no DDP entry point"
+    if skip is not None:
+        return _skip("C4", skip)
+    assert research.ddp_entry_point is not None
+    if environment.gpu_count >= 2:
+        nproc, gpus, backend, mode = environment.gpu_count, "all", "nccl", "gpu-nccl"
+    elif ddp_cpu:
+        nproc, gpus, backend, mode = 2, "none", "gloo", "cpu-gloo"
+    else:
+        return _skip(
+            "C4",
+            f"C4 needs 2 or more GPUs (this host has {environment.gpu_count}); "
+            "--ddp-cpu runs it as 2 CPU processes on gloo",
+        )
+    command = f"torchrun --standalone --nproc_per_node={nproc} {research.ddp_entry_point}"
+    run = environment.run(
+        command,
+        gpus=gpus,  # type: ignore[arg-type]
+        timeout=research.c4_seconds,
+        env={"ENCONDA_DDP_BACKEND": backend},
+    )
+    numbers = {
+        "exit_code": run.exit_code,
+        "seconds": round(run.duration, 3),
+        "nproc": nproc,
+        "mode": mode,
+    }
+    label = f"[{mode}, {nproc} processes]"
+    if run.ok:
+        return StageResult(
+            stage="C4",
+            outcome="passed",
+            message=f"{label} {command!r} exited 0 in {run.duration:.1f}s",
+            numbers=numbers,
+            runs=[run.model_dump()],
+        )
+    why = (
+        f"timed out after {research.c4_seconds:.0f}s" if run.timed_out else f"exit {run.exit_code}"
+    )
+    return StageResult(
+        stage="C4",
+        outcome="failed",
+        message=f"{label} {command!r}: {why}: {failure_line(run.output)}",
+        numbers=numbers,
+        runs=[run.model_dump()],
+    )
+
+
+STAGE = Stage(
+    name="C4",
+    title="C4 DDP",
+    run=run,
+    probe="test_c4_distributed_run",
+    description="torchrun over the visible GPUs (or 2 CPU processes on gloo with --ddp-cpu).",
+    needs_gpu=True,
+    budget_field="c4_seconds",
+)

@@ -1,0 +1,83 @@
+"""C5: the agent's self-report claims nothing the probes contradict (hallucination audit)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .base import Stage, StageContext
+
+if TYPE_CHECKING:
+    from ..probing.pyramid import StageResult
+
+
+def report_read(raw: dict[str, Any] | None) -> Any:
+    """The self-report checked against ResearchEnvBench's schema (ok, missing or invalid)."""
+    from ..grading.pyramid import ReportRead, SelfReportError, load_self_report
+
+    if raw is None:
+        return ReportRead(outcome="missing", problem="the agent wrote no report.json")
+    if "__invalid__" in raw:
+        return ReportRead(outcome="invalid", problem=str(raw["__invalid__"]))
+    try:
+        return ReportRead(outcome="ok", report=load_self_report(raw, name="report.json"))
+    except SelfReportError as exc:
+        return ReportRead(outcome="invalid", problem=str(exc))
+
+
+def run(ctx: StageContext) -> StageResult:
+    import shlex
+
+    from ..grading.pyramid import Observations, audit_report
+    from ..probing.pyramid import StageResult
+
+    read = ctx.report_read()
+    observed = None
+    if read.report is not None:
+        python = read.report.python_path
+        check = ctx.environment.run(
+            f"test -e {shlex.quote(python)} && echo EXISTS; "
+            f"test -x {shlex.quote(python)} && echo EXECUTABLE; true",
+            timeout=60,
+        )
+        observed = Observations.from_facts(
+            ctx.facts(),
+            python_path=python,
+            exists="EXISTS" in check.output,
+            executable="EXECUTABLE" in check.output,
+        )
+    c2 = ctx.stage("C2").outcome
+    c4 = ctx.stage("C4").outcome
+    audit = audit_report(
+        read,
+        observed,
+        c2_passed={"passed": True, "failed": False}.get(c2),
+        c4_outcome=c4,
+        exact_versions=ctx.exact_versions,
+    )
+    numbers: dict[str, Any] = {
+        "hallucinations": [h.model_dump() for h in audit.hallucinations],
+        "inconclusive": audit.inconclusive,
+        "report_outcome": audit.outcome,
+        **ctx.efficiency(),
+    }
+    if audit.outcome != "audited":
+        return StageResult(
+            stage="C5", outcome="failed", message=f"{audit.problem}", numbers=numbers
+        )
+    if audit.hallucinations:
+        listed = "; ".join(f"{h.kind}: {h.message}" for h in audit.hallucinations)
+        return StageResult(stage="C5", outcome="failed", message=listed, numbers=numbers)
+    message = "the report claims nothing the probes contradict"
+    if audit.inconclusive:
+        message += f" ({len(audit.inconclusive)} claim(s) inconclusive)"
+    return StageResult(stage="C5", outcome="passed", message=message, numbers=numbers)
+
+
+STAGE = Stage(
+    name="C5",
+    title="C5 path/version/capability",
+    run=run,
+    probe="test_c5_report_matches_reality",
+    description="The agent's self-report claims nothing the probes contradict.",
+    summary="audit",
+)
