@@ -337,6 +337,12 @@ class ResultRow(BaseModel):
 Results = dict[tuple[str, str], dict[str, Any]]
 
 
+def failure_message(case_id: str, item: str, message: str) -> str:
+    """A failed item's message as its report shows it (and ``results.jsonl`` keeps it): the
+    live run and a regrade must write the same line for the same verdict."""
+    return f"{case_id}::{item}: {message}"
+
+
 @dataclass
 class ResultsRead:
     """Rows keyed by (case, item), a later line replacing an earlier one; ``problems`` names each

@@ -13,7 +13,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..artifacts import ArtifactError, atomic_write_text, read_model, write_model
 from ..aspects import DIAGNOSIS_ASPECTS
@@ -21,12 +21,16 @@ from ..records import (
     MESSAGE_CHARS,
     RunDir,
     RunInfo,
+    failure_message,
     read_case_facts,
     read_json_file,
     read_run_info,
     read_summary,
 )
 from .compare import CompareError, load_results
+
+if TYPE_CHECKING:
+    from ..grading.verdict import ItemVerdict
 
 
 class RegradeError(ValueError):
@@ -147,7 +151,7 @@ def regrade(
             results[(case, item)] = {
                 **row,
                 "outcome": verdict.outcome,
-                "message": verdict.message[-MESSAGE_CHARS:] if verdict.outcome != "passed" else "",
+                "message": _message(case, item, verdict),
             }
 
     write_model(run.judge_stats("regrade"), grader.stats())
@@ -169,6 +173,15 @@ def regrade(
         extra={"regraded_from": str(run_dir)},
     )
     return out, summary, kept
+
+
+def _message(case: str, item: str, verdict: ItemVerdict) -> str:
+    """The row's message as the live run writes it for the same verdict."""
+    if verdict.outcome == "passed":
+        return ""
+    if verdict.outcome == "failed":
+        return failure_message(case, item, verdict.message)[-MESSAGE_CHARS:]
+    return verdict.message[-MESSAGE_CHARS:]
 
 
 def _subset_of(run: RunDir, info: RunInfo | None) -> Path | None:
