@@ -93,16 +93,22 @@ def _make_session(config: pytest.Config) -> EncondaSession:
 
 
 def _check_run_dir(settings: Any) -> None:
-    if not settings.resume and (settings.run_dir / "results.jsonl").exists():
+    from .artifacts import ArtifactError
+    from .records import RunDir, read_run_info
+
+    run = RunDir(settings.run_dir)
+    if not settings.resume and run.results.exists():
         raise pytest.UsageError(
             f"{settings.run_dir} already holds a run: use --resume {settings.run_dir} "
             "to continue it, or another --run-dir"
         )
-    info = settings.run_dir / "run.json"
+    info = run.run_info
     if settings.resume and info.is_file():
-        import json
-
-        before = json.loads(info.read_text(encoding="utf-8")).get("settings", {})
+        try:
+            recorded = read_run_info(run)
+        except ArtifactError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        before = recorded.settings if recorded is not None else {}
         for key in ("agent", "model", "judge", "readme_variant"):
             if before.get(key) != getattr(settings, key):
                 raise pytest.UsageError(

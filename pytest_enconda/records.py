@@ -206,6 +206,11 @@ class RunDir:
     def cases_dir(self) -> Path:
         return self.root / "cases"
 
+    @property
+    def cost_ledger(self) -> Path:
+        """Run-wide model spending shared by xdist workers (``--max-cost``)."""
+        return self.root / "cost-ledger.json"
+
 
 # ----------------------------------------------------------------------------- bounded readers
 

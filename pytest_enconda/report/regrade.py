@@ -58,6 +58,7 @@ def regrade(
 ) -> tuple[Path, dict[str, Any], list[str]]:
     """(new run directory, its summary, notes on items kept as they were)."""
     from ..agents.base import AgentOutcome
+    from ..agents.output import DIAGNOSIS
     from ..cache import default_cache_dir
     from ..cases.models import ExecutionReference, GoldenAnswer
     from ..grading.diagnosis import grade_diagnosis
@@ -124,12 +125,12 @@ def regrade(
             if row.get("outcome") == "skipped":
                 continue  # skipped for a reason of its own (variant, unverified, --python)
             if item in DIAGNOSIS_ASPECTS:
-                problem = outcome.output_problems.get("diagnosis.json")
+                problem = outcome.output_problems.get(DIAGNOSIS)
                 if problem is not None:
                     verdict = ItemVerdict(
                         outcome="failed",
                         message=problem,
-                        numbers={"output_problem": "diagnosis.json"},
+                        numbers={"output_problem": DIAGNOSIS},
                     )
                 else:
                     if grade is None:
