@@ -19,6 +19,7 @@ from .errors import EncondaError
 
 M = TypeVar("M", bound=BaseModel)
 
+MAX_ARTIFACT_BYTES = 64 << 20
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -63,6 +64,9 @@ class ArtifactError(EncondaError, ValueError):
 def read_model(path: Path, model: type[M]) -> M:
     """Load a model from JSON; errors name the file and each invalid field."""
     try:
+        size = path.stat().st_size
+        if size > MAX_ARTIFACT_BYTES:
+            raise ArtifactError(f"{path}: {size} bytes, more than the {MAX_ARTIFACT_BYTES} read")
         return model.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
         details = "; ".join(
@@ -81,37 +85,3 @@ def append_jsonl(path: Path, record: dict) -> None:
         handle.write(json.dumps(record, sort_keys=True) + "\n")
         handle.flush()
         os.fsync(handle.fileno())
-
-
-class CaseDir:
-    """The fixed artifact folder of one case inside a run directory."""
-
-    def __init__(self, run_dir: Path, case_id: str) -> None:
-        self.root = run_dir / "cases" / safe_name(case_id)
-
-    @property
-    def agent_outcome(self) -> Path:
-        return self.root / "agent" / "outcome.json"
-
-    @property
-    def setup_script(self) -> Path:
-        return self.root / "agent" / "setup.sh"
-
-    @property
-    def agent_log(self) -> Path:
-        return self.root / "agent" / "agent.log"
-
-    @property
-    def trajectory(self) -> Path:
-        """The agent's steps as JSONL (model turns, commands, outputs, exit codes, tokens)."""
-        return self.root / "agent" / "trajectory.jsonl"
-
-    @property
-    def execution_record(self) -> Path:
-        return self.root / "execution" / "record.json"
-
-    def execution_log(self, step: str) -> Path:
-        return self.root / "execution" / f"{step}.log"
-
-    def grading(self, item: str) -> Path:
-        return self.root / "grading" / f"{item}.json"

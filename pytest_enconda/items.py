@@ -323,7 +323,9 @@ class CaseItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, AspectFailed):
-            return f"{self.case.id}::{self.aspect}: {excinfo.value}"
+            from .records import failure_message
+
+            return failure_message(self.case.id, self.aspect, str(excinfo.value))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int | None, str]:

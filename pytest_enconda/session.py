@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from .agents.base import AgentOutcome, AgentTask
-from .artifacts import CaseDir, append_jsonl, atomic_write_text, read_model, write_model
+from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
 from .cases.models import README_FROM_REPOSITORY
 from .errors import EncondaError, HarnessError, harness_step
 from .grading.verdict import ItemVerdict
+from .records import MESSAGE_CHARS, CaseDir, ResultRow, RunDir, efficiency, read_json_file
 from .settings import EncondaSettings
 
 if TYPE_CHECKING:
@@ -34,8 +35,6 @@ if TYPE_CHECKING:
     from .cases.models import Case
     from .probing.execution import ExecutionRecord
 
-RESULTS = "results.jsonl"
-IMPORT_PROBLEMS = "import_problems.json"
 BUILD_HEADLINES = (
     "Step ",
     "building",
@@ -98,6 +97,10 @@ class EncondaSession:
     def run_dir(self) -> Path:
         return self.settings.run_dir
 
+    @property
+    def run_paths(self) -> RunDir:
+        return RunDir(self.settings.run_dir)
+
     def case_dir(self, case: Case) -> CaseDir:
         return CaseDir(self.run_dir, case.id)
 
@@ -105,7 +108,7 @@ class EncondaSession:
         """Log harness progress; echo it outside pytest's capture (image builds take minutes)."""
         prefix = f"[{self.worker_id}] " if self.worker_id else ""
         line = f"{prefix}enconda: {message.rstrip()}"
-        log = self.run_dir / "logs" / "harness.log"
+        log = self.run_paths.harness_log
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"{time.strftime('%H:%M:%S')} {line}\n")
@@ -253,7 +256,7 @@ class EncondaSession:
                 start_container=lambda: self._agent_container(case),
             )
             append_jsonl(
-                paths.root / "agent" / "runs.jsonl",
+                paths.agent_runs,
                 {
                     "pid": os.getpid(),
                     "worker": self.worker_id,
@@ -305,7 +308,7 @@ class EncondaSession:
         self.progress(f"{case.id}: freezing the agent's container")
         paths = self.case_dir(case)
         state = freeze(box, case, paths, source="agent-container")
-        write_model(paths.root / "environment" / "state.json", state)
+        write_model(paths.final_state, state)
 
     def task_image(self, case: Case) -> str:
         return self._once(case, "image", lambda: self._build_task_image(case))
@@ -362,7 +365,7 @@ class EncondaSession:
         """The snapshot image probes start from (made once per case, kept for ``--resume``)."""
         from .probing.final_state import FinalState, build_final_state
 
-        path = self.case_dir(case).root / "environment" / "state.json"
+        path = self.case_dir(case).final_state
 
         def produce() -> FinalState:
             if path.is_file():
@@ -421,7 +424,7 @@ class EncondaSession:
                 case.id,
                 python=python,
                 gpu_count=self.gpu_count(),
-                log_dir=self.case_dir(case).root / "probes",
+                log_dir=self.case_dir(case).probes_dir,
             )
 
         return self._once(case, "environment", produce)
@@ -443,7 +446,7 @@ class EncondaSession:
         """One pyramid stage's result, run once per case and saved for resume and re-grading."""
         from .probing.pyramid import StageResult
 
-        path = self.case_dir(case).root / "pyramid" / f"{name}.json"
+        path = self.case_dir(case).pyramid(name)
 
         def produce() -> StageResult:
             if path.is_file():
@@ -488,23 +491,17 @@ class EncondaSession:
         return report_read(self.self_report(case))
 
     def _efficiency(self, case: Case) -> dict[str, Any]:
+        """The case's efficiency numbers for a stage's record (``records.efficiency``)."""
         outcome = self.agent_outcome(case)
-        numbers: dict[str, Any] = {
-            "time_to_ready_s": round(outcome.wall_time, 3),
-            "tokens": outcome.usage.total_tokens,
-            "cost_usd": outcome.usage.cost_usd,
-        }
         facts = self.facts(case)
-        if facts and facts.get("prefix_bytes") is not None:
-            numbers["prefix_bytes"] = facts["prefix_bytes"]
-        if self.settings.python is None:
-            state = self.final_state(case)
-            numbers["env_size_bytes"] = state.writable_bytes
-            if state.source == "setup-script":
-                # The environment is only ready once the agent's script has run: an agent that
-                # answers with a script in a millisecond has not set anything up yet.
-                numbers["time_to_ready_s"] = round(outcome.wall_time + state.setup_seconds, 3)
-        return numbers
+        # The host backend grades an existing environment: there is no final state to size.
+        state = self.final_state(case) if self.settings.python is None else None
+        numbers = efficiency(
+            outcome.model_dump(mode="json"),
+            state=state.model_dump(mode="json") if state is not None else None,
+            facts=facts,
+        )
+        return {name: value for name, value in numbers.items() if value is not None}
 
     def diagnosis_grade(self, case: Case) -> Any:
         def produce() -> Any:
@@ -512,7 +509,7 @@ class EncondaSession:
 
             outcome = self.agent_outcome(case)
             grade = grade_diagnosis(case.golden, outcome.diagnosis, self.judge)
-            write_model(self.case_dir(case).root / "grading" / "diagnosis.json", grade)
+            write_model(self.case_dir(case).diagnosis, grade)
             return grade
 
         return self._once(case, "diagnosis", produce)
@@ -533,9 +530,7 @@ class EncondaSession:
     def _write_case_facts(self, case: Case) -> None:
         """What re-grading and the review report need of the case (``case.json``), beside its
         grading: golden answer, level, error types and the execution reference."""
-        from .report.evidence import CASE_FACTS
-
-        path = self.case_dir(case).root / CASE_FACTS
+        path = self.case_dir(case).facts
         if path.exists():
             return
         facts = {
@@ -566,28 +561,32 @@ class EncondaSession:
         if self._results_loaded:
             return
         self._results_loaded = True
-        path = self.run_dir / RESULTS
-        if self.settings.resume and path.is_file():
-            for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-                if not line.strip():
-                    continue
-                try:
-                    row = json.loads(line)
-                    self._results[(row["case"], row["item"])] = row
-                except (json.JSONDecodeError, KeyError, TypeError):
-                    self.progress(f"{path}:{number}: unreadable result line dropped")
+        results = self.run_paths.results_file
+        if self.settings.resume and results.path.is_file():
+            read = results.read()
+            for problem in read.problems:
+                # Resume rewrites the file below: say what it leaves out, line by line.
+                self.progress(f"{problem}: unreadable result line dropped")
+            self._results.update(read.rows)
             self._rewrite_results()
 
     def _rewrite_results(self) -> None:
-        text = "".join(json.dumps(row, sort_keys=True) + "\n" for row in self._results.values())
-        atomic_write_text(self.run_dir / RESULTS, text)
+        self.run_paths.results_file.rewrite(self._results.values())
+
+    def subset_file(self) -> Path | None:
+        """The verified-subset file the summary uses (``--subset`` or the audit's beside the
+        dataset), recorded in ``run.json`` so ``regrade`` uses the same one."""
+        from .report.subset import resolve_subset
+
+        return resolve_subset(self.settings.subset, self.settings.cases)
 
     def write_run_info(self) -> None:
-        info = self.run_dir / "run.json"
+        info = self.run_paths.run_info
         if info.exists():
             return
         from . import __version__
 
+        subset = self.subset_file()
         payload = {
             "tool": "pytest-enconda",
             "version": __version__,
@@ -595,6 +594,7 @@ class EncondaSession:
             "settings": json.loads(self.settings.model_dump_json()),
             "agent": self._agent_description(),
             "argv": sys.argv,
+            "subset": None if subset is None else str(subset),
         }
         atomic_write_text(info, json.dumps(payload, indent=2) + "\n")
 
@@ -635,39 +635,37 @@ class EncondaSession:
             message = str(report.longrepr[2])
         elif not report.passed:
             message = report.longreprtext
-        row = {
-            "case": case_id,
-            "item": item,
-            "level": props.get("enconda_level"),
-            "outcome": outcome,
-            "message": message[-4000:],
-            "duration": round(self._durations.get(report.nodeid, report.duration), 3),
-            "nodeid": report.nodeid,
-        }
-        if props.get("enconda_stage"):
-            row["stage"] = props["enconda_stage"]
-        if props.get("enconda_harness_error") and row["outcome"] == "failed":
-            row["outcome"] = "error"
-        key = (case_id, item)
-        replaced = key in self._results
-        self._results[key] = row
+        if props.get("enconda_harness_error") and outcome == "failed":
+            outcome = "error"
+        row = ResultRow(
+            case=case_id,
+            item=item,
+            level=props.get("enconda_level"),
+            outcome=outcome,
+            message=message[-MESSAGE_CHARS:],
+            duration=round(self._durations.get(report.nodeid, report.duration), 3),
+            nodeid=report.nodeid,
+            stage=props.get("enconda_stage") or None,
+        )
+        replaced = row.key in self._results
+        self._results[row.key] = row.to_json()
         if replaced:
             self._rewrite_results()
         else:
-            append_jsonl(self.run_dir / RESULTS, row)
+            self.run_paths.results_file.append(row)
 
     def record_import_problems(self, problems: list[ImportProblem]) -> None:
         """Keep what a dataset import could not read; xdist's controller reads it from the file."""
         self.import_problems.extend((problem.file, problem.reason) for problem in problems)
         if self.import_problems:
             rows = [{"file": file, "reason": reason} for file, reason in self.import_problems]
-            atomic_write_text(self.run_dir / IMPORT_PROBLEMS, json.dumps(rows, indent=2) + "\n")
+            atomic_write_text(self.run_paths.import_problems, json.dumps(rows, indent=2) + "\n")
 
     def _load_import_problems(self) -> None:
-        path = self.run_dir / IMPORT_PROBLEMS
+        path = self.run_paths.import_problems
         if self.import_problems or not path.is_file():
             return
-        rows = json.loads(path.read_text(encoding="utf-8"))
+        rows = read_json_file(path)
         self.import_problems = [(row["file"], row["reason"]) for row in rows]
 
     def finish(self) -> None:
@@ -676,23 +674,24 @@ class EncondaSession:
         if self._sandbox is not None:
             self._sandbox.close()
         if self._judge is not None:
-            from .report.summary import JUDGE_STATS_DIR
-
-            name = f"{self.worker_id or 'main'}-{os.getpid()}.json"
-            write_model(self.run_dir / JUDGE_STATS_DIR / name, self._judge.stats())
+            name = f"{self.worker_id or 'main'}-{os.getpid()}"
+            write_model(self.run_paths.judge_stats(name), self._judge.stats())
         if self.worker_id is not None:
             return
         self._load_import_problems()
         if not self._results:
             return
         self._rewrite_results()
-        from .report.summary import build_summary, write_summary
+        from .report.summary import grade_run
 
-        self.summary = build_summary(self.run_dir, self._results, self.settings)
-        write_summary(self.run_dir, self.summary)
-        from .report.exports import write_exports
-
-        write_exports(self.run_dir, self.summary, list(self._results.values()))
+        self.summary = grade_run(
+            self.run_dir,
+            self._results,
+            agent=self.settings.agent,
+            model=self.settings.model,
+            judge=self.settings.judge,
+            subset=self.subset_file(),
+        )
 
 
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README")

@@ -6,7 +6,6 @@ importing each other. Standard library and pytest only: the plugin imports this 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -75,19 +74,22 @@ def _make_session(config: pytest.Config) -> EncondaSession:
 
 def check_run_dir(settings: EncondaSettings) -> None:
     """A new run never writes into an old one; a resumed run keeps the settings it was made with."""
-    if not settings.resume and (settings.run_dir / "results.jsonl").exists():
+    from .artifacts import ArtifactError
+    from .records import RunDir, read_run_info
+
+    run = RunDir(settings.run_dir)
+    if not settings.resume and run.results.exists():
         raise pytest.UsageError(
             f"{settings.run_dir} already holds a run: use --resume {settings.run_dir} "
             "to continue it, or another --run-dir"
         )
-    info = settings.run_dir / "run.json"
+    info = run.run_info
     if settings.resume and info.is_file():
         try:
-            before = json.loads(info.read_text(encoding="utf-8")).get("settings", {})
-        except (OSError, ValueError, RecursionError, AttributeError) as exc:
-            raise pytest.UsageError(f"{info}: cannot be read to resume the run: {exc}") from None
-        if not isinstance(before, dict):
-            raise pytest.UsageError(f"{info}: settings: expected a JSON object")
+            recorded = read_run_info(run)
+        except ArtifactError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        before = recorded.settings if recorded is not None else {}
         for key in ("agent", "model", "judge", "readme_variant"):
             if before.get(key) != getattr(settings, key):
                 raise pytest.UsageError(

@@ -19,7 +19,6 @@ from pydantic import BaseModel
 from ..lazy import litellm
 from .base import Step, TokenUsage
 
-LEDGER = "cost-ledger.json"
 # Provider keys a model-driven agent may need on the host; never passed into a container.
 
 
@@ -90,8 +89,10 @@ class CostLedger:
     exclusive file lock (``--max-cost``); mini-swe-agent's own global limit is per process."""
 
     def __init__(self, run_dir: Path, max_cost: float | None) -> None:
-        self.path = run_dir / LEDGER
-        self.lock_path = run_dir / f".{LEDGER}.lock"
+        from ..records import RunDir
+
+        self.path = RunDir(run_dir).cost_ledger
+        self.lock_path = self.path.with_name(f".{self.path.name}.lock")
         self.max_cost = max_cost
 
     @contextlib.contextmanager
@@ -122,7 +123,7 @@ class CostLedger:
                 state.unpriced_calls += 1
             else:
                 state.spent_usd += cost
-            tmp = self.path.with_name(f".{LEDGER}.{os.getpid()}.tmp")
+            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
             tmp.write_text(state.model_dump_json(indent=2) + "\n", encoding="utf-8")
             os.replace(tmp, self.path)
             return state

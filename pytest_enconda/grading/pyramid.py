@@ -390,13 +390,8 @@ def _audit(
 
 # ----------------------------------------------------------------------------- the summary
 
-_EFFICIENCY = {
-    "time_to_ready_s": ("time_to_ready_s", "time_to_ready", "agent_seconds"),
-    "tokens": ("tokens", "total_tokens"),
-    "cost_usd": ("cost_usd", "cost"),
-    "env_size_bytes": ("env_size_bytes", "snapshot_bytes", "writable_layer_bytes"),
-    "prefix_bytes": ("prefix_bytes",),
-}
+# The efficiency columns, as ``records.efficiency`` names them.
+_EFFICIENCY = ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes", "prefix_bytes")
 
 
 def _stage_table() -> list[Any]:
@@ -442,7 +437,10 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
-def pyramid_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+def pyramid_summary(
+    rows: Iterable[Mapping[str, Any]],
+    efficiency: Mapping[str, Mapping[str, Any]] | None = None,
+) -> dict[str, Any]:
     """The paper's main table from result rows ``{case, item, level|stage, outcome, numbers}``.
 
     C0: missing/total summed over the cases it measured (and per case); an error row counts in
@@ -451,8 +449,9 @@ def pyramid_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     repository unavailable, Docker) is counted in ``error`` and leaves the denominator too, as
     harness errors leave Pass@1's: the agent is not blamed for them. C5: hallucinations by kind
     (from ``numbers.hallucinations``: a list of ``{kind}`` or a ``{kind: count}`` map), audited
-    cases, missing and invalid reports. Efficiency: per-case values (any row of the case may
-    carry them) averaged over the cases that have them.
+    cases, missing and invalid reports. Efficiency: per-case values averaged over the cases that
+    have them, taken from ``efficiency`` (case -> ``records.efficiency``, computed from the
+    case's saved artifacts) when given, else from the rows' numbers.
     """
     stages: dict[str, dict[str, Any]] = {
         stage: {"passed": 0, "failed": 0, "error": 0, "skipped": 0} for stage in _funnel_stages()
@@ -475,12 +474,11 @@ def pyramid_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         case = str(row.get("case", ""))
         cases.add(case)
         numbers = _numbers(row)
-        for name, keys in _EFFICIENCY.items():
-            for key in keys:
-                value = _number(numbers.get(key))
+        if efficiency is None:
+            for name in _EFFICIENCY:
+                value = _number(numbers.get(name))
                 if value is not None:
                     per_case.setdefault(case, {}).setdefault(name, value)
-                    break
         stage = _stage(row)
         outcome = str(row.get("outcome", ""))
         if stage is None:
@@ -514,6 +512,15 @@ def pyramid_summary(rows: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         }
     summary["C4"]["cpu_mode"] = cpu_ddp
     summary["C5"] = c5
+    if efficiency is not None:
+        per_case = {
+            case: {
+                name: value
+                for name in _EFFICIENCY
+                if (value := _number(values.get(name))) is not None
+            }
+            for case, values in efficiency.items()
+        }
     summary["efficiency"] = {
         name: _mean([values[name] for values in per_case.values() if name in values])
         for name in _EFFICIENCY

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from ..artifacts import CaseDir
     from ..cases.models import Case
+    from ..records import CaseDir
     from ..sandbox.containers import Sandbox
 
 SCRIPT_PATH = "/tmp/enconda/setup.sh"
@@ -81,16 +81,16 @@ def run_execution(
                     duration=result.duration,
                     budget=budget,
                     output_tail=_tail(result.output),
-                    log=str(log.relative_to(case_dir.root)),
+                    log=case_dir.relative(log),
                 )
             )
             if result.exit_code != 0 and name == "setup":
                 break
         if reference is not None and len(record.steps) == 2:
-            report = case_dir.root / "execution" / "junit.xml"
+            report = case_dir.junit
             try:
                 container.copy_out(JUNIT_PATH, report)
-                record.junit = str(report.relative_to(case_dir.root))
+                record.junit = case_dir.relative(report)
             except FileNotFoundError:
                 record.junit = None
     record.duration = time.monotonic() - started

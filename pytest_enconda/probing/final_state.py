@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
-    from ..artifacts import CaseDir
     from ..cases.models import Case
+    from ..records import CaseDir
     from ..sandbox.containers import Container, Sandbox
 
 SCRIPT_PATH = "/tmp/enconda/setup.sh"
@@ -45,7 +45,7 @@ def build_final_state(
     sandbox: Sandbox, task_image: str, case: Case, setup_script: str, case_dir: CaseDir
 ) -> FinalState:
     """Run ``setup_script`` in a fresh container of ``task_image`` and snapshot the result."""
-    log = case_dir.root / "environment" / "setup.log"
+    log = case_dir.environment_log("setup")
     with sandbox.container(task_image, case_id=case.id, role="agent-state") as box:
         box.copy_in(setup_script.encode(), SCRIPT_PATH)
         box.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)
@@ -67,11 +67,10 @@ def build_final_state(
 
 def freeze(box: Container, case: Case, case_dir: CaseDir, *, source: str) -> FinalState:
     """Snapshot ``box`` as the final state, with the self-report it holds copied out."""
-    folder = case_dir.root / "environment"
     report_file = None
     try:
-        box.copy_out(f"{OUTPUT_DIR}/report.json", folder / "report.json")
-        report_file = "environment/report.json"
+        box.copy_out(f"{OUTPUT_DIR}/report.json", case_dir.environment_report)
+        report_file = case_dir.relative(case_dir.environment_report)
     except FileNotFoundError:
         pass
     writable = box.writable_size()

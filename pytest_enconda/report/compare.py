@@ -7,13 +7,13 @@ summary is recomputed over the common items from its own files.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import atomic_write_text
+from ..artifacts import ArtifactError, atomic_write_text
+from ..records import Results, RunDir, read_run_info, read_summary
 from . import tables
 from .review import CSS, _table, esc
 
@@ -31,31 +31,36 @@ class Run:
     agent: str
     model: str | None
     judge: str
-    results: dict[tuple[str, str], dict[str, Any]]
+    results: Results
     summary: dict[str, Any]
 
 
-def load_results(run_dir: Path) -> dict[tuple[str, str], dict[str, Any]]:
-    path = run_dir / "results.jsonl"
-    if not path.is_file():
+def load_results(run_dir: Path) -> Results:
+    """The run's result rows; a line that cannot be read is an error naming file and line (a
+    comparison over silently fewer items would compare something else)."""
+    results = RunDir(run_dir).results_file
+    if not results.path.is_file():
         raise CompareError(f"{run_dir}: no results.jsonl (not a run directory, or nothing ran)")
-    rows: dict[tuple[str, str], dict[str, Any]] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-            rows[(str(row["case"]), str(row["item"]))] = row
-        except (ValueError, KeyError, TypeError) as exc:
-            raise CompareError(f"{path}:{number}: not a result line ({exc})") from None
-    return rows
+    read = results.read()
+    if read.problems:
+        raise CompareError("; ".join(read.problems))
+    return read.rows
 
 
 def run_settings(run_dir: Path) -> dict[str, Any]:
-    info = run_dir / "run.json"
-    if not info.is_file():
-        return {}
-    return dict(json.loads(info.read_text(encoding="utf-8")).get("settings") or {})
+    try:
+        info = read_run_info(RunDir(run_dir))
+    except ArtifactError as exc:
+        raise CompareError(str(exc)) from None
+    return dict(info.settings) if info is not None else {}
+
+
+def saved_summary(run_dir: Path) -> dict[str, Any]:
+    """The run's ``summary.json``, or ``{}`` when it has none (the run was interrupted)."""
+    try:
+        return read_summary(RunDir(run_dir)) or {}
+    except ArtifactError as exc:
+        raise CompareError(str(exc)) from None
 
 
 def load_run(run_dir: Path, index: int) -> Run:
@@ -63,8 +68,7 @@ def load_run(run_dir: Path, index: int) -> Run:
 
     results = load_results(run_dir)
     settings = run_settings(run_dir)
-    summary_path = run_dir / "summary.json"
-    summary = json.loads(summary_path.read_text(encoding="utf-8")) if summary_path.is_file() else {}
+    summary = saved_summary(run_dir)
     agent = str(summary.get("agent") or settings.get("agent") or "?")
     model = summary.get("model", settings.get("model"))
     judge = str(summary.get("judge_name") or settings.get("judge") or "offline")

@@ -13,13 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import CaseDir
+from .. import records
+from ..records import CaseDir
 
 TAIL_BYTES = 6000
 STEP_OUTPUT_CHARS = 1500
 MAX_STEPS = 200
 MAX_JSON_BYTES = 256 << 20
-CASE_FACTS = "case.json"
 
 
 @dataclass(frozen=True)
@@ -103,10 +103,12 @@ def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
 class CaseEvidence:
     case_id: str
     root: Path
+    paths: CaseDir
     facts: dict[str, Any] | None
     outcome: dict[str, Any] | None
     diagnosis: dict[str, Any] | None
     execution: dict[str, Any] | None
+    state: dict[str, Any] | None
     gradings: dict[str, dict[str, Any]]
     stages: dict[str, dict[str, Any]]
     steps: list[dict[str, Any]]
@@ -137,12 +139,12 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
     outcome = read_json(case_dir.agent_outcome)
     gradings = {
         path.stem: value
-        for path in sorted((root / "grading").glob("*.json"))
-        if path.stem != "diagnosis" and isinstance(value := read_json(path), dict)
+        for path in case_dir.item_gradings()
+        if isinstance(value := read_json(path), dict)
     }
     stages = {
         path.stem: value
-        for path in sorted((root / "pyramid").glob("*.json"))
+        for path in case_dir.pyramid_files()
         if isinstance(value := read_json(path), dict)
     }
     logs: dict[str, Tail] = {}
@@ -152,9 +154,9 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
         "agent log": case_dir.agent_log,
     }
     # A research case's final state: the agent's script run to build it (where setup failed).
-    for env_log in sorted((root / "environment").glob("*.log")):
+    for env_log in case_dir.environment_logs():
         candidates[f"final state {env_log.name}"] = env_log
-    for probe_log in sorted((root / "probes").glob("*")):
+    for probe_log in sorted(case_dir.probes_dir.glob("*")):
         if probe_log.is_file():
             candidates[f"probe {probe_log.name}"] = probe_log
     for name, path in candidates.items():
@@ -166,10 +168,12 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
     return CaseEvidence(
         case_id=case_id,
         root=root,
-        facts=read_json(root / CASE_FACTS),
+        paths=case_dir,
+        facts=read_json(case_dir.facts),
         outcome=outcome if isinstance(outcome, dict) else None,
-        diagnosis=read_json(root / "grading" / "diagnosis.json"),
+        diagnosis=read_json(case_dir.diagnosis),
         execution=read_json(case_dir.execution_record),
+        state=read_json(case_dir.final_state),
         gradings=gradings,
         stages=stages,
         steps=trajectory_steps(case_dir, outcome if isinstance(outcome, dict) else None),
@@ -180,53 +184,9 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
 
 
 def efficiency(evidence: CaseEvidence) -> dict[str, float | None]:
-    return _efficiency(evidence.outcome, evidence.execution, evidence.stages)
-
-
-def case_efficiency(run_dir: Path, case_id: str) -> dict[str, float | None]:
-    """``efficiency`` from the three files it needs (the summary reads no logs)."""
-    case_dir = CaseDir(run_dir, case_id)
-    stages = {
-        path.stem: value
-        for path in sorted((case_dir.root / "pyramid").glob("*.json"))
-        if isinstance(value := read_json(path), dict)
-    }
-    outcome = read_json(case_dir.agent_outcome)
-    return _efficiency(
-        outcome if isinstance(outcome, dict) else None,
-        read_json(case_dir.execution_record),
-        stages,
+    return records.efficiency(
+        evidence.outcome,
+        state=evidence.state,
+        execution=evidence.execution,
+        facts=records.recorded_facts(evidence.stages.values()),
     )
-
-
-def _efficiency(
-    outcome: Mapping[str, Any] | None,
-    execution: Mapping[str, Any] | None,
-    stages: Mapping[str, Mapping[str, Any]],
-) -> dict[str, float | None]:
-    """Per-case time to ready (agent wall time plus the replayed setup), tokens, cost, size.
-
-    A research case's probes measured these on the final state: their numbers win.
-    """
-    out: dict[str, float | None] = {
-        "time_to_ready_s": None,
-        "tokens": None,
-        "cost_usd": None,
-        "env_size_bytes": None,
-    }
-    if outcome:
-        usage = outcome.get("usage") or {}
-        ready = float(outcome.get("wall_time") or 0.0)
-        for step in (execution or {}).get("steps") or []:
-            if step.get("name") == "setup":
-                ready += float(step.get("duration") or 0.0)
-        out["time_to_ready_s"] = round(ready, 3)
-        out["tokens"] = float(usage.get("total_tokens") or 0)
-        out["cost_usd"] = None if usage.get("cost_unknown") else float(usage.get("cost_usd") or 0)
-    for stage in stages.values():
-        numbers = stage.get("numbers") or {}
-        for key in ("time_to_ready_s", "env_size_bytes"):
-            value = numbers.get(key)
-            if isinstance(value, int | float):
-                out[key] = float(value)
-    return out

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import atomic_write_text
-from .evidence import case_efficiency, read_json
+from ..records import CaseDir, RunDir, case_efficiency
+from .evidence import read_json
 
 CSV_COLUMNS = [
     "case",
@@ -36,15 +37,13 @@ CSV_COLUMNS = [
 
 
 def _types(run_dir: Path, case: str) -> tuple[str, str]:
-    from ..artifacts import CaseDir
-
-    root = CaseDir(run_dir, case).root
-    facts = read_json(root / "case.json") or {}
-    grade = read_json(root / "grading" / "diagnosis.json") or {}
+    case_dir = CaseDir(run_dir, case)
+    facts = read_json(case_dir.facts) or {}
+    grade = read_json(case_dir.diagnosis) or {}
     golden = facts.get("error_types") or grade.get("golden_types") or []
     predicted = grade.get("predicted_types")
     if predicted is None:
-        outcome = read_json(root / "agent" / "outcome.json") or {}
+        outcome = read_json(case_dir.agent_outcome) or {}
         predicted = [p.get("error_type") for p in outcome.get("diagnosis") or []]
     return " ".join(map(str, golden)), " ".join(map(str, predicted))
 
@@ -59,7 +58,8 @@ def results_csv(
     for row in sorted(results, key=lambda r: (str(r["case"]), str(r["item"]))):
         case = str(row["case"])
         if case not in cache:
-            cache[case] = (_types(run_dir, case), case_efficiency(run_dir, case))
+            eff = case_efficiency(CaseDir(run_dir, case))
+            cache[case] = (_types(run_dir, case), {k: eff[k] for k in CSV_COLUMNS if k in eff})
         (golden, predicted), eff = cache[case]
         message = str(row.get("message") or "").strip()
         writer.writerow(
@@ -101,6 +101,7 @@ def write_exports(
     """``results.csv``, ``tables.md`` and ``report.html`` into the run directory."""
     from .review import write_report
 
-    atomic_write_text(run_dir / "results.csv", results_csv(run_dir, summary, results))
-    atomic_write_text(run_dir / "tables.md", tables_markdown(summary))
-    return [run_dir / "results.csv", run_dir / "tables.md", write_report(run_dir, summary, results)]
+    run = RunDir(run_dir)
+    atomic_write_text(run.results_csv, results_csv(run_dir, summary, results))
+    atomic_write_text(run.tables_md, tables_markdown(summary))
+    return [run.results_csv, run.tables_md, write_report(run_dir, summary, results)]

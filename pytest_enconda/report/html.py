@@ -6,18 +6,17 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import CaseDir
+from ..records import CaseDir, RunDir
 
 
 def html_extras(case_dir: CaseDir, aspect: str, numbers: dict[str, Any]) -> list[dict[str, Any]]:
     """pytest-html extras (its ``extras.url``/``extras.json`` shapes) for one item."""
     from pytest_html import extras
 
-    run_dir = case_dir.root.parent.parent
     links: list[tuple[str, Path]] = [
         # Always there, also for a harness error decided before anything was graded.
         ("case folder", case_dir.root),
-        ("harness log", run_dir / "logs" / "harness.log"),
+        ("harness log", RunDir(case_dir.run_dir).harness_log),
         ("agent outcome", case_dir.agent_outcome),
         ("setup script", case_dir.setup_script),
         (f"grading: {aspect}", case_dir.grading(aspect)),

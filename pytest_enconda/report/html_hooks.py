@@ -30,12 +30,13 @@ class HtmlHooks:
         active = self._session()
         if active is None or not active.summary:
             return
+        from ..records import RunDir
         from .evidence import load_case
         from .review import CSS, case_rows, summary_section
 
         results = list(active._results.values())
         evidence = {c: load_case(active.run_dir, c) for c in {str(r["case"]) for r in results}}
-        report_path = active.run_dir / "report.html"
+        report_path = RunDir(active.run_dir).report_html
         prefix.append(
             f"<style>{CSS}</style>"
             + summary_section(active.summary, case_rows(results, evidence))
@@ -107,8 +108,8 @@ def _error_types(run_dir: Any, case: Any) -> list[str]:
     """The case's golden error types from its ``case.json`` (written when it was graded)."""
     if case is None:
         return []
-    from ..artifacts import CaseDir
-    from .evidence import CASE_FACTS, read_json
+    from ..records import CaseDir
+    from .evidence import read_json
 
-    facts = read_json(CaseDir(run_dir, str(case)).root / CASE_FACTS) or {}
+    facts = read_json(CaseDir(run_dir, str(case)).facts) or {}
     return [str(t) for t in facts.get("error_types") or []]

@@ -13,22 +13,24 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from ..artifacts import CaseDir, atomic_write_text, read_model, write_model
+from ..artifacts import ArtifactError, atomic_write_text, read_model, write_model
 from ..aspects import DIAGNOSIS_ASPECTS
-from .compare import load_results, run_settings
-from .evidence import CASE_FACTS, read_json
+from ..records import (
+    MESSAGE_CHARS,
+    RunDir,
+    RunInfo,
+    failure_message,
+    read_case_facts,
+    read_json_file,
+    read_run_info,
+    read_summary,
+)
+from .compare import CompareError, load_results
 
-# Written again by the regrade: not copied from the original.
-_REGENERATED = {
-    "judge-stats",
-    "summary.json",
-    "summary.md",
-    "tables.md",
-    "results.csv",
-    "report.html",
-}
+if TYPE_CHECKING:
+    from ..grading.verdict import ItemVerdict
 
 
 class RegradeError(ValueError):
@@ -56,6 +58,7 @@ def regrade(
 ) -> tuple[Path, dict[str, Any], list[str]]:
     """(new run directory, its summary, notes on items kept as they were)."""
     from ..agents.base import AgentOutcome
+    from ..agents.output import DIAGNOSIS
     from ..cache import default_cache_dir
     from ..cases.models import ExecutionReference, GoldenAnswer
     from ..grading.diagnosis import grade_diagnosis
@@ -63,12 +66,17 @@ def regrade(
     from ..grading.judges import create_judge
     from ..grading.verdict import ItemVerdict
     from ..probing.execution import ExecutionRecord
-    from .exports import write_exports
-    from .summary import JUDGE_STATS_DIR, summarize, write_summary
+    from .summary import grade_run
 
     run_dir = run_dir.resolve()
-    results = load_results(run_dir)
-    settings = run_settings(run_dir)
+    original = RunDir(run_dir)
+    try:
+        results = load_results(run_dir)
+        info = read_run_info(original)
+    except (CompareError, ArtifactError) as exc:
+        raise RegradeError(str(exc)) from None
+    settings = dict(info.settings) if info is not None else {}
+    subset = _subset_of(original, info)
     judge_name = judge or str(settings.get("judge") or "offline")
     out = (out or default_out(run_dir, judge_name)).resolve()
     if out == run_dir:
@@ -89,23 +97,27 @@ def regrade(
         out,
         copy_function=_link_or_copy,
         ignore=lambda folder, names: (
-            [n for n in names if n in _REGENERATED] if Path(folder) == run_dir else []
+            [n for n in names if n in RunDir.REGENERATED] if Path(folder) == run_dir else []
         ),
     )
 
+    run = RunDir(out)
     kept: list[str] = []
     for case in sorted({case for case, _item in results}):
-        case_dir = CaseDir(out, case)
+        case_dir = run.case(case)
         items = {item for c, item in results if c == case}
-        facts = read_json(case_dir.root / CASE_FACTS)
+        try:
+            facts = read_case_facts(case_dir)
+        except ArtifactError as exc:
+            raise RegradeError(str(exc)) from None
         outcome_path = case_dir.agent_outcome
         regradable = facts is not None and outcome_path.is_file()
-        if not regradable:
-            missing = CASE_FACTS if facts is None else "agent/outcome.json"
-            kept.append(f"{case}: kept as graded ({case_dir.root / missing} is missing)")
+        if facts is None or not regradable:
+            missing = case_dir.facts if facts is None else outcome_path
+            kept.append(f"{case}: kept as graded ({missing} is missing)")
             continue
         outcome = read_model(outcome_path, AgentOutcome)
-        golden = GoldenAnswer.model_validate(facts.get("golden") or {})
+        golden = GoldenAnswer.model_validate(facts.golden)
         grade = None
         for item in sorted(items):
             row = results[(case, item)]
@@ -113,21 +125,21 @@ def regrade(
             if row.get("outcome") == "skipped":
                 continue  # skipped for a reason of its own (variant, unverified, --python)
             if item in DIAGNOSIS_ASPECTS:
-                problem = outcome.output_problems.get("diagnosis.json")
+                problem = outcome.output_problems.get(DIAGNOSIS)
                 if problem is not None:
                     verdict = ItemVerdict(
                         outcome="failed",
                         message=problem,
-                        numbers={"output_problem": "diagnosis.json"},
+                        numbers={"output_problem": DIAGNOSIS},
                     )
                 else:
                     if grade is None:
                         grade = grade_diagnosis(golden, outcome.diagnosis, grader)
-                        write_model(case_dir.root / "grading" / "diagnosis.json", grade)
+                        write_model(case_dir.diagnosis, grade)
                     verdict = grade.items.get(item)
             elif item == "execution" and case_dir.execution_record.is_file():
                 record = read_model(case_dir.execution_record, ExecutionRecord)
-                reference = facts.get("reference")
+                reference = facts.reference
                 verdict = grade_execution(
                     record,
                     ExecutionReference.model_validate(reference) if reference else None,
@@ -140,21 +152,47 @@ def regrade(
             results[(case, item)] = {
                 **row,
                 "outcome": verdict.outcome,
-                "message": verdict.message[-4000:] if verdict.outcome != "passed" else "",
+                "message": _message(case, item, verdict),
             }
 
-    write_model(out / JUDGE_STATS_DIR / "regrade.json", grader.stats())
-    text = "".join(json.dumps(row, sort_keys=True) + "\n" for row in results.values())
-    atomic_write_text(out / "results.jsonl", text)
-    info_path = out / "run.json"
-    info = json.loads(info_path.read_text(encoding="utf-8")) if info_path.is_file() else {}
-    info.setdefault("settings", {})["judge"] = judge_name
-    info["settings"]["run_dir"] = str(out)
-    info["regraded_from"] = {"run_dir": str(run_dir), "judge": settings.get("judge")}
-    atomic_write_text(info_path, json.dumps(info, indent=2) + "\n")
-    agent = str(settings.get("agent") or "?")
-    summary = summarize(out, results, agent, settings.get("model"), judge_name)
-    summary["regraded_from"] = str(run_dir)
-    write_summary(out, summary)
-    write_exports(out, summary, list(results.values()))
+    write_model(run.judge_stats("regrade"), grader.stats())
+    run.results_file.rewrite(results.values())
+    # run.json is rewritten as it was, with only what the regrade changed: its judge and place.
+    raw = read_json_file(run.run_info) if info is not None else {}
+    raw.setdefault("settings", {})["judge"] = judge_name
+    raw["settings"]["run_dir"] = str(out)
+    raw["subset"] = None if subset is None else str(subset)
+    raw["regraded_from"] = {"run_dir": str(run_dir), "judge": settings.get("judge")}
+    atomic_write_text(run.run_info, json.dumps(raw, indent=2) + "\n")
+    summary = grade_run(
+        out,
+        results,
+        agent=str(settings.get("agent") or "?"),
+        model=settings.get("model"),
+        judge=judge_name,
+        subset=subset,
+        extra={"regraded_from": str(run_dir)},
+    )
     return out, summary, kept
+
+
+def _message(case: str, item: str, verdict: ItemVerdict) -> str:
+    """The row's message as the live run writes it for the same verdict."""
+    if verdict.outcome == "passed":
+        return ""
+    if verdict.outcome == "failed":
+        return failure_message(case, item, verdict.message)[-MESSAGE_CHARS:]
+    return verdict.message[-MESSAGE_CHARS:]
+
+
+def _subset_of(run: RunDir, info: RunInfo | None) -> Path | None:
+    """The verified-subset file the run's summary used: recorded in ``run.json`` since runs
+    record it, else named in the summary's ``subsets`` block (runs from before)."""
+    if info is not None and "subset" in info.model_fields_set:
+        return Path(info.subset) if info.subset else None
+    try:
+        summary = read_summary(run) or {}
+    except ArtifactError as exc:
+        raise RegradeError(str(exc)) from None
+    block = (summary.get("subsets") or {}).get("verified") or {}
+    return Path(block["file"]) if isinstance(block.get("file"), str) else None

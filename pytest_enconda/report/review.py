@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import atomic_write_text, safe_name
+from ..records import RunDir
 from . import tables
 from .evidence import CaseEvidence, Tail, efficiency, load_case
 
-REPORT_NAME = "report.html"
 Href = Callable[[Path], str]
 
 CSS = """
@@ -474,7 +474,7 @@ def evidence_html(
     if ev.setup_script is not None:
         parts.append(
             "<details><summary>setup script "
-            f'(<a href="{href(ev.root / "agent" / "setup.sh")}">setup.sh</a>)</summary>'
+            f'(<a href="{href(ev.paths.setup_script)}">setup.sh</a>)</summary>'
             f"<pre>{esc(ev.setup_script)}</pre></details>"
         )
     parts.append(trajectory_html(ev))
@@ -575,10 +575,13 @@ def render_report(
     }
     href = relative_href(run_dir)
     cases = case_rows(results, evidence)
+    run = RunDir(run_dir)
+    # tables.md and results.csv are written with this page: linked before they exist.
+    written_with = (run.tables_md, run.results_csv)
     exports = " · ".join(
-        f'<a href="{name}">{name}</a>'
-        for name in ("summary.json", "tables.md", "results.csv", "results.jsonl", "run.json")
-        if (run_dir / name).is_file() or name in ("tables.md", "results.csv")
+        f'<a href="{path.name}">{path.name}</a>'
+        for path in (run.summary_json, *written_with, run.results, run.run_info)
+        if path.is_file() or path in written_with
     )
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
@@ -596,6 +599,6 @@ def render_report(
 def write_report(
     run_dir: Path, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
 ) -> Path:
-    path = run_dir / REPORT_NAME
+    path = RunDir(run_dir).report_html
     atomic_write_text(path, render_report(run_dir, summary, results))
     return path

@@ -5,37 +5,33 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import CaseDir, atomic_write_text, read_model
+from ..artifacts import atomic_write_text, read_model
 from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
 from ..grading.diagnosis import DiagnosisGrade
 from ..grading.judges.base import JudgeStats
-from ..settings import EncondaSettings
+from ..records import CaseDir, Results, RunDir, case_efficiency
 from .tables import render_markdown
 
-JUDGE_STATS_DIR = "judge-stats"
 
-
-def _outcomes(results: dict[tuple[str, str], dict[str, Any]]) -> dict[str, dict[str, int]]:
+def _outcomes(results: Results) -> dict[str, dict[str, int]]:
     per_item: dict[str, Counter[str]] = {}
     for (_case, item), row in results.items():
         per_item.setdefault(item, Counter())[row["outcome"]] += 1
     return {item: dict(counts) for item, counts in sorted(per_item.items())}
 
 
-def _case_results(
-    run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]
-) -> list[CaseResult]:
+def _case_results(run_dir: Path, results: Results) -> list[CaseResult]:
     by_case: dict[str, dict[str, dict[str, Any]]] = {}
     for (case, item), row in results.items():
         by_case.setdefault(case, {})[item] = row
     out = []
     for case, rows in sorted(by_case.items()):
-        diagnosis_path = CaseDir(run_dir, case).root / "grading" / "diagnosis.json"
+        diagnosis_path = CaseDir(run_dir, case).diagnosis
         diagnosis = None
         graded = any(item in rows for item in DIAGNOSIS_ASPECTS)
         if graded and diagnosis_path.is_file():
@@ -58,19 +54,47 @@ def _case_results(
 def judge_stats(run_dir: Path, name: str) -> JudgeStats:
     """Sum the stats each process (controller or xdist worker) wrote for its judge."""
     total = JudgeStats(name=name)
-    for path in sorted((run_dir / JUDGE_STATS_DIR).glob("*.json")):
+    for path in sorted(RunDir(run_dir).judge_stats_dir.glob("*.json")):
         total = total.merged(read_model(path, JudgeStats))
     return total
 
 
-def build_summary(
-    run_dir: Path, results: dict[tuple[str, str], dict[str, Any]], settings: EncondaSettings
+def run_summary(
+    run_dir: Path,
+    results: Results,
+    *,
+    agent: str,
+    model: str | None,
+    judge: str,
+    subset: Path | None,
 ) -> dict[str, Any]:
-    from .subset import add_subset, resolve_subset
+    """The summary of a run from its saved artifacts, verified-subset metrics included: what
+    the live run, ``--resume`` and ``regrade`` all write."""
+    from .subset import add_subset
 
-    summary = summarize(run_dir, results, settings.agent, settings.model, settings.judge)
-    subset = resolve_subset(settings.subset, settings.cases)
+    summary = summarize(run_dir, results, agent, model, judge)
     return add_subset(summary, _case_results(run_dir, results), subset)
+
+
+def grade_run(
+    run_dir: Path,
+    results: Results,
+    *,
+    agent: str,
+    model: str | None,
+    judge: str,
+    subset: Path | None,
+    extra: Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``summary.json``/``summary.md`` and the exports (``results.csv``, ``tables.md``,
+    ``report.html``) of a run, from its results and saved artifacts; the summary is returned."""
+    from .exports import write_exports
+
+    summary = run_summary(run_dir, results, agent=agent, model=model, judge=judge, subset=subset)
+    summary.update(extra or {})
+    write_summary(run_dir, summary)
+    write_exports(run_dir, summary, list(results.values()))
+    return summary
 
 
 def case_set_hash(results: Iterable[tuple[str, str]]) -> str:
@@ -81,7 +105,7 @@ def case_set_hash(results: Iterable[tuple[str, str]]) -> str:
 
 def summarize(
     run_dir: Path,
-    results: dict[tuple[str, str], dict[str, Any]],
+    results: Results,
     agent: str,
     model: str | None,
     judge: str,
@@ -122,9 +146,7 @@ def summarize(
     return summary
 
 
-def _pyramid(
-    run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]
-) -> dict[str, Any] | None:
+def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
     """The runtime pyramid over probe rows; each shipped stage's numbers come from its file."""
     from ..grading.pyramid import pyramid_summary
 
@@ -133,7 +155,7 @@ def _pyramid(
         stage = row.get("stage")
         if not stage:
             continue
-        path = CaseDir(run_dir, case).root / "pyramid" / f"{stage}.json"
+        path = CaseDir(run_dir, case).pyramid(stage)
         numbers: dict[str, Any] = {}
         if path.is_file():
             try:
@@ -154,10 +176,14 @@ def _pyramid(
         kept = merged.get(key)
         if kept is None or rank[row["outcome"]] > rank[kept["outcome"]]:
             merged[key] = {**row, "numbers": {**(kept or {}).get("numbers", {}), **row["numbers"]}}
-    return pyramid_summary(merged.values())
+    cases = sorted({case for case, _stage in merged})
+    return pyramid_summary(
+        merged.values(),
+        efficiency={case: case_efficiency(CaseDir(run_dir, case)) for case in cases},
+    )
 
 
-def agent_usage(run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]) -> dict[str, Any]:
+def agent_usage(run_dir: Path, results: Results) -> dict[str, Any]:
     """The agents' model tokens and cost over the cases that ran, from each ``outcome.json``.
 
     ``cost_usd`` is ``None`` (unknown) when any call had no price; ``priced_cost_usd`` sums the
@@ -192,21 +218,20 @@ def agent_usage(run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]) -
 
 def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
-    atomic_write_text(run_dir / "summary.json", text)
+    run = RunDir(run_dir)
+    atomic_write_text(run.summary_json, text)
     from .subset import markdown_side_by_side
 
     subset = markdown_side_by_side(summary)
     markdown = render_markdown(summary) + ("\n" + subset if subset else "")
-    atomic_write_text(run_dir / "summary.md", markdown)
+    atomic_write_text(run.summary_md, markdown)
 
 
-def efficiency_summary(
-    run_dir: Path, results: dict[tuple[str, str], dict[str, Any]]
-) -> dict[str, dict[str, Any]]:
+def efficiency_summary(run_dir: Path, results: Results) -> dict[str, dict[str, Any]]:
     """Means of time to ready, tokens, cost and environment size over the cases that have them."""
-    from .evidence import case_efficiency
-
-    per_case = [case_efficiency(run_dir, case) for case in sorted({c for c, _i in results})]
+    per_case = [
+        case_efficiency(CaseDir(run_dir, case)) for case in sorted({c for c, _i in results})
+    ]
     out: dict[str, dict[str, Any]] = {}
     for name in ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes"):
         values = [v for row in per_case if (v := row.get(name)) is not None]

@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.artifacts import CaseDir, safe_name
+from pytest_enconda.artifacts import safe_name
 from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import MAX_GOLDEN_ERRORS
 from pytest_enconda.errors import CaseFormatError
+from pytest_enconda.records import CaseDir
 
 GOLDEN_ERROR = {
     "error_type": "E4",

@@ -136,3 +136,39 @@ def test_without_a_subset_the_summary_has_none(pytester: pytest.Pytester) -> Non
     result, summary = run(pytester)
     assert "subsets" not in summary
     assert "verified subset" not in result.stdout.str()
+
+
+# What a regrade writes differently by design: where the run lives and where it came from.
+REGRADE_CHANGES = {"run_dir", "regraded_from"}
+
+
+@pytest.mark.parametrize("recorded", [True, False], ids=["run-json", "summary-only"])
+def test_regrade_with_the_same_judge_reproduces_the_summary(
+    pytester: pytest.Pytester, recorded: bool
+) -> None:
+    make_dataset(pytester.path / "DATA")
+    write_predictions(pytester.path / "PREDS")
+    (pytester.path / "one.txt").write_text("# hand-picked\no/r/error_readme_1\n")
+    result, before = run(pytester, "--subset", "one.txt", "-k", "error_types or fixes")
+    # The no-error instance's fixes item is skipped: nothing to fix.
+    result.assert_outcomes(passed=2, failed=3, skipped=1, deselected=6)
+    assert before["subsets"]["verified"]["cases"] == 1
+    run_dir = pytester.path / "run"
+    info = json.loads((run_dir / "run.json").read_text())
+    assert info["subset"] == before["subsets"]["verified"]["file"] == str(pytester.path / "one.txt")
+    if not recorded:
+        # A run from before run.json recorded its subset: the summary's block names it.
+        del info["subset"]
+        (run_dir / "run.json").write_text(json.dumps(info))
+
+    out = pytester.path / "again"
+    assert main(["regrade", str(run_dir), "--judge", "offline", "--out", str(out)]) == 0
+
+    after = json.loads((out / "summary.json").read_text())
+    assert after["regraded_from"] == str(run_dir.resolve())
+    assert after["run_dir"] == str(out)
+    assert set(after) == set(before) | {"regraded_from"}
+    kept = {key: value for key, value in before.items() if key not in REGRADE_CHANGES}
+    assert {key: value for key, value in after.items() if key not in REGRADE_CHANGES} == kept
+    assert (out / "summary.md").read_text() == (run_dir / "summary.md").read_text()
+    assert (out / "results.jsonl").read_text() == (run_dir / "results.jsonl").read_text()

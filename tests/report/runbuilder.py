@@ -10,14 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from pytest_enconda.agents.base import AgentOutcome, PredictedError, Step, TokenUsage
-from pytest_enconda.artifacts import CaseDir, write_model
+from pytest_enconda.artifacts import write_model
 from pytest_enconda.cases.models import GoldenAnswer, GoldenError
 from pytest_enconda.grading.diagnosis import grade_diagnosis
 from pytest_enconda.grading.execution import grade_execution
 from pytest_enconda.grading.judges.offline import OfflineJudge
 from pytest_enconda.probing.execution import ExecutionRecord, StepRecord
+from pytest_enconda.records import CaseDir, RunDir
 from pytest_enconda.report.exports import write_exports
-from pytest_enconda.report.summary import JUDGE_STATS_DIR, summarize, write_summary
+from pytest_enconda.report.summary import summarize, write_summary
 
 ITEMS = ("execution", "error_types", "descriptions", "fixes")
 
@@ -132,7 +133,7 @@ def build_run(run_dir: Path, specs: list[CaseSpec], agent: str = "scripted") -> 
         json.dumps({"settings": {"agent": agent, "model": None, "judge": "offline"}}),
         encoding="utf-8",
     )
-    write_model(run_dir / JUDGE_STATS_DIR / "main.json", judge.stats())
+    write_model(RunDir(run_dir).judge_stats("main"), judge.stats())
     results = {(row["case"], row["item"]): row for row in rows}
     summary = summarize(run_dir, results, agent, None, "offline")
     write_summary(run_dir, summary)

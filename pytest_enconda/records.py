@@ -1,0 +1,490 @@
+"""The run directory's records: where every file of a run lives, and how the shared ones are read.
+
+``RunDir`` and ``CaseDir`` are the only places a run path is spelled, so a reader (the summary,
+``regrade``, ``compare``, the review report) and the writer (the live run) cannot disagree on a
+name. ``results.jsonl`` has one reader and one writer here (``ResultsFile``), rows typed as
+``ResultRow``; ``run.json``, ``summary.json`` and ``case.json`` are read through bounded readers
+whose errors name the file and the field. ``efficiency`` is the one rule for time to ready,
+tokens, cost and sizes.
+
+Imported lazily by the plugin (pydantic stays out of a dormant pytest run).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .artifacts import ArtifactError, atomic_write_text, safe_name
+
+M = TypeVar("M", bound=BaseModel)
+
+MAX_RESULTS_BYTES = 256 << 20
+MAX_RESULT_LINE_BYTES = 1 << 20
+MAX_RECORD_BYTES = 64 << 20
+MESSAGE_CHARS = 4000
+
+
+# ----------------------------------------------------------------------------- paths
+
+
+class CaseDir:
+    """The fixed artifact folder of one case inside a run directory."""
+
+    def __init__(self, run_dir: Path, case_id: str) -> None:
+        self.run_dir = Path(run_dir)
+        self.case_id = case_id
+        self.root = self.run_dir / "cases" / safe_name(case_id)
+
+    # -- the agent
+    @property
+    def agent_dir(self) -> Path:
+        return self.root / "agent"
+
+    @property
+    def agent_outcome(self) -> Path:
+        return self.agent_dir / "outcome.json"
+
+    @property
+    def setup_script(self) -> Path:
+        return self.agent_dir / "setup.sh"
+
+    @property
+    def agent_log(self) -> Path:
+        return self.agent_dir / "agent.log"
+
+    @property
+    def trajectory(self) -> Path:
+        """The agent's steps as JSONL (model turns, commands, outputs, exit codes, tokens)."""
+        return self.agent_dir / "trajectory.jsonl"
+
+    @property
+    def agent_runs(self) -> Path:
+        """One line per process that started the agent (a second line means it ran twice)."""
+        return self.agent_dir / "runs.jsonl"
+
+    # -- execution (setup script replayed, tests run)
+    @property
+    def execution_record(self) -> Path:
+        return self.root / "execution" / "record.json"
+
+    def execution_log(self, step: str) -> Path:
+        return self.root / "execution" / f"{step}.log"
+
+    @property
+    def junit(self) -> Path:
+        return self.root / "execution" / "junit.xml"
+
+    # -- grading
+    @property
+    def grading_dir(self) -> Path:
+        return self.root / "grading"
+
+    def grading(self, item: str) -> Path:
+        return self.grading_dir / f"{item}.json"
+
+    @property
+    def diagnosis(self) -> Path:
+        return self.grading("diagnosis")
+
+    def item_gradings(self) -> list[Path]:
+        """Per-item verdicts (the shared diagnosis grade is not an item's)."""
+        return [p for p in sorted(self.grading_dir.glob("*.json")) if p.stem != "diagnosis"]
+
+    @property
+    def facts(self) -> Path:
+        """``case.json``: the golden answer and reference re-grading needs."""
+        return self.root / "case.json"
+
+    # -- a research case's final state and probes
+    @property
+    def environment_dir(self) -> Path:
+        return self.root / "environment"
+
+    @property
+    def final_state(self) -> Path:
+        return self.environment_dir / "state.json"
+
+    def environment_log(self, name: str) -> Path:
+        return self.environment_dir / f"{name}.log"
+
+    def environment_logs(self) -> list[Path]:
+        return sorted(self.environment_dir.glob("*.log"))
+
+    @property
+    def environment_report(self) -> Path:
+        return self.environment_dir / "report.json"
+
+    def pyramid(self, stage: str) -> Path:
+        return self.root / "pyramid" / f"{stage}.json"
+
+    def pyramid_files(self) -> list[Path]:
+        return sorted((self.root / "pyramid").glob("*.json"))
+
+    @property
+    def probes_dir(self) -> Path:
+        return self.root / "probes"
+
+    def relative(self, path: Path) -> str:
+        """``path`` as saved in a record: relative to the case folder."""
+        return str(path.relative_to(self.root))
+
+
+class RunDir:
+    """The files of one run directory (run level); ``case(id)`` gives a case's."""
+
+    # Rewritten by a regrade from the graded results, never copied from the original run.
+    REGENERATED = (
+        "judge-stats",
+        "summary.json",
+        "summary.md",
+        "tables.md",
+        "results.csv",
+        "report.html",
+    )
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+
+    def case(self, case_id: str) -> CaseDir:
+        return CaseDir(self.root, case_id)
+
+    @property
+    def results(self) -> Path:
+        return self.root / "results.jsonl"
+
+    @property
+    def results_file(self) -> ResultsFile:
+        return ResultsFile(self.results)
+
+    @property
+    def run_info(self) -> Path:
+        return self.root / "run.json"
+
+    @property
+    def summary_json(self) -> Path:
+        return self.root / "summary.json"
+
+    @property
+    def summary_md(self) -> Path:
+        return self.root / "summary.md"
+
+    @property
+    def tables_md(self) -> Path:
+        return self.root / "tables.md"
+
+    @property
+    def results_csv(self) -> Path:
+        return self.root / "results.csv"
+
+    @property
+    def report_html(self) -> Path:
+        return self.root / "report.html"
+
+    @property
+    def harness_log(self) -> Path:
+        return self.root / "logs" / "harness.log"
+
+    @property
+    def judge_stats_dir(self) -> Path:
+        return self.root / "judge-stats"
+
+    def judge_stats(self, name: str) -> Path:
+        return self.judge_stats_dir / f"{name}.json"
+
+    @property
+    def import_problems(self) -> Path:
+        return self.root / "import_problems.json"
+
+    @property
+    def cases_dir(self) -> Path:
+        return self.root / "cases"
+
+    @property
+    def cost_ledger(self) -> Path:
+        """Run-wide model spending shared by xdist workers (``--max-cost``)."""
+        return self.root / "cost-ledger.json"
+
+
+# ----------------------------------------------------------------------------- bounded readers
+
+
+def read_json_file(path: Path, *, limit: int = MAX_RECORD_BYTES) -> Any:
+    """A JSON document; an absent, oversized or malformed file raises ``ArtifactError`` naming
+    it (a run directory is input like any other: copied, edited, truncated)."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot be read: {exc}") from None
+    if size > limit:
+        raise ArtifactError(f"{path}: {size} bytes, more than the {limit} a record may have")
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise ArtifactError(f"{path}: not JSON: {exc}") from None
+
+
+def _problems(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+    )
+
+
+def read_record(path: Path, model: type[M], *, limit: int = MAX_RECORD_BYTES) -> M:
+    """``path`` validated as ``model``; errors name the file and each invalid field."""
+    data = read_json_file(path, limit=limit)
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ArtifactError(f"{path}: not a valid {model.__name__}: {_problems(exc)}") from None
+
+
+class RunInfo(BaseModel):
+    """``run.json``: what ran, with which settings; other fields are kept as they are."""
+
+    model_config = ConfigDict(extra="allow")
+
+    tool: str = "pytest-enconda"
+    version: str | None = None
+    started: str | None = None
+    settings: dict[str, Any] = Field(default_factory=dict)
+    agent: dict[str, Any] | str | None = None
+    argv: list[str] = Field(default_factory=list)
+    subset: str | None = Field(
+        default=None, description="the verified-subset file the summary used, if any"
+    )
+    regraded_from: dict[str, Any] | None = None
+
+
+class RunSummary(BaseModel):
+    """``summary.json``'s top-level fields every reader relies on; the rest is kept as is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    agent: str | None = None
+    model: str | None = None
+    judge_name: str | None = None
+    cases: int = 0
+    run_dir: str | None = None
+    harness_version: str | None = None
+    case_set: dict[str, Any] | None = None
+    items: dict[str, dict[str, int]] = Field(default_factory=dict)
+    subsets: dict[str, dict[str, Any]] | None = None
+    regraded_from: str | None = None
+
+
+class CaseFacts(BaseModel):
+    """``case.json``: what re-grading and the review report need of a case."""
+
+    model_config = ConfigDict(extra="allow")
+
+    case_id: str
+    level: int | None = None
+    error_types: list[str] = Field(default_factory=list)
+    golden: dict[str, Any] = Field(default_factory=dict)
+    reference: dict[str, Any] | None = None
+
+
+def read_run_info(run: RunDir) -> RunInfo | None:
+    """``run.json``, or ``None`` when the run has none (it ran no item)."""
+    return read_record(run.run_info, RunInfo) if run.run_info.is_file() else None
+
+
+def read_summary(run: RunDir) -> dict[str, Any] | None:
+    """``summary.json`` as written (validated for its known fields), or ``None`` if absent."""
+    if not run.summary_json.is_file():
+        return None
+    summary = read_record(run.summary_json, RunSummary)
+    return summary.model_dump(mode="json", exclude_unset=True)
+
+
+def read_case_facts(case: CaseDir) -> CaseFacts | None:
+    return read_record(case.facts, CaseFacts) if case.facts.is_file() else None
+
+
+# ----------------------------------------------------------------------------- results.jsonl
+
+Outcome = Literal["passed", "failed", "skipped", "error"]
+
+
+class ResultRow(BaseModel):
+    """One line of ``results.jsonl``: an item's outcome (keyed by case and item)."""
+
+    model_config = ConfigDict(extra="allow")
+
+    case: str
+    item: str
+    level: int | None = None
+    outcome: Outcome
+    message: str = ""
+    duration: float = 0.0
+    nodeid: str = ""
+    stage: str | None = None
+
+    @property
+    def key(self) -> tuple[str, str]:
+        return (self.case, self.item)
+
+    def to_json(self) -> dict[str, Any]:
+        """The line's object: ``stage`` only on probe rows, as rows have always been written."""
+        data = self.model_dump(mode="json")
+        if data.get("stage") is None:
+            data.pop("stage", None)
+        return data
+
+
+Results = dict[tuple[str, str], dict[str, Any]]
+
+
+def failure_message(case_id: str, item: str, message: str) -> str:
+    """A failed item's message as its report shows it (and ``results.jsonl`` keeps it): the
+    live run and a regrade must write the same line for the same verdict."""
+    return f"{case_id}::{item}: {message}"
+
+
+@dataclass
+class ResultsRead:
+    """Rows keyed by (case, item), a later line replacing an earlier one; ``problems`` names each
+    line that could not be read (``file:line: reason``)."""
+
+    rows: Results = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+class ResultsFile:
+    """The one reader and writer of ``results.jsonl``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def append(self, row: ResultRow) -> None:
+        """One line; a single write() of a short line is atomic enough for one writer."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(_line(row.to_json()))
+            handle.flush()
+            os.fsync(handle.fileno())
+
+    def rewrite(self, rows: Iterable[Mapping[str, Any]]) -> None:
+        atomic_write_text(self.path, "".join(_line(dict(row)) for row in rows))
+
+    def read(self) -> ResultsRead:
+        read = ResultsRead()
+        try:
+            size = self.path.stat().st_size
+        except OSError as exc:
+            read.problems.append(f"{self.path}: cannot be read: {exc}")
+            return read
+        if size > MAX_RESULTS_BYTES:
+            read.problems.append(
+                f"{self.path}: {size} bytes, more than the {MAX_RESULTS_BYTES} read"
+            )
+            return read
+        for number, line in self._lines():
+            if not line.strip():
+                continue
+            where = f"{self.path}:{number}"
+            if len(line) > MAX_RESULT_LINE_BYTES:
+                read.problems.append(f"{where}: a line of {len(line)} bytes is not a result")
+                continue
+            try:
+                row = ResultRow.model_validate_json(line)
+            except ValidationError as exc:
+                read.problems.append(f"{where}: not a result line ({_problems(exc)})")
+                continue
+            read.rows[row.key] = row.to_json()
+        return read
+
+    def _lines(self) -> Iterator[tuple[int, bytes]]:
+        with self.path.open("rb") as handle:
+            yield from enumerate(handle, 1)
+
+
+def _line(row: Mapping[str, Any]) -> str:
+    return json.dumps(row, sort_keys=True) + "\n"
+
+
+# ----------------------------------------------------------------------------- efficiency
+
+EFFICIENCY_KEYS = ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes", "prefix_bytes")
+
+
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return value
+
+
+def efficiency(
+    outcome: Mapping[str, Any] | None,
+    *,
+    state: Mapping[str, Any] | None = None,
+    execution: Mapping[str, Any] | None = None,
+    facts: Mapping[str, Any] | None = None,
+) -> dict[str, float | None]:
+    """A case's time to ready, tokens, cost, environment size and prefix size, from its saved
+    artifacts: the agent's outcome, its final state (``environment/state.json``), the execution
+    record and the interpreter's facts. ``None`` where the artifacts do not say.
+
+    Time to ready is the agent's wall time plus the seconds its setup script took to replay: an
+    agent that answers with a script in a millisecond has not set anything up yet. The script
+    is replayed to build the final state (source ``setup-script``) or, for an execution case, as
+    the execution's setup step.
+    """
+    out: dict[str, float | None] = dict.fromkeys(EFFICIENCY_KEYS)
+    if outcome:
+        usage = outcome.get("usage") or {}
+        ready = float(outcome.get("wall_time") or 0.0)
+        if state and state.get("source") == "setup-script":
+            ready += float(state.get("setup_seconds") or 0.0)
+        else:
+            for step in (execution or {}).get("steps") or []:
+                if step.get("name") == "setup":
+                    ready += float(step.get("duration") or 0.0)
+        out["time_to_ready_s"] = round(ready, 3)
+        out["tokens"] = int(usage.get("total_tokens") or 0)
+        # A cost with unpriced calls in it is a lower bound, not the cost: unknown.
+        out["cost_usd"] = None if usage.get("cost_unknown") else float(usage.get("cost_usd") or 0)
+    if state:
+        out["env_size_bytes"] = _number(state.get("writable_bytes"))
+    if facts:
+        out["prefix_bytes"] = _number(facts.get("prefix_bytes"))
+    return out
+
+
+def recorded_facts(stages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """The interpreter's facts as far as saved: they are not kept whole, but the prefix size
+    they gave is recorded in the numbers of the pyramid stages that measured it (C0, C5)."""
+    facts: dict[str, Any] = {}
+    for stage in stages:
+        numbers = stage.get("numbers") or {}
+        if isinstance(numbers, Mapping) and _number(numbers.get("prefix_bytes")) is not None:
+            facts.setdefault("prefix_bytes", numbers["prefix_bytes"])
+    return facts
+
+
+def case_efficiency(case: CaseDir) -> dict[str, float | None]:
+    """``efficiency`` from the case's saved files; one that cannot be read counts as absent."""
+    stages = [stage for path in case.pyramid_files() if (stage := _quiet_json(path)) is not None]
+    return efficiency(
+        _quiet_json(case.agent_outcome),
+        state=_quiet_json(case.final_state),
+        execution=_quiet_json(case.execution_record),
+        facts=recorded_facts(stages),
+    )
+
+
+def _quiet_json(path: Path) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        value = read_json_file(path)
+    except ArtifactError:
+        return None
+    return value if isinstance(value, dict) else None
