@@ -21,6 +21,14 @@ if TYPE_CHECKING:
     from ..sandbox.settings import SandboxSettings
 
 
+# Without a network not even a container's own hostname resolves: torchrun --standalone would
+# retry that lookup until its budget ran out.
+_HOSTS_FIX = (
+    'grep -qw "$(hostname)" /etc/hosts 2>/dev/null || '
+    'echo "127.0.0.1 $(hostname)" >> /etc/hosts 2>/dev/null; true'
+)
+
+
 class DockerBackend:
     name = "docker"
     local_tools = False
@@ -87,7 +95,7 @@ class DockerBackend:
         gpus: Gpus | None = None,
         workdir: str = PROJECT_DIR,
     ) -> Box:
-        return self.sandbox.create(
+        box = self.sandbox.create(
             image,
             case_id=case_id,
             role=role,
@@ -97,6 +105,13 @@ class DockerBackend:
             gpus=gpus,
             workdir=workdir,
         )
+        if not network:
+            try:
+                box.exec(_HOSTS_FIX, timeout=30, workdir="/")
+            except BaseException:
+                box.remove()
+                raise
+        return box
 
     def image_exists(self, image: str) -> bool:
         return self.images.image_id(image) is not None

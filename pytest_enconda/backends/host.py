@@ -44,9 +44,11 @@ class HostBox:
         self.removed = False
 
     def path(self, box_path: str) -> Path:
-        """The host path of a box path: /data/project is the repository, the rest is itself."""
+        """The host path of a box path: itself, except that the containers' /data/project (the
+        default working directory) is the repository when this host has no such folder."""
         pure = PurePosixPath(box_path)
-        if pure == PurePosixPath(PROJECT_DIR) or PurePosixPath(PROJECT_DIR) in pure.parents:
+        inside = pure == PurePosixPath(PROJECT_DIR) or PurePosixPath(PROJECT_DIR) in pure.parents
+        if inside and not Path(PROJECT_DIR).exists():
             return self.backend.repo_dir / pure.relative_to(PROJECT_DIR)
         return Path(box_path)
 
