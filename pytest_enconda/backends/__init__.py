@@ -34,6 +34,18 @@ def _fake(**options: Any) -> Backend:
 BACKENDS: dict[str, Callable[..., Backend]] = {"docker": _docker, "host": _host, "fake": _fake}
 
 
+def as_backend(sandbox_or_backend: Any) -> Backend:
+    """A backend as given, or a Docker ``Sandbox`` (what callers passed before backends) wrapped
+    in the Docker backend."""
+    from .base import Backend
+
+    if isinstance(sandbox_or_backend, Backend):
+        return sandbox_or_backend
+    from .docker import DockerBackend
+
+    return DockerBackend(sandbox=sandbox_or_backend)
+
+
 def get_backend(name: str, **options: Any) -> Backend:
     """A new backend by name; ``KeyError`` naming the known ones otherwise."""
     try:
