@@ -3,7 +3,8 @@
 Everything at absolute path ``/x`` in a box lives at ``<box root>/x``. ``exec`` runs ``bash -c``
 on this host in the box's working directory, with the box's own paths (``/data/project``,
 ``/enconda/...``, ``/tmp/enconda...`` and any mount target) rewritten to their place under the
-root, so a command written for a container works on its files. A test may instead install a
+root, so a command written for a container works on its files; text copied in as bytes (a setup
+script) is rewritten alike. Files copied in from host paths are copied as they are. A test may instead install a
 ``responder`` that answers some commands with canned results (and may write files in the box,
 as a real command would). Every call is recorded in ``calls`` for assertions.
 
@@ -112,6 +113,15 @@ class FakeBox:
         pattern = re.compile(rf"(?<![\w./-])(?:{alternatives})")
         return pattern.sub(lambda m: str(self.root) + m.group(0), text)
 
+    def _translate_bytes(self, data: bytes) -> bytes:
+        """Scripts the harness writes (setup.sh, a prompt) name box paths too: text is rewritten
+        as commands are; anything that is not UTF-8 is copied as it is."""
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return data
+        return self.translate(text).encode("utf-8")
+
     def _record(self, op: str, **detail: Any) -> None:
         self.backend.calls.append(FakeCall(op, self.name, detail))
 
@@ -156,7 +166,7 @@ class FakeBox:
         target = self.path(dest)
         target.parent.mkdir(parents=True, exist_ok=True)
         if isinstance(src, bytes):
-            target.write_bytes(src)
+            target.write_bytes(self._translate_bytes(src))
             return
         source = Path(src)
         if not source.exists():
