@@ -4,9 +4,11 @@ Everything at absolute path ``/x`` in a box lives at ``<box root>/x``. ``exec`` 
 on this host in the box's working directory, with the box's own paths (``/data/project``,
 ``/enconda/...``, ``/tmp/enconda...`` and any mount target) rewritten to their place under the
 root, so a command written for a container works on its files; text copied in as bytes (a setup
-script) is rewritten alike. Files copied in from host paths are copied as they are. A test may instead install a
-``responder`` that answers some commands with canned results (and may write files in the box,
-as a real command would). Every call is recorded in ``calls`` for assertions.
+script) is rewritten alike. Files copied in from host paths are copied as they are, and paths
+rewritten into a box's files name that box's root (a snapshot of it keeps them as they were).
+
+A test may instead install a ``responder`` that answers some commands with canned results (and
+may write files in the box, as a real command would). Every call is recorded in ``calls``.
 
 It is no sandbox: a command can still reach the host. Tests run their own commands only.
 """
