@@ -153,3 +153,13 @@ def test_remove_is_idempotent(subject: Subject) -> None:
     opened.remove()
     opened.remove()
     assert getattr(opened, "removed", True)
+
+
+def test_backends_by_name(tmp_path: Path) -> None:
+    from pytest_enconda.backends import BACKENDS, get_backend
+
+    assert set(BACKENDS) == {"docker", "host", "fake"}
+    fake = get_backend("fake", root=tmp_path)
+    assert fake.name == "fake" and isinstance(fake, Backend)
+    with pytest.raises(KeyError, match="known: docker, fake, host"):
+        get_backend("podman")
