@@ -156,13 +156,17 @@ def probe_files(config: pytest.Config, case: Case) -> list[tuple[str, Path]]:
 
 
 def probes_dir() -> Path:
-    """The shipped probes (``probes/``, installed as the package ``pytest_enconda.probes``)."""
+    """The shipped probes: a source checkout's own ``probes/`` (a worktree beside an editable
+    install must run its own), else the installed package ``pytest_enconda.probes``."""
     import importlib.util
 
+    checkout = Path(__file__).resolve().parents[1] / "probes"
+    if (checkout / "probe_pyramid.py").is_file():
+        return checkout
     spec = importlib.util.find_spec("pytest_enconda.probes")
     if spec is not None and spec.submodule_search_locations:
         return Path(next(iter(spec.submodule_search_locations)))
-    return Path(__file__).resolve().parents[1] / "probes"  # a source checkout
+    return checkout
 
 
 def probe_modules(parent: pytest.Collector, case: Case) -> Iterator[ProbeModule]:

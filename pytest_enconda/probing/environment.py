@@ -1,12 +1,10 @@
 """The environment handle probes run commands on: the agent's final state, never its live one.
 
-Two backends with one interface:
-
-- ``DockerEnvironment``: the agent's final state is a snapshot image; every ``run`` starts a fresh
-  container of it (no network), copies the probe scripts in only then, at a path made up for that
-  run, and removes the container afterwards. One probe cannot change what the next one sees.
-- ``HostEnvironment``: an environment that already exists on this machine (a Python interpreter
-  and a repository folder, ``--python``/``--repo``), for clusters without Docker.
+One class, ``BoxEnvironment``, over any backend (``pytest_enconda.backends``): the agent's final
+state is an image of that backend; every ``run`` starts a fresh box of it (no network), copies
+the probe scripts in only then, at a path made up for that run, and removes the box afterwards.
+One probe cannot change what the next one sees. With Docker the image is a snapshot; with the
+host backend (``--python``/``--repo``, clusters without Docker) it is the existing environment.
 
 Commands run from the repository root with the reported interpreter's folder first on ``PATH``,
 so ``python``, ``pip`` and ``torchrun`` are the agent's. ``gpus`` is ``"none"`` (hidden:
@@ -15,32 +13,36 @@ so ``python``, ``pip`` and ``torchrun`` are the agent's. ``gpus`` is ``"none"`` 
 
 from __future__ import annotations
 
-import functools
 import json
-import os
 import shutil
-import signal
-import subprocess
-import tempfile
 import time
 import uuid
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any, Literal, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, Field
 
+from ..backends.base import Backend, Gpus, host_gpu_count, started
 from ..errors import HarnessError
 from ..sandbox.containers import BindMount
 
 if TYPE_CHECKING:
     from ..sandbox.containers import Sandbox
+    from .imports import ImportsResult
 
-Gpus = Literal["none", "all"] | int
+__all__ = [
+    "BoxEnvironment",
+    "DockerEnvironment",
+    "Environment",
+    "Gpus",
+    "HostEnvironment",
+    "ProbeRun",
+    "ProbeScriptError",
+    "gpu_skip_reason",
+    "host_gpu_count",
+    "run_probe_script",
+]
 OUTPUT_TAIL = 8000
-_HOSTS_FIX = (
-    'grep -qw "$(hostname)" /etc/hosts 2>/dev/null || '
-    'echo "127.0.0.1 $(hostname)" >> /etc/hosts 2>/dev/null; '
-)
 
 
 class ProbeRun(BaseModel):
@@ -66,10 +68,13 @@ class ProbeScriptError(HarnessError):
 
 
 class Environment(Protocol):
+    box_backend: Backend
     backend: str
     python: str
     repo_dir: str
     gpu_count: int
+
+    def check_imports(self, timeout: float) -> ImportsResult: ...
 
     def run(
         self,
@@ -81,12 +86,6 @@ class Environment(Protocol):
         scripts: list[Path] | None = None,
         mounts: list[BindMount] | None = None,
     ) -> ProbeRun: ...
-
-
-def _visible(gpus: Gpus) -> str:
-    if gpus == "none":
-        return ""
-    return "" if gpus == "all" else str(gpus)
 
 
 def _tail(text: str) -> str:
@@ -131,14 +130,17 @@ def _shell_quote(text: str) -> str:
     return shlex.quote(text)
 
 
-class DockerEnvironment:
-    """Fresh containers of the agent's final-state image."""
+class BoxEnvironment:
+    """Fresh boxes of the agent's final state, from any backend.
 
-    backend = "docker"
+    Every ``run`` starts a box of ``image`` (no network), copies the probe scripts in only then,
+    at a path made up for that run, and removes the box afterwards: one probe cannot change what
+    the next one sees. On the host backend the box is the existing environment itself.
+    """
 
     def __init__(
         self,
-        sandbox: Sandbox,
+        backend: Backend,
         image: str,
         case_id: str,
         *,
@@ -147,7 +149,10 @@ class DockerEnvironment:
         gpu_count: int = 0,
         log_dir: Path | None = None,
     ) -> None:
-        self.sandbox = sandbox
+        self.box_backend = backend
+        # The backend's name, for callers that still compare it (session's C0 until it calls
+        # ``check_imports``).
+        self.backend = backend.name
         self.image = image
         self.case_id = case_id
         self.python = python
@@ -170,18 +175,19 @@ class DockerEnvironment:
         for script in scripts or []:
             command = command.replace(f"{{probe:{script.name}}}", str(probe_dir / script.name))
         bindir = str(PurePosixPath(self.python).parent) if "/" in self.python else ""
-        variables = {"CUDA_VISIBLE_DEVICES": _visible(gpus), **(env or {})}
+        # Hidden GPUs are hidden from CUDA too; visible ones are the box's to decide.
+        variables = {"CUDA_VISIBLE_DEVICES": ""} if gpus == "none" else {}
+        variables.update(env or {})
         if gpus != "none":
-            variables.pop("CUDA_VISIBLE_DEVICES")  # the device request decides what is visible
+            variables.pop("CUDA_VISIBLE_DEVICES", None)
         prefix = f'export PATH={_shell_quote(bindir)}:"$PATH"; ' if bindir else ""
-        # Probe containers have no network, and then not even their own hostname resolves:
-        # torchrun --standalone would retry that lookup until its budget ran out.
-        prefix = _HOSTS_FIX + prefix
         log = None
         if self.log_dir is not None:
             log = self.log_dir / f"probe-{time.strftime('%H%M%S')}-{uuid.uuid4().hex[:6]}.log"
+        # A GPU index asks for one GPU: the first the box is given.
         device: Gpus = "none" if gpus == "none" else ("all" if gpus == "all" else 1)
-        with self.sandbox.container(
+        with started(
+            self.box_backend,
             self.image,
             case_id=self.case_id,
             role="probe",
@@ -207,20 +213,56 @@ class DockerEnvironment:
             gpus=str(gpus),
         )
 
+    def check_imports(self, timeout: float) -> ImportsResult:
+        """C0: the repository's imports checked by pyright against the interpreter.
 
-# Asked per gpu-marked item and per probe environment; the host's GPUs do not change mid-run.
-@functools.cache
-def host_gpu_count() -> int:
-    """NVIDIA GPUs this host shows (``nvidia-smi -L``); 0 without the tool."""
-    if shutil.which("nvidia-smi") is None:
-        return 0
-    try:
-        out = subprocess.run(
-            ["nvidia-smi", "-L"], capture_output=True, text=True, timeout=30, check=False
+        The scan and pyright run where the environment is. A box of this host's own (the host
+        backend) is checked by pyright here, directly; any other box gets the host's pyright
+        lent read-only through mounts, and its image's own ``python3`` scans, so a broken agent
+        interpreter cannot hide imports.
+        """
+        from . import imports
+        from .scripts import IMPORTS_SCAN, probe_script
+
+        if self.box_backend.local_tools:
+            return imports.check_imports_host(Path(self.repo_dir), self.python, timeout=timeout)
+        document = run_probe_script(
+            self, probe_script(IMPORTS_SCAN), self.repo_dir, python="python3"
         )
-    except (OSError, subprocess.TimeoutExpired):
-        return 0
-    return sum(1 for line in out.stdout.splitlines() if line.startswith("GPU "))
+        scan = imports.parse_scan(document)
+        invocation = imports.container_pyright(
+            self.python, self.repo_dir, scan.paths, timeout=timeout
+        )
+        try:
+            run = self.run(invocation.command, timeout=timeout + 30, mounts=invocation.mounts)
+        finally:
+            shutil.rmtree(invocation.config_dir, ignore_errors=True)
+        report = imports.parse_pyright_output(run.output, run.exit_code)
+        return imports.imports_result(scan, report, python=self.python, repo=self.repo_dir)
+
+
+def DockerEnvironment(
+    sandbox: Sandbox,
+    image: str,
+    case_id: str,
+    *,
+    python: str,
+    repo_dir: str = "/data/project",
+    gpu_count: int = 0,
+    log_dir: Path | None = None,
+) -> BoxEnvironment:
+    """Fresh containers of the agent's final-state image."""
+    from ..backends.docker import DockerBackend
+
+    return BoxEnvironment(
+        DockerBackend(sandbox=sandbox),
+        image,
+        case_id,
+        python=python,
+        repo_dir=repo_dir,
+        gpu_count=gpu_count,
+        log_dir=log_dir,
+    )
 
 
 def gpu_skip_reason(given: int | None) -> str | None:
@@ -234,63 +276,18 @@ def gpu_skip_reason(given: int | None) -> str | None:
     return None
 
 
-class HostEnvironment:
+def HostEnvironment(
+    python: Path, repo_dir: Path, *, gpu_count: int | None = None
+) -> BoxEnvironment:
     """An environment that already exists here: an interpreter and a repository folder."""
+    from ..backends.host import EXISTING, HostBackend
 
-    backend = "host"
-
-    def __init__(self, python: Path, repo_dir: Path, *, gpu_count: int | None = None) -> None:
-        self.python = str(python)
-        self.repo_dir = str(repo_dir)
-        self.gpu_count = host_gpu_count() if gpu_count is None else gpu_count
-
-    def run(
-        self,
-        command: str,
-        *,
-        gpus: Gpus = "none",
-        timeout: float = 600,
-        env: dict[str, str] | None = None,
-        scripts: list[Path] | None = None,
-        mounts: list[BindMount] | None = None,
-    ) -> ProbeRun:
-        if mounts:
-            raise HarnessError("the host backend cannot mount folders: run the tool directly")
-        with tempfile.TemporaryDirectory(prefix="enconda-probe-") as tmp:
-            for script in scripts or []:
-                target = Path(tmp) / script.name
-                shutil.copyfile(script, target)
-                command = command.replace(f"{{probe:{script.name}}}", str(target))
-            variables = {**os.environ, **(env or {})}
-            bindir = str(Path(self.python).parent)
-            variables["PATH"] = bindir + os.pathsep + variables.get("PATH", "")
-            if gpus == "none":
-                variables["CUDA_VISIBLE_DEVICES"] = ""
-            elif gpus != "all":
-                variables["CUDA_VISIBLE_DEVICES"] = str(gpus)
-            started = time.monotonic()
-            # Its own session, so a timeout kills every process it started.
-            process = subprocess.Popen(
-                ["bash", "-c", command],
-                cwd=self.repo_dir,
-                env=variables,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                start_new_session=True,
-            )
-            try:
-                output, _ = process.communicate(timeout=timeout)
-                code: int | None = process.returncode
-                timed_out = False
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                output, _ = process.communicate()
-                code, timed_out = None, True
-        return ProbeRun(
-            command=command,
-            exit_code=code,
-            output=_tail(output.decode("utf-8", errors="replace")),
-            duration=time.monotonic() - started,
-            timed_out=timed_out,
-            gpus=str(gpus),
-        )
+    backend = HostBackend(python, repo_dir, gpus=gpu_count)
+    return BoxEnvironment(
+        backend,
+        EXISTING,
+        "existing",
+        python=str(python),
+        repo_dir=str(repo_dir),
+        gpu_count=backend.gpu_count(),
+    )

@@ -1,4 +1,4 @@
-"""Pass@1: replay the agent's setup script in a fresh container, then the case's test command.
+"""Pass@1: replay the agent's setup script in a fresh box, then the case's test command.
 
 The record is written to the case's artifact folder; grading reads it without Docker.
 """
@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from ..backends.base import Backend
     from ..cases.models import Case
     from ..records import CaseDir
     from ..sandbox.containers import Sandbox
@@ -47,13 +48,15 @@ def _tail(text: str, limit: int = 4000) -> str:
 
 
 def run_execution(
-    sandbox: Sandbox, image: str, case: Case, setup_script: str, case_dir: CaseDir
+    backend: Backend | Sandbox, image: str, case: Case, setup_script: str, case_dir: CaseDir
 ) -> ExecutionRecord:
     """Run setup then tests; the test step is skipped (not run) when setup fails.
 
     With a verified reference the test step installs the test tools first and writes pytest's
     JUnit XML report, copied next to the logs for grading against the PASS set.
     """
+    from ..backends import as_backend
+    from ..backends.base import started as box_of
     from .junit import JUNIT_PATH, run_tests_command
 
     started = time.monotonic()
@@ -63,7 +66,7 @@ def run_execution(
     test_command = str(case.spec.test_command)
     if reference is not None:
         test_command = run_tests_command(test_command, list(reference.test_tools))
-    with sandbox.container(image, case_id=case.id, role="execution") as container:
+    with box_of(as_backend(backend), image, case_id=case.id, role="execution") as container:
         container.copy_in(setup_script.encode(), SCRIPT_PATH)
         plan = [
             ("setup", f"bash -eo pipefail {SCRIPT_PATH}", budgets.setup_seconds),

@@ -16,9 +16,10 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from ..backends.base import Backend, Box
     from ..cases.models import Case
     from ..records import CaseDir
-    from ..sandbox.containers import Container, Sandbox
+    from ..sandbox.containers import Sandbox
 
 SCRIPT_PATH = "/tmp/enconda/setup.sh"
 OUTPUT_DIR = "/enconda/output"
@@ -42,11 +43,14 @@ class FinalState(BaseModel):
 
 
 def build_final_state(
-    sandbox: Sandbox, task_image: str, case: Case, setup_script: str, case_dir: CaseDir
+    backend: Backend | Sandbox, task_image: str, case: Case, setup_script: str, case_dir: CaseDir
 ) -> FinalState:
-    """Run ``setup_script`` in a fresh container of ``task_image`` and snapshot the result."""
+    """Run ``setup_script`` in a fresh box of ``task_image`` and snapshot the result."""
+    from ..backends import as_backend
+    from ..backends.base import started
+
     log = case_dir.environment_log("setup")
-    with sandbox.container(task_image, case_id=case.id, role="agent-state") as box:
+    with started(as_backend(backend), task_image, case_id=case.id, role="agent-state") as box:
         box.copy_in(setup_script.encode(), SCRIPT_PATH)
         box.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)
         result = box.exec(
@@ -65,7 +69,7 @@ def build_final_state(
     )
 
 
-def freeze(box: Container, case: Case, case_dir: CaseDir, *, source: str) -> FinalState:
+def freeze(box: Box, case: Case, case_dir: CaseDir, *, source: str) -> FinalState:
     """Snapshot ``box`` as the final state, with the self-report it holds copied out."""
     report_file = None
     try:

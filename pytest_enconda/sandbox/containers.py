@@ -321,7 +321,12 @@ class Container:
                     if not rel:
                         continue
                     member.name = rel
-                    tar.extract(member, dest, filter="tar")
+                    # "data", not "tar": a link the box points at a host path (report.json ->
+                    # /etc/shadow) must not be extracted, or the harness reads the host's file.
+                    try:
+                        tar.extract(member, dest, filter="data")
+                    except tarfile.FilterError as exc:
+                        raise HarnessError(f"copy out of {self.name}:{src}: {exc}") from None
 
     def snapshot(self, tag_hint: str) -> str:
         """Commit the container as a labelled image (probes run there, not in the live one)."""

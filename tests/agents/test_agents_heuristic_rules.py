@@ -4,6 +4,11 @@ Every test writes a small repository under ``tmp_path``, copies it into a contai
 bookworm base image, runs the README's command there for real and hands the classifier what the
 command printed; where the rule proposes a repair, the repaired command runs in the same
 container and must succeed. Rules that need PyPI or Debian's mirrors are marked ``slow``.
+
+Rules whose commands only run a script of the repository with the interpreter (argparse errors,
+a missing path, a venv) run in a box of the fake backend instead (``local_box_for``): the
+output the classifier reads is the same, and no container is started. Whatever installs
+packages stays in Docker, since the fake backend is no sandbox.
 """
 
 from __future__ import annotations
@@ -20,8 +25,9 @@ from pytest_enconda.agents.heuristic.facts import RepoFacts, scan
 from pytest_enconda.agents.heuristic.findings import Finding
 from pytest_enconda.agents.heuristic.prepass import example_findings, run_prepass
 from pytest_enconda.agents.heuristic.steps import ReadmeStep, readme_steps
-
-pytestmark = [pytest.mark.docker]
+from pytest_enconda.backends.base import Backend, started
+from pytest_enconda.backends.docker import DockerBackend
+from pytest_enconda.backends.fake import FakeBackend
 
 WORKDIR = "/data/project"
 
@@ -113,12 +119,11 @@ class Box:
         return code, output, classify(step, command, code, output, ctx)
 
 
-@pytest.fixture
-def box_for(sandbox, base_image) -> Iterator:
+def _box_opener(backend: Backend, image: str) -> Iterator:
     opened = []
 
     def start(repo: Repo, *, network: bool = False) -> Box:
-        manager = sandbox.container(base_image, case_id="t/heuristic", role="test", network=network)
+        manager = started(backend, image, case_id="t/heuristic", role="test", network=network)
         container = manager.__enter__()
         opened.append(manager)
         container.copy_in(repo.path, WORKDIR)
@@ -132,6 +137,18 @@ def box_for(sandbox, base_image) -> Iterator:
         manager.__exit__(None, None, None)
 
 
+@pytest.fixture
+def box_for(sandbox, base_image) -> Iterator:
+    yield from _box_opener(DockerBackend(sandbox=sandbox), base_image)
+
+
+@pytest.fixture
+def local_box_for(tmp_path: Path) -> Iterator:
+    fake = FakeBackend(tmp_path / "fake")
+    yield from _box_opener(fake, fake.add_image("empty"))
+    fake.close()
+
+
 def assert_repair_runs(box: Box, finding: Finding) -> None:
     assert finding.commands, finding
     code, output = box.run(finding.commands[0])
@@ -141,7 +158,8 @@ def assert_repair_runs(box: Box, finding: Finding) -> None:
 # ---------------------------------------------------------------------- E2
 
 
-def test_e2_invalid_option_gets_the_closest_flag_from_help(tmp_path, box_for):
+def test_e2_invalid_option_gets_the_closest_flag_from_help(tmp_path, local_box_for):
+    box_for = local_box_for
     repo = make_repo(
         tmp_path,
         "# tool\n\n```bash\npython cli.py head data/sales.csv --lines 3\n```\n",
@@ -156,7 +174,8 @@ def test_e2_invalid_option_gets_the_closest_flag_from_help(tmp_path, box_for):
     assert_repair_runs(box, finding)
 
 
-def test_e2_invalid_subcommand_gets_the_closest_choice(tmp_path, box_for):
+def test_e2_invalid_subcommand_gets_the_closest_choice(tmp_path, local_box_for):
+    box_for = local_box_for
     repo = make_repo(
         tmp_path,
         "# tool\n\n```bash\npython cli.py haed data/sales.csv\n```\n",
@@ -170,6 +189,7 @@ def test_e2_invalid_subcommand_gets_the_closest_choice(tmp_path, box_for):
     assert_repair_runs(box, finding)
 
 
+@pytest.mark.docker
 def test_e2_extras_split_by_the_shell(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -186,6 +206,7 @@ def test_e2_extras_split_by_the_shell(tmp_path, box_for):
 # ---------------------------------------------------------------------- E4
 
 
+@pytest.mark.docker
 def test_e4_requirements_file_gets_the_closest_existing_one(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -205,7 +226,8 @@ def test_e4_requirements_file_gets_the_closest_existing_one(tmp_path, box_for):
     assert_repair_runs(box, finding)
 
 
-def test_e4_missing_path_in_a_usage_example(tmp_path, box_for):
+def test_e4_missing_path_in_a_usage_example(tmp_path, local_box_for):
+    box_for = local_box_for
     repo = make_repo(
         tmp_path,
         "# tool\n\n```bash\npython cli.py head example/sales.csv\n```\n",
@@ -222,7 +244,8 @@ def test_e4_missing_path_in_a_usage_example(tmp_path, box_for):
 # ---------------------------------------------------------------------- E6
 
 
-def test_e6_activation_before_creation_moves_the_creation_first(tmp_path, box_for):
+def test_e6_activation_before_creation_moves_the_creation_first(tmp_path, local_box_for):
+    box_for = local_box_for
     repo = make_repo(
         tmp_path,
         "# app\n\n```bash\n. .venv/bin/activate\npython3 -m venv .venv\n```\n",
@@ -238,6 +261,7 @@ def test_e6_activation_before_creation_moves_the_creation_first(tmp_path, box_fo
     assert box.run(repo.steps[0].command)[0] == 0
 
 
+@pytest.mark.docker
 def test_e6_apt_install_before_update(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -251,6 +275,7 @@ def test_e6_apt_install_before_update(tmp_path, box_for):
     assert finding.action == "move_before" and finding.move == 1
 
 
+@pytest.mark.docker
 def test_e6_command_used_before_the_step_that_installs_it(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -279,6 +304,7 @@ def test_e6_install_before_the_environment_is_static(tmp_path):
 # ---------------------------------------------------------------------- E7
 
 
+@pytest.mark.docker
 def test_e7_interpreter_outside_requires_python(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -298,6 +324,7 @@ def test_e7_interpreter_outside_requires_python(tmp_path, box_for):
     assert "Python 3.10 or newer" in static[0].description
 
 
+@pytest.mark.docker
 def test_e7_interpreter_missing_but_allowed_is_no_readme_error(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -311,6 +338,7 @@ def test_e7_interpreter_missing_but_allowed_is_no_readme_error(tmp_path, box_for
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_e7_pin_that_breaks_a_declared_constraint(tmp_path, box_for):
     project = PYPROJECT.replace("dependencies = []", 'dependencies = ["click>=8.0"]')
     repo = make_repo(
@@ -332,6 +360,7 @@ def test_e7_pin_that_breaks_a_declared_constraint(tmp_path, box_for):
 # ---------------------------------------------------------------------- E1
 
 
+@pytest.mark.docker
 def test_e1_module_declared_in_an_extra_not_installed(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -349,6 +378,7 @@ def test_e1_module_declared_in_an_extra_not_installed(tmp_path, box_for):
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_e1_no_such_distribution_becomes_the_declared_name(tmp_path, box_for):
     project = PYPROJECT.replace("dependencies = []", 'dependencies = ["packaging>=23"]')
     repo = make_repo(
@@ -365,6 +395,7 @@ def test_e1_no_such_distribution_becomes_the_declared_name(tmp_path, box_for):
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_e1_near_miss_name_that_does_not_build(tmp_path, box_for):
     # ``py.test`` exists on PyPI as a placeholder whose build fails; ``pytest`` is declared.
     repo = make_repo(
@@ -381,6 +412,7 @@ def test_e1_near_miss_name_that_does_not_build(tmp_path, box_for):
 
 
 @pytest.mark.slow
+@pytest.mark.docker
 def test_e1_missing_system_library(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -399,6 +431,7 @@ def test_e1_missing_system_library(tmp_path, box_for):
 # ---------------------------------------------------------------------- E8
 
 
+@pytest.mark.docker
 def test_e8_tool_the_readme_never_installs(tmp_path, box_for):
     repo = make_repo(tmp_path, "# app\n\n```bash\nfrobnicate --all\n```\n", {})
     box = box_for(repo)
@@ -407,6 +440,7 @@ def test_e8_tool_the_readme_never_installs(tmp_path, box_for):
     assert finding.error_type == "E8"
 
 
+@pytest.mark.docker
 def test_e8_interactive_command(tmp_path, box_for):
     repo = make_repo(
         tmp_path,
@@ -419,6 +453,7 @@ def test_e8_interactive_command(tmp_path, box_for):
     assert finding.error_type == "E8"
 
 
+@pytest.mark.docker
 def test_e8_python_example_without_its_import(tmp_path, box_for):
     readme = "# minitool\n\n```python\nprint(greet('x'))\n```\n"
     repo = make_repo(
