@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from cases_for_tests import make_case
 
-from pytest_enconda.artifacts import CaseDir
+from pytest_enconda.records import CaseDir
 from pytest_enconda.backends.fake import FakeBackend, FakeBox, canned
 from pytest_enconda.cases.models import Case, ExecutionReference
 from pytest_enconda.grading.execution import grade_execution
