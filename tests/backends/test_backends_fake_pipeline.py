@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from cases_for_tests import make_case
 
-from pytest_enconda.records import CaseDir
 from pytest_enconda.backends.fake import FakeBackend, FakeBox, canned
 from pytest_enconda.cases.models import Case, ExecutionReference
 from pytest_enconda.grading.execution import grade_execution
 from pytest_enconda.probing.execution import run_execution
 from pytest_enconda.probing.final_state import build_final_state
+from pytest_enconda.records import CaseDir
 
 JUNIT = """<?xml version="1.0"?>
 <testsuites><testsuite name="pytest" tests="2">
