@@ -18,6 +18,7 @@ from .registry import Registry
 if TYPE_CHECKING:
     from .cases.models import Case
     from .grading.verdict import ItemVerdict
+    from .pipeline import CasePipeline
 
 EXECUTION = "execution"
 
@@ -63,28 +64,28 @@ TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pytest_enconda.task_kind
 class AspectContext:
     """One case and aspect's view of the run, handed to ``Aspect.grade``."""
 
-    def __init__(self, session: Any, case: Case, aspect: Aspect) -> None:
-        self._session = session
+    def __init__(self, pipeline: CasePipeline, case: Case, aspect: Aspect) -> None:
+        self._pipeline = pipeline
         self.case = case
         self.aspect = aspect
 
     @property
     def existing_environment(self) -> bool:
         """The host backend (``--python``): an environment that exists, no agent output."""
-        return self._session.settings.python is not None
+        return self._pipeline.grades_existing
 
     @property
     def case_root(self) -> Any:
-        return self._session.case_dir(self.case).root
+        return self._pipeline.case_dir(self.case).root
 
     def agent_outcome(self) -> Any:
-        return self._session.agent_outcome(self.case)
+        return self._pipeline.agent_outcome(self.case)
 
     def execution_record(self) -> Any:
-        return self._session.execution_record(self.case)
+        return self._pipeline.execution_record(self.case)
 
     def diagnosis_grade(self) -> Any:
-        return self._session.diagnosis_grade(self.case)
+        return self._pipeline.diagnosis_grade(self.case)
 
     def missing_output(self) -> ItemVerdict | None:
         """A contract file the agent did not leave (or left malformed) fails what it feeds."""

@@ -120,6 +120,15 @@ def check_collectable(config: pytest.Config, case: Case, source: str) -> list[tu
         problems.append(
             ("base_image", f"unknown base image recipe {case.spec.base_image!r}; known: {known}")
         )
+    if case.spec.research is not None:
+        from .stages import STAGES
+
+        for name in case.spec.research.skip_reasons:
+            if name not in STAGES:
+                known = ", ".join(STAGES.names())
+                problems.append(
+                    ("research.skip_reasons", f"unknown pyramid stage {name!r}; known: {known}")
+                )
     earlier = session_of(config).claim_case_id(case.id, source)
     if earlier is not None:
         problems.append(("id", f"{case.id!r} is already the id of {earlier}"))
@@ -307,7 +316,7 @@ class CaseItem(pytest.Item):
         session = session_of(self.config)
         failure = None
         try:
-            self.verdict = session.verdict(self.case, self.aspect)
+            self.verdict = session.pipeline.verdict(self.case, self.aspect)
         except EncondaError as exc:
             failure = str(exc)
         if failure is not None:

@@ -179,20 +179,20 @@ def enconda_case(request: pytest.FixtureRequest) -> Any:
 def enconda_outcome(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
     """The agent's outcome (``AgentOutcome``): diagnosis, setup script, self-report, usage.
     The agent runs once per case, whichever item asks first."""
-    return session_of(request.config).agent_outcome(enconda_case)
+    return session_of(request.config).pipeline.agent_outcome(enconda_case)
 
 
 @pytest.fixture
 def enconda_report(request: pytest.FixtureRequest, enconda_case: Any) -> dict[str, Any] | None:
     """The agent's self-report (``report.json``) as a dict, or ``None`` when it wrote none."""
-    return session_of(request.config).self_report(enconda_case)
+    return session_of(request.config).pipeline.self_report(enconda_case)
 
 
 @pytest.fixture
 def enconda_env(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
     """Runs commands on the agent's final state: ``enconda_env.run(cmd, gpus="none"|0|"all",
     timeout=600)`` returns a ``ProbeRun`` (``exit_code``, ``output``, ``ok``)."""
-    return session_of(request.config).environment(enconda_case)
+    return session_of(request.config).pipeline.environment(enconda_case)
 
 
 @pytest.fixture
@@ -201,7 +201,7 @@ def enconda_stage(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
     marker = request.node.get_closest_marker("pyramid")
     if marker is None or not marker.args:
         raise pytest.UsageError(f"{request.node.nodeid}: enconda_stage needs @pytest.mark.pyramid")
-    return session_of(request.config).stage(enconda_case, str(marker.args[0]))
+    return session_of(request.config).pipeline.stage(enconda_case, str(marker.args[0]))
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from ..registry import Registry
+
 if TYPE_CHECKING:
     from .base import Backend
 
@@ -31,7 +33,11 @@ def _fake(**options: Any) -> Backend:
     return FakeBackend(**options)
 
 
-BACKENDS: dict[str, Callable[..., Backend]] = {"docker": _docker, "host": _host, "fake": _fake}
+# Third parties add backends through the ``pytest_enconda.backends`` entry-point group, each a
+# factory taking the backend's options.
+BACKENDS: Registry[Callable[..., Backend]] = Registry("backend", "pytest_enconda.backends")
+for _name, _factory in (("docker", _docker), ("host", _host), ("fake", _fake)):
+    BACKENDS.register(_factory, name=_name)
 
 
 def as_backend(sandbox_or_backend: Any) -> Backend:
@@ -48,8 +54,4 @@ def as_backend(sandbox_or_backend: Any) -> Backend:
 
 def get_backend(name: str, **options: Any) -> Backend:
     """A new backend by name; ``KeyError`` naming the known ones otherwise."""
-    try:
-        factory = BACKENDS[name]
-    except KeyError:
-        raise KeyError(f"unknown backend {name!r}; known: {', '.join(sorted(BACKENDS))}") from None
-    return factory(**options)
+    return BACKENDS.get(name)(**options)

@@ -161,5 +161,5 @@ def test_backends_by_name(tmp_path: Path) -> None:
     assert set(BACKENDS) == {"docker", "host", "fake"}
     fake = get_backend("fake", root=tmp_path)
     assert fake.name == "fake" and isinstance(fake, Backend)
-    with pytest.raises(KeyError, match="known: docker, fake, host"):
+    with pytest.raises(KeyError, match="available: docker, fake, host"):
         get_backend("podman")

@@ -307,15 +307,15 @@ def test_imported_instance_runs_from_a_local_mirror(pytester: pytest.Pytester) -
 def test_containers_still_open_are_removed_at_session_end(
     pytester: pytest.Pytester, base_image: str
 ) -> None:
-    """In-process, so no atexit runs: ``pytest_sessionfinish`` itself must close the sandbox."""
+    """In-process, so no atexit runs: ``pytest_sessionfinish`` itself must close the backend."""
     run_name = f"run-close-{os.getpid()}-{time.time_ns()}"
     pytester.makepyfile(
         f"""
         from pytest_enconda.state import session_of
 
         def test_leaves_a_container_open(request):
-            sandbox = session_of(request.config).sandbox()
-            box = sandbox.create({base_image!r}, case_id="left-open", role="probe")
+            backend = session_of(request.config).pipeline.backend()
+            box = backend.start({base_image!r}, case_id="left-open", role="probe")
             assert box.exec("true", timeout=30).exit_code == 0
         """
     )

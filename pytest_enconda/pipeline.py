@@ -1,0 +1,495 @@
+"""One case's way through the harness: agent -> final state -> checks -> grading -> record.
+
+Each step runs once per case (its result, or its harness failure, is kept) and saves what it
+made in the case's folder, so ``--resume`` picks up from disk and ``regrade`` grades the same
+files. Everything here runs on a ``Backend`` (Docker, an existing environment on this host, or
+the fake one tests use): no step asks which. The pytest session (``session.py``) only decides
+which case to advance and records the items' outcomes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import tempfile
+import time
+import traceback
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .agents.base import AgentOutcome, AgentTask
+from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
+from .cases.models import README_FROM_REPOSITORY
+from .errors import EncondaError, HarnessError, harness_step
+from .grading.verdict import ItemVerdict
+from .records import CaseDir, RunDir, efficiency
+from .textio import read_json
+
+if TYPE_CHECKING:
+    from .backends.base import Backend, Box
+    from .cases.models import Case
+    from .probing.execution import ExecutionRecord
+    from .probing.final_state import FinalState
+    from .settings import EncondaSettings
+
+Progress = Callable[[str], None]
+# A self-report is a small JSON object; anything far larger is refused as invalid.
+MAX_REPORT_BYTES = 1024 * 1024
+
+
+def read_report(path: Path) -> dict[str, Any] | None:
+    """A self-report file's JSON object; its problems are graded by C5, not raised here."""
+    try:
+        data = read_json(path, MAX_REPORT_BYTES)
+    except (OSError, ValueError) as exc:
+        return {"__invalid__": f"{path}: {exc}"}
+    if not isinstance(data, dict):
+        return {"__invalid__": f"{path}: expected a JSON object, got {type(data).__name__}"}
+    return data
+
+
+def backend_for(settings: EncondaSettings, progress: Progress, run_id: str) -> Backend:
+    """The run's backend: the existing environment (``--python``/``--repo``), else Docker."""
+    from .backends import BACKENDS
+
+    if settings.python is not None:
+        return BACKENDS.get("host")(python=settings.python, repo_dir=settings.repo)
+    from .sandbox.settings import SandboxSettings, has_credentials
+
+    overrides: dict[str, Any] = {
+        "network_mode": settings.network_mode,
+        "keep_containers": settings.keep_containers,
+        "gpus": int(settings.gpus) if settings.gpus.isdigit() else settings.gpus,
+    }
+    if settings.ca_bundle:
+        overrides["ca_bundle"] = settings.ca_bundle
+    if settings.base_image:
+        overrides["pull_base"] = settings.base_image
+    if settings.strip_proxy_credentials:
+        overrides["strip_proxy_credentials"] = True
+    sandbox_settings = SandboxSettings.from_env(**overrides)
+    if has_credentials(sandbox_settings.proxy_env):
+        progress(
+            "warning: the proxy variables carry credentials, which every container (and so "
+            "the agent) can read; use --strip-proxy-credentials or a proxy on the host side "
+            "(README: Network and trust)"
+        )
+    backend = BACKENDS.get("docker")(settings=sandbox_settings, run_id=run_id)
+    reaped = backend.reap_orphans()
+    if reaped:
+        progress(f"removed {len(reaped)} containers left by dead runs")
+    return backend
+
+
+class CasePipeline:
+    """The steps of every case of a run, each made once per case and process."""
+
+    def __init__(
+        self,
+        settings: EncondaSettings,
+        *,
+        progress: Progress,
+        build_progress: Progress | None = None,
+        worker_id: str | None = None,
+        backend: Backend | None = None,
+    ) -> None:
+        self.settings = settings
+        self.progress = progress
+        self.build_progress = build_progress or progress
+        self.worker_id = worker_id
+        self.run = RunDir(settings.run_dir)
+        self._backend = backend
+        self._agent: Any = None
+        self._judge: Any = None
+        self._done: dict[tuple[str, str], Any] = {}
+        self._failures: dict[tuple[str, str], BaseException] = {}
+        self._repo_readmes: dict[str, tuple[str, str]] = {}
+
+    # ----------------------------------------------------------------- strategies, made lazily
+
+    def backend(self) -> Backend:
+        if self._backend is None:
+            self._backend = backend_for(self.settings, self.progress, self.run.root.name)
+        return self._backend
+
+    @property
+    def grades_existing(self) -> bool:
+        """The backend is an environment that already exists: no agent runs, nothing is built."""
+        return self.backend().existing is not None
+
+    @property
+    def agent(self) -> Any:
+        if self._agent is None:
+            from .agents import registry
+
+            options: dict[str, Any] = dict(self.settings.agent_options)
+            if self.settings.model:
+                options["model"] = self.settings.model
+            if self.settings.api_base:
+                options["api_base"] = self.settings.api_base
+            if self.settings.predictions:
+                options["predictions"] = self.settings.predictions
+            self._agent = registry.create(self.settings.agent, **options)
+        return self._agent
+
+    @property
+    def judge(self) -> Any:
+        if self._judge is None:
+            from .cache import default_cache_dir
+            from .grading.judges import create_judge
+
+            self._judge = create_judge(
+                self.settings.judge,
+                api_base=self.settings.judge_api_base,
+                cache_dir=default_cache_dir() / "judge",
+                concurrency=self.settings.judge_concurrency,
+            )
+        return self._judge
+
+    def case_dir(self, case: Case) -> CaseDir:
+        return CaseDir(self.run.root, case.id)
+
+    def gpu_count(self) -> int:
+        """GPUs a box may use: what ``--gpus`` gives and the host has (the backend decides)."""
+        return self.backend().gpu_count()
+
+    def close(self) -> None:
+        """Remove this process's boxes and keep its judge's statistics for the summary."""
+        if self._backend is not None:
+            self._backend.close()
+        if self._judge is not None:
+            name = f"{self.worker_id or 'main'}-{os.getpid()}"
+            write_model(self.run.judge_stats(name), self._judge.stats())
+
+    def _once(self, case: Case, step: str, produce: Callable[[], Any]) -> Any:
+        """Run ``produce`` once per case and step; its result or harness failure is kept."""
+        key = (case.id, step)
+        if key in self._failures:
+            raise self._failures[key]
+        if key not in self._done:
+            try:
+                self._done[key] = produce()
+            except EncondaError as exc:
+                self._failures[key] = exc
+                raise
+        return self._done[key]
+
+    # ----------------------------------------------------------------- the agent
+
+    def agent_outcome(self, case: Case) -> AgentOutcome:
+        return self._once(case, "agent", lambda: self._run_agent(case))  # type: ignore[no-any-return]
+
+    def _run_agent(self, case: Case) -> AgentOutcome:
+        paths = self.case_dir(case)
+        if self.grades_existing:
+            return AgentOutcome(
+                case_id=case.id,
+                agent="existing-environment",
+                message=f"existing environment: {self.settings.python} in {self.settings.repo}",
+            )
+        if paths.agent_outcome.is_file():
+            return read_model(paths.agent_outcome, AgentOutcome)
+        agent = self.agent
+        readme_name, readme_text = self._agent_readme(case)
+        task = AgentTask(
+            case=case,
+            readme_text=readme_text,
+            readme_name=readme_name,
+            log_path=paths.agent_log,
+            trajectory_path=paths.trajectory,
+            run_dir=self.run.root,
+            max_cost=self.settings.max_cost,
+            start_container=lambda: self._agent_box(case),
+        )
+        append_jsonl(
+            paths.agent_runs,
+            {
+                "pid": os.getpid(),
+                "worker": self.worker_id,
+                "host": socket.gethostname(),
+                "agent": self.settings.agent,
+                "started": time.time(),
+            },
+        )
+        started = time.monotonic()
+        try:
+            outcome = agent.run(task)
+        except EncondaError:
+            raise
+        except Exception as exc:  # the agent's own bug counts against the agent
+            outcome = AgentOutcome(
+                case_id=case.id,
+                agent=self.settings.agent,
+                status="crashed",
+                message="".join(traceback.format_exception(exc))[-4000:],
+                wall_time=time.monotonic() - started,
+            )
+        atomic_write_text(paths.setup_script, outcome.setup_script)
+        write_model(paths.agent_outcome, outcome)
+        return outcome
+
+    def _agent_readme(self, case: Case) -> tuple[str, str]:
+        """The README the agent is given: the case's, or the repository's own (imported research).
+
+        An imported research case carries no README of its own; the repository's is only known
+        once it is materialised, which building the task image does.
+        """
+        if README_FROM_REPOSITORY not in case.spec.tags:
+            return Path(case.spec.readme_target).name, case.readme_text
+        self.task_image(case)
+        return self._repo_readmes.get(case.id, (Path(case.spec.readme_target).name, ""))
+
+    @contextlib.contextmanager
+    def _agent_box(self, case: Case) -> Iterator[Box]:
+        from .backends.base import started
+
+        image = self.task_image(case)
+        with started(self.backend(), image, case_id=case.id, role="agent") as box:
+            yield box
+            if case.spec.suite == "research" and getattr(self.agent, "acts_in_container", False):
+                self._freeze_agent_box(case, box)
+
+    def _freeze_agent_box(self, case: Case, box: Box) -> None:
+        """The agent's box, as it left it, becomes the final state the probes grade."""
+        from .probing.final_state import freeze
+
+        self.progress(f"{case.id}: freezing the agent's container")
+        paths = self.case_dir(case)
+        state = freeze(box, case, paths, source="agent-container")
+        write_model(paths.final_state, state)
+
+    def task_image(self, case: Case) -> str:
+        return self._once(case, "image", lambda: self._build_task_image(case))  # type: ignore[no-any-return]
+
+    def _build_task_image(self, case: Case) -> str:
+        from .sandbox.repo import materialize
+
+        backend = self.backend()
+        spec = case.spec
+        self.progress(f"{case.id}: preparing image (base {spec.base_image})")
+        with tempfile.TemporaryDirectory(prefix="enconda-repo-") as tmp:
+            repo_dir = Path(tmp) / "repo"
+            # The repository first: an unavailable one should fail before minutes of building.
+            digest = materialize(
+                spec.repository,
+                case.case_dir,
+                repo_dir,
+                mirror_dir=self.settings.repo_mirror,
+                cache_dir=backend.cache_dir,
+            )
+            if README_FROM_REPOSITORY in spec.tags:
+                # Nothing is written over the repository's own README; the agent reads it.
+                overrides: dict[str, bytes] = {}
+                self._repo_readmes[case.id] = _repository_readme(repo_dir, spec.readme_target)
+            else:
+                overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
+            return backend.task_image(
+                case, repo_dir, overrides, tree_hash=digest, progress=self.build_progress
+            )
+
+    # ----------------------------------------------------------------- replay and final state
+
+    def execution_record(self, case: Case) -> ExecutionRecord:
+        from .probing.execution import ExecutionRecord, run_execution
+
+        paths = self.case_dir(case)
+
+        def produce() -> ExecutionRecord:
+            if paths.execution_record.is_file():
+                return read_model(paths.execution_record, ExecutionRecord)
+            outcome = self.agent_outcome(case)
+            image = self.task_image(case)
+            with harness_step(f"execution of {case.id}"):
+                record = run_execution(self.backend(), image, case, outcome.setup_script, paths)
+            write_model(paths.execution_record, record)
+            return record
+
+        return self._once(case, "execution", produce)  # type: ignore[no-any-return]
+
+    def final_state(self, case: Case) -> FinalState:
+        """The snapshot probes start from (made once per case, kept for ``--resume``)."""
+        from .probing.final_state import FinalState, build_final_state
+
+        path = self.case_dir(case).final_state
+
+        def produce() -> FinalState:
+            if path.is_file():
+                state = read_model(path, FinalState)
+                if self.backend().image_exists(state.image):
+                    return state
+                self.progress(f"{case.id}: snapshot {state.image} is gone; rebuilding it")
+            outcome = self.agent_outcome(case)
+            image = self.task_image(case)
+            self.progress(f"{case.id}: building the agent's final state")
+            with harness_step(f"final state of {case.id}"):
+                state = build_final_state(
+                    self.backend(), image, case, outcome.setup_script, self.case_dir(case)
+                )
+            write_model(path, state)
+            return state
+
+        return self._once(case, "final_state", produce)  # type: ignore[no-any-return]
+
+    def self_report(self, case: Case) -> dict[str, Any] | None:
+        """The agent's self-report as it wrote it (``None`` when there is none)."""
+
+        def produce() -> dict[str, Any] | None:
+            if self.grades_existing:
+                return None if self.settings.report is None else read_report(self.settings.report)
+            outcome = self.agent_outcome(case)
+            if outcome.self_report is not None:
+                return outcome.self_report
+            state = self.final_state(case)
+            if state.report_file is None:
+                return None
+            return read_report(self.case_dir(case).root / state.report_file)
+
+        return self._once(case, "self_report", produce)  # type: ignore[no-any-return]
+
+    def environment(self, case: Case) -> Any:
+        """The handle probes run commands with: fresh boxes of the final state."""
+
+        def produce() -> Any:
+            from .probing.environment import BoxEnvironment
+
+            backend = self.backend()
+            report = self.self_report(case)
+            if backend.existing is not None:
+                return BoxEnvironment(
+                    backend,
+                    backend.existing,
+                    case.id,
+                    python=str(self.settings.python),
+                    repo_dir=str(self.settings.repo),
+                    gpu_count=backend.gpu_count(),
+                )
+            python = "python3"
+            if isinstance(report, dict) and isinstance(report.get("python_path"), str):
+                python = report["python_path"] or python
+            return BoxEnvironment(
+                backend,
+                self.final_state(case).image,
+                case.id,
+                python=python,
+                gpu_count=backend.gpu_count(),
+                log_dir=self.case_dir(case).probes_dir,
+            )
+
+        return self._once(case, "environment", produce)
+
+    # ----------------------------------------------------------------- checks
+
+    def stage(self, case: Case, name: str) -> Any:
+        """One pyramid stage's result, run once per case and saved for resume and re-grading."""
+        from .probing.pyramid import StageResult
+
+        path = self.case_dir(case).pyramid(name)
+
+        def produce() -> StageResult:
+            if path.is_file():
+                return read_model(path, StageResult)
+            with harness_step(f"stage {name} of {case.id}"):
+                result = self._run_stage(case, name)
+            write_model(path, result)
+            return result
+
+        return self._once(case, f"stage-{name}", produce)
+
+    def _run_stage(self, case: Case, name: str) -> Any:
+        from .stages import STAGES, StageContext
+
+        # First: a harness failure here is the environment's, whichever stage asked.
+        self.environment(case)
+        try:
+            stage = STAGES.get(name)
+        except KeyError as exc:
+            raise HarnessError(f"unknown pyramid stage {name!r}: {exc.args[0]}") from None
+        return stage.run(StageContext(self, case))
+
+    def facts(self, case: Case) -> dict[str, Any] | None:
+        """``python_facts.py`` run by the reported interpreter (GPUs visible if any); ``None``
+        when that interpreter does not run."""
+        from .stages.facts import python_facts
+
+        return self._once(  # type: ignore[no-any-return]
+            case, "facts", lambda: python_facts(self.environment(case), case, self.progress)
+        )
+
+    def report_read(self, case: Case) -> Any:
+        """The self-report checked against ResearchEnvBench's schema (ok, missing or invalid)."""
+        from .stages.c5 import report_read
+
+        return report_read(self.self_report(case))
+
+    def efficiency(self, case: Case) -> dict[str, Any]:
+        """The case's efficiency numbers for a stage's record (``records.efficiency``)."""
+        outcome = self.agent_outcome(case)
+        facts = self.facts(case)
+        # An existing environment has no final state of the agent's to size.
+        state = None if self.grades_existing else self.final_state(case)
+        numbers = efficiency(
+            outcome.model_dump(mode="json"),
+            state=state.model_dump(mode="json") if state is not None else None,
+            facts=facts,
+        )
+        return {name: value for name, value in numbers.items() if value is not None}
+
+    # ----------------------------------------------------------------- grading
+
+    def diagnosis_grade(self, case: Case) -> Any:
+        def produce() -> Any:
+            from .grading.diagnosis import grade_diagnosis
+
+            outcome = self.agent_outcome(case)
+            grade = grade_diagnosis(case.golden, outcome.diagnosis, self.judge)
+            write_model(self.case_dir(case).diagnosis, grade)
+            return grade
+
+        return self._once(case, "diagnosis", produce)
+
+    def verdict(self, case: Case, aspect: str) -> ItemVerdict:
+        """Prepare what ``aspect`` needs and grade it; harness failures raise."""
+        from .aspects import ASPECTS, AspectContext
+
+        if aspect in ASPECTS:
+            spec = ASPECTS.get(aspect)
+            verdict = spec.grade(AspectContext(self, case, spec))
+        else:
+            verdict = ItemVerdict(outcome="skipped", message=f"aspect {aspect} is not graded yet")
+        write_model(self.case_dir(case).grading(aspect), verdict)
+        self._write_case_facts(case)
+        return verdict
+
+    def _write_case_facts(self, case: Case) -> None:
+        """What re-grading and the review report need of the case (``case.json``), beside its
+        grading: golden answer, level, error types and the execution reference."""
+        path = self.case_dir(case).facts
+        if path.exists():
+            return
+        facts = {
+            "case_id": case.id,
+            "level": case.golden.level,
+            "error_types": [error.error_type for error in case.golden.errors],
+            "golden": json.loads(case.golden.model_dump_json()),
+            "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
+        }
+        atomic_write_text(path, json.dumps(facts, indent=2, sort_keys=True) + "\n")
+
+
+_README_NAMES = ("README.md", "README.rst", "README.txt", "README")
+
+
+def _repository_readme(repo_dir: Path, preferred: str) -> tuple[str, str]:
+    """(name, text) of a repository's own README: ``preferred``, else the usual names, any case."""
+    candidates = [repo_dir / preferred]
+    by_lower = {entry.name.lower(): entry for entry in repo_dir.iterdir() if entry.is_file()}
+    candidates += [by_lower[name.lower()] for name in _README_NAMES if name.lower() in by_lower]
+    root = repo_dir.resolve()
+    for path in candidates:
+        # The repository is downloaded data: a README linking out of it must not read host files.
+        if path.is_file() and not path.is_symlink() and root in path.resolve().parents:
+            return path.name, path.read_bytes().decode("utf-8", errors="replace")
+    return Path(preferred).name, ""
