@@ -1,0 +1,138 @@
+"""The case pipeline on the fake backend: agent, replay, grading and stage dispatch as unit
+tests (no Docker, no pytest run). Each was reachable only through a Docker-backed pytester run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_enconda.backends.fake import FakeBackend
+from pytest_enconda.cases.loader import load_case
+from pytest_enconda.cases.models import Case
+from pytest_enconda.errors import HarnessError
+from pytest_enconda.pipeline import CasePipeline
+from pytest_enconda.records import CaseDir
+from pytest_enconda.settings import EncondaSettings
+
+E4 = {
+    "error_type": "E4",
+    "error_description": "the README runs `python tools/run.py`, but the file is scripts/run.py",
+    "correction_candidates": ["python scripts/run.py"],
+    "golden_answer": "python scripts/run.py",
+}
+
+
+def _case(root: Path, *, setup: str, test_command: str = "test -f built.txt") -> Case:
+    case_dir = root / "bench" / "cases" / "toy"
+    (case_dir / "repo" / "scripts").mkdir(parents=True)
+    (case_dir / "repo" / "scripts" / "run.py").write_text("print('ok')\n")
+    (case_dir / "README.md").write_text("# toy\n\n```bash\npython tools/run.py\n```\n")
+    (case_dir / "golden.json").write_text(json.dumps({"level": 1, "errors": [E4]}))
+    (case_dir / "setup.sh").write_text(setup)
+    (case_dir / "case.toml").write_text(
+        'id = "toy"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
+        f'golden_setup = "setup.sh"\ntest_command = {json.dumps(test_command)}\n'
+        '[repository]\nkind = "folder"\npath = "repo"\n'
+        "[budgets]\nsetup_seconds = 30\ntest_seconds = 30\n"
+    )
+    return load_case(case_dir / "case.toml", [root / "bench"])
+
+
+def _pipeline(tmp_path: Path, backend: FakeBackend, **settings: Any) -> CasePipeline:
+    messages: list[str] = []
+    pipeline = CasePipeline(
+        EncondaSettings(run_dir=tmp_path / "run", **settings),
+        progress=messages.append,
+        backend=backend,
+    )
+    return pipeline
+
+
+def test_oracle_case_is_graded_on_every_aspect(tmp_path: Path) -> None:
+    case = _case(tmp_path, setup="echo built > built.txt\n")
+    backend = FakeBackend(tmp_path / "fake")
+    pipeline = _pipeline(tmp_path, backend)
+    verdicts = {
+        aspect: pipeline.verdict(case, aspect).outcome
+        for aspect in ("execution", "error_types", "descriptions", "fixes")
+    }
+    assert verdicts == dict.fromkeys(verdicts, "passed")
+    paths = CaseDir(tmp_path / "run", "toy")
+    record = json.loads(paths.execution_record.read_text())
+    assert [step["name"] for step in record["steps"]][:2] == ["setup", "test"]
+    assert json.loads(paths.facts.read_text())["error_types"] == ["E4"]
+    # One agent run, one execution replay, however many aspects asked.
+    assert len(paths.agent_runs.read_text().splitlines()) == 1
+    setups = [c for c in backend.commands() if "setup.sh" in c]
+    assert len(setups) == 1, setups
+
+
+def test_a_setup_that_fails_fails_execution_only(tmp_path: Path) -> None:
+    case = _case(tmp_path, setup="exit 3\n")
+    pipeline = _pipeline(tmp_path, FakeBackend(tmp_path / "fake"))
+    execution = pipeline.verdict(case, "execution")
+    assert execution.outcome == "failed"
+    assert execution.message.startswith("setup step exited with 3")
+    assert pipeline.verdict(case, "error_types").outcome == "passed"
+
+
+def test_a_readme_agent_that_follows_the_error_fails_the_diagnosis(tmp_path: Path) -> None:
+    case = _case(tmp_path, setup="echo built > built.txt\n")
+    pipeline = _pipeline(tmp_path, FakeBackend(tmp_path / "fake"), agent="readme")
+    # The literal README agent reports no errors: the golden E4 is missed.
+    assert pipeline.verdict(case, "error_types").outcome == "failed"
+    assert pipeline.verdict(case, "fixes").outcome == "failed"
+
+
+def test_a_harness_failure_is_kept_and_raised_again(tmp_path: Path) -> None:
+    case = _case(tmp_path, setup="true\n")
+
+    class Broken(FakeBackend):
+        calls = 0
+
+        def task_image(self, *args: Any, **kwargs: Any) -> str:
+            Broken.calls += 1
+            raise HarnessError("image build failed: disk full")
+
+    pipeline = _pipeline(tmp_path, Broken(tmp_path / "fake"))
+    for aspect in ("execution", "execution"):
+        with pytest.raises(HarnessError, match="disk full"):
+            pipeline.verdict(case, aspect)
+    assert Broken.calls == 1  # the failure is the step's, not retried by every item
+
+
+def test_stages_dispatch_through_the_registry(tmp_path: Path) -> None:
+    from pytest_enconda.probing.pyramid import StageResult
+    from pytest_enconda.stages import STAGES, Stage
+
+    ran: list[str] = []
+
+    def run(ctx: Any) -> StageResult:
+        ran.append(ctx.case.id)
+        probe = ctx.environment.run("echo from-the-box", timeout=10)
+        return StageResult(stage="T9", outcome="passed", message=probe.output.strip())
+
+    STAGES.register(Stage(name="T9", title="toy", run=run, probe="test_t9_toy"))
+    try:
+        case = _case(tmp_path, setup="true\n")
+        backend = FakeBackend(tmp_path / "fake", existing="fake:existing")
+        backend.add_image("fake:existing")
+        pipeline = CasePipeline(
+            EncondaSettings(
+                run_dir=tmp_path / "run", python=Path("/usr/bin/python3"), repo=tmp_path
+            ),
+            progress=lambda _message: None,
+            backend=backend,
+        )
+        first = pipeline.stage(case, "T9")
+        again = pipeline.stage(case, "T9")
+    finally:
+        STAGES.unregister("T9")
+    assert first.outcome == "passed" and first.message == "from-the-box"
+    assert again is first and ran == ["toy"]
+    assert json.loads(CaseDir(tmp_path / "run", "toy").pyramid("T9").read_text())["outcome"] == (
+        "passed"
+    )
