@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from . import textio
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
 from .cases.models import README_FROM_REPOSITORY
@@ -46,13 +47,17 @@ BUILD_HEADLINES = (
     "task image",
 )
 BUILD_ECHO_SECONDS = 5.0
+# A self-report is a small JSON object, a README a few pages: far larger is not one.
+MAX_REPORT_BYTES = 1 << 20
+MAX_README_BYTES = 8 << 20
 
 
 def _read_report(path: Path) -> dict[str, Any] | None:
     """A self-report file's JSON object; its problems are graded by C5, not raised here."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError, RecursionError) as exc:
+        # --report may name a FIFO or /dev/zero: bounded, regular files only.
+        data = textio.read_json(path, MAX_REPORT_BYTES)
+    except (OSError, ValueError) as exc:
         return {"__invalid__": f"{path}: {exc}"}
     if not isinstance(data, dict):
         return {"__invalid__": f"{path}: expected a JSON object, got {type(data).__name__}"}
@@ -706,5 +711,6 @@ def _repository_readme(repo_dir: Path, preferred: str) -> tuple[str, str]:
     for path in candidates:
         # The repository is downloaded data: a README linking out of it must not read host files.
         if path.is_file() and not path.is_symlink() and root in path.resolve().parents:
-            return path.name, path.read_bytes().decode("utf-8", errors="replace")
+            data = textio.read_bounded(path, MAX_README_BYTES, follow_links=False)
+            return path.name, data.decode("utf-8", errors="replace")
     return Path(preferred).name, ""
