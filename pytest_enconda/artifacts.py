@@ -16,6 +16,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import EncondaError
+from .textio import read_bounded
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -64,16 +65,18 @@ class ArtifactError(EncondaError, ValueError):
 def read_model(path: Path, model: type[M]) -> M:
     """Load a model from JSON; errors name the file and each invalid field."""
     try:
-        size = path.stat().st_size
-        if size > MAX_ARTIFACT_BYTES:
-            raise ArtifactError(f"{path}: {size} bytes, more than the {MAX_ARTIFACT_BYTES} read")
-        return model.model_validate_json(path.read_text(encoding="utf-8"))
+        # A saved artifact is never a link or a FIFO in a run this harness wrote: refused.
+        data = read_bounded(path, MAX_ARTIFACT_BYTES, follow_links=False)
+        return model.model_validate_json(data)
     except ValidationError as exc:
+        errors = exc.errors()
         details = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
-            for err in exc.errors()
-        )
+            for err in errors[:10]
+        ) + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")
         raise ArtifactError(f"{path}: not a valid {model.__name__}: {details}") from None
+    except ValueError as exc:
+        raise ArtifactError(f"{path}: cannot be read: {exc}") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot be read: {exc}") from None
 

@@ -81,7 +81,7 @@ def open_regular(path: Path, limit: int, *, follow_links: bool = True) -> Binary
         if not stat.S_ISREG(info.st_mode):
             raise ValueError("not a regular file")
         if info.st_size > limit:
-            raise ValueError(f"larger than {limit} bytes")
+            raise ValueError(f"larger than allowed: {info.st_size} bytes, more than the {limit}")
         # Blocking again: a regular file never blocks, and buffered reads expect it.
         os.set_blocking(fd, True)
         return os.fdopen(fd, "rb")
