@@ -8,9 +8,11 @@ allowed); anything else is refused with the file, the field and what was expecte
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from pydantic import ValidationError
 
@@ -105,12 +107,29 @@ def _read_named(
     return None
 
 
+# Remote transports git clones over; anything else (ext::, fd::, a helper's scheme) is refused.
+_REMOTE_URL = re.compile(r"^(?:(?:https?|ssh|git|git\+ssh)://[^/\s]|[\w.-]+@[\w.-]+:)")
+
+
+def local_url_path(url: str, case_dir: Path) -> Path | None:
+    """The host path a repository URL names (``file://`` or a bare path), else ``None``: git
+    clones a local path as readily as a remote, so such a URL is held to the case's roots."""
+    if url.startswith("file://"):
+        return Path(unquote(urlsplit(url).path) or "/")
+    if "://" in url or "::" in url or _REMOTE_URL.match(url):
+        return None
+    return case_dir / url
+
+
 def load_golden(path: Path) -> GoldenAnswer:
     """Load a golden file; ``CaseFormatError`` names the file and each invalid field."""
     try:
         data = parse_json(read_text(path), path)
     except (OSError, ValueError) as exc:
         raise CaseFormatError(str(path), [("<json>", str(exc))]) from None
+    if isinstance(data, dict) and "errors" not in data:
+        # ``{}`` would grade every case as "no error to find": a golden file lists its errors.
+        raise CaseFormatError(str(path), [("errors", "required field is missing")])
     try:
         golden = GoldenAnswer.model_validate(data)
     except ValidationError as exc:
@@ -179,6 +198,18 @@ def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
             problems.append(_outside("repository.path", repo_path, [case_dir, *roots]))
         elif not repo_path.is_dir():
             problems.append(("repository.path", f"directory not found: {repo_path}"))
+    if spec.repository.kind == "url" and spec.repository.url:
+        local = local_url_path(spec.repository.url, case_dir)
+        if local is not None and contained(local, [case_dir, *roots]) is None:
+            problems.append(_outside("repository.url", local, [case_dir, *roots]))
+        elif local is None and not _REMOTE_URL.match(spec.repository.url):
+            problems.append(
+                (
+                    "repository.url",
+                    f"{spec.repository.url!r}: expected an https, http, ssh or git URL "
+                    "(or user@host:path)",
+                )
+            )
     if problems:
         raise CaseFormatError(str(case_file), problems)
     assert readme is not None
