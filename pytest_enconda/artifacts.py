@@ -6,6 +6,7 @@ in flight and ``--resume`` can pick up from what is on disk.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -16,10 +17,12 @@ from typing import TypeVar
 from pydantic import BaseModel, ValidationError
 
 from .errors import EncondaError
+from .textio import read_bounded
 
 M = TypeVar("M", bound=BaseModel)
 
 MAX_ARTIFACT_BYTES = 64 << 20
+MAX_NAME_CHARS = 120
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
@@ -29,13 +32,19 @@ def safe_name(case_id: str) -> str:
     Imported ids contain ``/``; each character outside ``[A-Za-z0-9._-]`` becomes ``+XX`` per
     byte of its UTF-8 (``/`` is ``+2f``, ``+`` itself ``+2b``: fixed width, so the escape can be
     undone), and a leading dot is escaped the same way, so the folder is never hidden, ``.`` or
-    ``..``.
+    ``..``. A name longer than ``MAX_NAME_CHARS`` is cut and ends with a hash of the id.
     """
     name = _UNSAFE.sub(
         lambda m: "".join(f"+{byte:02x}" for byte in m.group().encode("utf-8")), case_id
     )
     if name.startswith("."):
         name = "+2e" + name[1:]
+    if len(name) > MAX_NAME_CHARS:
+        # A file name has 255 bytes at most (ENAMETOOLONG past that, and the whole run stops):
+        # a long id keeps a readable head and a hash of the whole id. "~" never appears in an
+        # escaped name, so a shortened name cannot equal an unshortened one.
+        digest = hashlib.sha256(case_id.encode("utf-8")).hexdigest()[:20]
+        name = f"{name[: MAX_NAME_CHARS - 21]}~{digest}"
     return name or "+"
 
 
@@ -64,16 +73,18 @@ class ArtifactError(EncondaError, ValueError):
 def read_model(path: Path, model: type[M]) -> M:
     """Load a model from JSON; errors name the file and each invalid field."""
     try:
-        size = path.stat().st_size
-        if size > MAX_ARTIFACT_BYTES:
-            raise ArtifactError(f"{path}: {size} bytes, more than the {MAX_ARTIFACT_BYTES} read")
-        return model.model_validate_json(path.read_text(encoding="utf-8"))
+        # A saved artifact is never a link or a FIFO in a run this harness wrote: refused.
+        data = read_bounded(path, MAX_ARTIFACT_BYTES, follow_links=False)
+        return model.model_validate_json(data)
     except ValidationError as exc:
+        errors = exc.errors()
         details = "; ".join(
             f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
-            for err in exc.errors()
-        )
+            for err in errors[:10]
+        ) + (f"; and {len(errors) - 10} more" if len(errors) > 10 else "")
         raise ArtifactError(f"{path}: not a valid {model.__name__}: {details}") from None
+    except ValueError as exc:
+        raise ArtifactError(f"{path}: cannot be read: {exc}") from None
     except OSError as exc:
         raise ArtifactError(f"{path}: cannot be read: {exc}") from None
 

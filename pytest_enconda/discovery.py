@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from pathlib import Path
 
 import pytest
+
+from . import textio
 
 CASE_FILE = "case.toml"
 REPO_INFO = "repo_info.jsonl"
@@ -23,18 +24,43 @@ _CASE_CONTENT = re.compile(rb"^\s*(?:suite\s*=|\[repository\])", re.MULTILINE)
 _SCAN_DEPTH = 4
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "reports"})
 _PEEK_BYTES = 1 << 16
+# A case file is a page of TOML; the loader refuses a larger one, by name.
+MAX_CASE_BYTES = 1 << 20
 
 
 def is_case_file(path: Path) -> bool:
-    """A ``case.toml`` whose content is a benchmark case's (by its suite or repository)."""
+    """A ``case.toml`` whose content is a benchmark case's (by its suite or repository), or one
+    that cannot be told apart: empty, not UTF-8, not TOML, not a regular file. Those are
+    collected so that collection names the file and what is wrong, instead of skipping a
+    broken case without a word; another tool's readable ``case.toml`` is left alone."""
     if path.name != CASE_FILE:
         return False
     try:
-        with path.open("rb") as handle:
+        with textio.open_regular(path, MAX_CASE_BYTES) as handle:
             head = handle.read(_PEEK_BYTES)
-    except OSError:
+            if _CASE_CONTENT.search(head.removeprefix(b"\xef\xbb\xbf")) is not None:
+                return True
+            data = head + handle.read()
+    except (OSError, ValueError):
+        return True
+    try:
+        parsed = textio.parse_toml(textio.decode_utf8(data))
+    except ValueError:
+        return True
+    # Quoted keys ("suite" = ...) and a long comment before the key are still a case's.
+    return not parsed or "suite" in parsed or "repository" in parsed
+
+
+def is_link_loop(path: Path) -> bool:
+    """A folder link to a folder that holds it: walking it never ends."""
+    if not path.is_symlink():
         return False
-    return _CASE_CONTENT.search(head.removeprefix(b"\xef\xbb\xbf")) is not None
+    try:
+        target = path.resolve(strict=True)
+        here = path.parent.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return True  # a link loop of its own, or a dangling link: nothing to collect there
+    return target == here or target in here.parents
 
 
 def is_dataset_dir(path: Path) -> bool:
@@ -77,12 +103,12 @@ def case_repository_dirs(roots: list[Path]) -> set[Path]:
         for case_file in _case_files(root):
             case_dirs.add(case_file.parent.resolve())
             try:
-                data = tomllib.loads(case_file.read_bytes().decode("utf-8-sig"))
+                # Bounded and guarded as the loader's read: a huge literal or deep key here
+                # would stop collection before any case is reported.
+                data = textio.parse_toml(textio.read_text(case_file, MAX_CASE_BYTES))
                 repository = data.get("repository") or {}
                 relative = repository.get("path") if repository.get("kind") != "url" else None
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, AttributeError):
-                continue
-            except RecursionError:
+            except (OSError, ValueError, AttributeError):
                 continue
             if isinstance(relative, str) and relative:
                 repos.add((case_file.parent / relative).resolve())

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from . import textio
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
 from .cases.models import README_FROM_REPOSITORY
@@ -36,13 +37,15 @@ if TYPE_CHECKING:
     from .settings import EncondaSettings
 
 Progress = Callable[[str], None]
-# A self-report is a small JSON object; anything far larger is refused as invalid.
-MAX_REPORT_BYTES = 1024 * 1024
+# A self-report is a small JSON object, a README a few pages: far larger is not one.
+MAX_REPORT_BYTES = 1 << 20
+MAX_README_BYTES = 8 << 20
 
 
 def read_report(path: Path) -> dict[str, Any] | None:
     """A self-report file's JSON object; its problems are graded by C5, not raised here."""
     try:
+        # --report may name a FIFO or /dev/zero: bounded, regular files only.
         data = read_json(path, MAX_REPORT_BYTES)
     except (OSError, ValueError) as exc:
         return {"__invalid__": f"{path}: {exc}"}
@@ -491,5 +494,6 @@ def _repository_readme(repo_dir: Path, preferred: str) -> tuple[str, str]:
     for path in candidates:
         # The repository is downloaded data: a README linking out of it must not read host files.
         if path.is_file() and not path.is_symlink() and root in path.resolve().parents:
-            return path.name, path.read_bytes().decode("utf-8", errors="replace")
+            data = textio.read_bounded(path, MAX_README_BYTES, follow_links=False)
+            return path.name, data.decode("utf-8", errors="replace")
     return Path(preferred).name, ""

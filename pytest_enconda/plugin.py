@@ -85,6 +85,8 @@ def pytest_collection(session: pytest.Session) -> None:
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """The repositories that cases point at carry tests of their own: not this run's."""
+    if discovery.is_link_loop(collection_path):
+        return True  # pytest follows folder links: one to an ancestor is walked forever
     repo_dirs = config.stash[STATE_KEY].repo_dirs
     if repo_dirs and collection_path.is_dir() and collection_path.resolve() in repo_dirs:
         return True

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from . import textio
 from .artifacts import ArtifactError, atomic_write_text, safe_name
 
 M = TypeVar("M", bound=BaseModel)
@@ -215,30 +216,46 @@ class RunDir:
 # ----------------------------------------------------------------------------- bounded readers
 
 
-def read_json_file(path: Path, *, limit: int = MAX_RECORD_BYTES) -> Any:
-    """A JSON document; an absent, oversized or malformed file raises ``ArtifactError`` naming
-    it (a run directory is input like any other: copied, edited, truncated)."""
+def read_json_file(path: Path, *, limit: int = MAX_RECORD_BYTES, root: Path | None = None) -> Any:
+    """A JSON document; an absent, oversized, linked, special or malformed file raises
+    ``ArtifactError`` naming it (a run directory is input like any other: copied, edited,
+    truncated, or made by someone else). With ``root``, no link on the way down from it is
+    followed either: a run directory's records never read a host file."""
     try:
-        size = path.stat().st_size
-    except OSError as exc:
+        if root is not None:
+            data = textio.read_within(root, path, limit)
+        else:
+            data = textio.read_bounded(path, limit, follow_links=False)
+    except ValueError as exc:
         raise ArtifactError(f"{path}: cannot be read: {exc}") from None
-    if size > limit:
-        raise ArtifactError(f"{path}: {size} bytes, more than the {limit} a record may have")
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot be read: {exc.strerror or exc}") from None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise ArtifactError(f"{path}: not JSON: {exc}") from None
+        return textio.parse_json(textio.decode_utf8(data))
+    except ValueError as exc:
+        reason = str(exc).removeprefix("not valid JSON: ")
+        raise ArtifactError(f"{path}: not JSON: {reason}") from None
+
+
+SHOWN_PROBLEMS = 10
 
 
 def _problems(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}" for err in exc.errors()
+    """The first invalid fields: a record with 20,000 wrong entries is one message, not 20,000."""
+    errors = exc.errors()
+    shown = "; ".join(
+        f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+        for err in errors[:SHOWN_PROBLEMS]
     )
+    more = len(errors) - SHOWN_PROBLEMS
+    return shown + (f"; and {more} more" if more > 0 else "")
 
 
-def read_record(path: Path, model: type[M], *, limit: int = MAX_RECORD_BYTES) -> M:
+def read_record(
+    path: Path, model: type[M], *, limit: int = MAX_RECORD_BYTES, root: Path | None = None
+) -> M:
     """``path`` validated as ``model``; errors name the file and each invalid field."""
-    data = read_json_file(path, limit=limit)
+    data = read_json_file(path, limit=limit, root=root)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -293,19 +310,25 @@ class CaseFacts(BaseModel):
 
 def read_run_info(run: RunDir) -> RunInfo | None:
     """``run.json``, or ``None`` when the run has none (it ran no item)."""
-    return read_record(run.run_info, RunInfo) if run.run_info.is_file() else None
+    return read_record(run.run_info, RunInfo, root=run.root) if _present(run.run_info) else None
 
 
 def read_summary(run: RunDir) -> dict[str, Any] | None:
     """``summary.json`` as written (validated for its known fields), or ``None`` if absent."""
-    if not run.summary_json.is_file():
+    if not _present(run.summary_json):
         return None
-    summary = read_record(run.summary_json, RunSummary)
+    summary = read_record(run.summary_json, RunSummary, root=run.root)
     return summary.model_dump(mode="json", exclude_unset=True)
 
 
 def read_case_facts(case: CaseDir) -> CaseFacts | None:
-    return read_record(case.facts, CaseFacts) if case.facts.is_file() else None
+    return read_record(case.facts, CaseFacts, root=case.run_dir) if _present(case.facts) else None
+
+
+def _present(path: Path) -> bool:
+    """Something is there: a link or a FIFO is present (and refused by the reader, by name),
+    not silently absent as ``is_file()`` would make it."""
+    return path.is_symlink() or path.exists()
 
 
 # ----------------------------------------------------------------------------- results.jsonl
@@ -377,33 +400,36 @@ class ResultsFile:
     def read(self) -> ResultsRead:
         read = ResultsRead()
         try:
-            size = self.path.stat().st_size
-        except OSError as exc:
+            handle = textio.open_regular(self.path, MAX_RESULTS_BYTES, follow_links=False)
+        except (OSError, ValueError) as exc:
             read.problems.append(f"{self.path}: cannot be read: {exc}")
             return read
-        if size > MAX_RESULTS_BYTES:
-            read.problems.append(
-                f"{self.path}: {size} bytes, more than the {MAX_RESULTS_BYTES} read"
-            )
-            return read
-        for number, line in self._lines():
-            if not line.strip():
-                continue
-            where = f"{self.path}:{number}"
-            if len(line) > MAX_RESULT_LINE_BYTES:
-                read.problems.append(f"{where}: a line of {len(line)} bytes is not a result")
-                continue
-            try:
-                row = ResultRow.model_validate_json(line)
-            except ValidationError as exc:
-                read.problems.append(f"{where}: not a result line ({_problems(exc)})")
-                continue
-            read.rows[row.key] = row.to_json()
+        with handle:
+            number = 0
+            # A line is read to its bound, never whole: one huge line costs a megabyte.
+            while line := handle.readline(MAX_RESULT_LINE_BYTES + 1):
+                number += 1
+                if len(line) > MAX_RESULT_LINE_BYTES and not line.endswith(b"\n"):
+                    while (rest := handle.readline(MAX_RESULT_LINE_BYTES)) and not rest.endswith(
+                        b"\n"
+                    ):
+                        pass
+                    read.problems.append(
+                        f"{self.path}:{number}: a line over "
+                        f"{MAX_RESULT_LINE_BYTES} bytes is not a result"
+                    )
+                    continue
+                if not line.strip():
+                    continue
+                try:
+                    row = ResultRow.model_validate_json(line)
+                except ValidationError as exc:
+                    read.problems.append(
+                        f"{self.path}:{number}: not a result line ({_problems(exc)})"
+                    )
+                    continue
+                read.rows[row.key] = row.to_json()
         return read
-
-    def _lines(self) -> Iterator[tuple[int, bytes]]:
-        with self.path.open("rb") as handle:
-            yield from enumerate(handle, 1)
 
 
 def _line(row: Mapping[str, Any]) -> str:
@@ -471,20 +497,21 @@ def recorded_facts(stages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
 
 def case_efficiency(case: CaseDir) -> dict[str, float | None]:
     """``efficiency`` from the case's saved files; one that cannot be read counts as absent."""
-    stages = [stage for path in case.pyramid_files() if (stage := _quiet_json(path)) is not None]
+    root = case.run_dir
+    stages = [s for path in case.pyramid_files() if (s := _quiet_json(path, root)) is not None]
     return efficiency(
-        _quiet_json(case.agent_outcome),
-        state=_quiet_json(case.final_state),
-        execution=_quiet_json(case.execution_record),
+        _quiet_json(case.agent_outcome, root),
+        state=_quiet_json(case.final_state, root),
+        execution=_quiet_json(case.execution_record, root),
         facts=recorded_facts(stages),
     )
 
 
-def _quiet_json(path: Path) -> dict[str, Any] | None:
+def _quiet_json(path: Path, root: Path | None = None) -> dict[str, Any] | None:
     if not path.is_file():
         return None
     try:
-        value = read_json_file(path)
+        value = read_json_file(path, root=root)
     except ArtifactError:
         return None
     return value if isinstance(value, dict) else None

@@ -37,6 +37,9 @@ BUILD_HEADLINES = (
     "task image",
 )
 BUILD_ECHO_SECONDS = 5.0
+# A self-report is a small JSON object, a README a few pages: far larger is not one.
+MAX_REPORT_BYTES = 1 << 20
+MAX_README_BYTES = 8 << 20
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
@@ -247,8 +250,11 @@ class EncondaSession:
         path = self.run_paths.import_problems
         if self.import_problems or not path.is_file():
             return
-        rows = read_json_file(path)
-        self.import_problems = [(row["file"], row["reason"]) for row in rows]
+        try:
+            rows = read_json_file(path, root=self.run_paths.root)
+            self.import_problems = [(str(row["file"]), str(row["reason"])) for row in rows]
+        except (ValueError, TypeError, KeyError) as exc:  # an edited run directory
+            self.progress(f"{path}: unreadable, its import problems are not reported: {exc!r}")
 
     def finish(self) -> None:
         """Every process removes its containers and saves its judge's stats; the controller

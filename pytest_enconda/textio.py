@@ -7,11 +7,14 @@ problem reads the same wherever it is met. Standard library only.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import re
 import stat
+import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 
 def decode_utf8(data: bytes) -> str:
@@ -36,27 +39,78 @@ def parse_json(text: str | bytes) -> Any:
         raise ValueError("not valid JSON: nested too deeply") from None
 
 
-def read_bounded(path: Path, limit: int) -> bytes:
-    """At most ``limit`` bytes of a regular file; ``ValueError`` for anything else or more.
+def link_within(root: Path, path: Path) -> Path | None:
+    """The first symbolic link on the way from ``root`` down to ``path`` (``path`` included),
+    or ``None``; ``ValueError`` when ``path`` does not lie under ``root`` as spelled.
+
+    A run directory or a copied-out tree is not trusted: a link in it may point anywhere on the
+    host, so readers of such trees refuse links instead of resolving them.
+    """
+    root = Path(os.path.abspath(root))
+    path = Path(os.path.abspath(path))
+    try:
+        parts = path.relative_to(root).parts
+    except ValueError:
+        raise ValueError(f"{path} lies outside {root}") from None
+    if ".." in parts:
+        raise ValueError(f"{path} leaves {root}")
+    here = root
+    for part in parts:
+        here = here / part
+        if here.is_symlink():
+            return here
+    return None
+
+
+def open_regular(path: Path, limit: int, *, follow_links: bool = True) -> BinaryIO:
+    """A regular file of at most ``limit`` bytes opened for reading; ``ValueError`` otherwise.
 
     Opened without blocking and checked on the open descriptor, so a FIFO or device swapped in
-    after a check is still refused; sized by the file, so a small file allocates little.
+    after a check is still refused; with ``follow_links=False`` a link as the last component is
+    refused by the kernel (``O_NOFOLLOW``), not by a check a swap could race.
     """
     flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)
-    fd = os.open(path, flags)
+    if not follow_links:
+        flags |= getattr(os, "O_NOFOLLOW", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow_links:
+            raise ValueError("a symbolic link; only regular files are read") from None
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
             raise ValueError("not a regular file")
         if info.st_size > limit:
-            raise ValueError(f"larger than {limit} bytes")
-        with os.fdopen(fd, "rb", closefd=False) as handle:
-            data = handle.read(min(info.st_size, limit) + 1)
-    finally:
+            raise ValueError(f"larger than allowed: {info.st_size} bytes, more than the {limit}")
+        # Blocking again: a regular file never blocks, and buffered reads expect it.
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
         os.close(fd)
+        raise
+
+
+def read_bounded(path: Path, limit: int, *, follow_links: bool = True) -> bytes:
+    """At most ``limit`` bytes of a regular file; ``ValueError`` for anything else or more.
+
+    Sized by the file, so a small file allocates little.
+    """
+    with open_regular(path, limit, follow_links=follow_links) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        data = handle.read(min(size, limit) + 1)
     if len(data) > limit:  # grew while being read
         raise ValueError(f"larger than {limit} bytes")
     return data
+
+
+def read_within(root: Path, path: Path, limit: int) -> bytes:
+    """``read_bounded`` of a file in an untrusted tree: no link on the way from ``root``."""
+    link = link_within(root, path)
+    if link is not None:
+        raise ValueError(f"{link} is a symbolic link; links in {root} are not followed")
+    return read_bounded(path, limit, follow_links=False)
 
 
 def read_text(path: Path, limit: int) -> str:
@@ -65,3 +119,27 @@ def read_text(path: Path, limit: int) -> str:
 
 def read_json(path: Path, limit: int) -> Any:
     return parse_json(read_text(path, limit))
+
+
+# A key of this many dotted parts is no case's: tomllib's time grows with the square of a
+# key's depth (20,000 parts in 40 KB took 70 s and 2 GB), so such a key is refused unparsed.
+MAX_KEY_PARTS = 64
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+_DEEP_KEY = re.compile(
+    rf"^[ \t]*\[*[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_KEY_PARTS},}}", re.MULTILINE
+)
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """TOML with every failure a ``ValueError``: syntax, keys nested past ``MAX_KEY_PARTS``,
+    arrays nested past the recursion limit, and integers past Python's digit limit."""
+    deep = _DEEP_KEY.search(text)
+    if deep is not None:
+        line = text.count("\n", 0, deep.start()) + 1
+        raise ValueError(f"line {line}: a key of more than {MAX_KEY_PARTS} dotted parts")
+    try:
+        return tomllib.loads(text)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
+    except ValueError as exc:  # TOMLDecodeError, and int()'s "Exceeds the limit" on huge digits
+        raise ValueError(str(exc)) from None

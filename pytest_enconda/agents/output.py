@@ -15,12 +15,15 @@ it feeds; it never stops the run.
 from __future__ import annotations
 
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .. import textio
+from ..errors import HarnessError
 from .base import AgentOutcome, PredictedError
 
 OUTPUT_DIR = "/enconda/output"
@@ -108,19 +111,38 @@ def parse_report(data: bytes, name: str = REPORT) -> dict[str, Any]:
     return value
 
 
+def _read_output(folder: Path | None, name: str) -> tuple[bytes | None, str | None]:
+    """(the file's bytes, or None; why it is refused, or None). Only a regular file in the
+    copied folder is read: a link the agent left (to ``/etc/shadow``, or to another output)
+    is refused, never followed on the host."""
+    if folder is None:
+        return None, None
+    path = folder / name
+    if not path.is_symlink() and not path.exists():
+        return None, None
+    try:
+        return textio.read_within(folder, path, MAX_FILE_BYTES), None
+    except ValueError as exc:
+        return None, f"{name}: refused, outputs must be regular files: {exc}"
+    except OSError as exc:
+        return None, f"{name}: cannot be read: {exc.strerror or exc}"
+
+
 def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
     """Read the files of the contract from a host folder (a copy of ``/enconda/output``)."""
     outputs = Outputs()
 
     def data_of(name: str) -> bytes | None:
-        path = folder / name if folder is not None else None
-        if path is None or not path.is_file():
-            return None
-        return path.read_bytes()
+        data, refused = _read_output(folder, name)
+        if refused is not None:
+            outputs.problems[name] = refused
+        return data
 
     setup = data_of(SETUP)
     if setup is None:
-        outputs.problems[SETUP] = f"no setup script written ({OUTPUT_DIR}/{SETUP} is missing)"
+        outputs.problems.setdefault(
+            SETUP, f"no setup script written ({OUTPUT_DIR}/{SETUP} is missing)"
+        )
     else:
         try:
             outputs.setup_script = _decode(SETUP, setup)
@@ -132,8 +154,8 @@ def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
     if not research:
         diagnosis = data_of(DIAGNOSIS)
         if diagnosis is None:
-            outputs.problems[DIAGNOSIS] = (
-                f"no diagnosis written ({OUTPUT_DIR}/{DIAGNOSIS} is missing)"
+            outputs.problems.setdefault(
+                DIAGNOSIS, f"no diagnosis written ({OUTPUT_DIR}/{DIAGNOSIS} is missing)"
             )
         else:
             try:
@@ -143,7 +165,12 @@ def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
     else:
         report = data_of(REPORT)
         if report is None:
-            outputs.problems[REPORT] = f"no self-report written ({OUTPUT_DIR}/{REPORT} is missing)"
+            if REPORT in outputs.problems:  # refused: present but not a regular file
+                outputs.self_report = {"__invalid__": outputs.problems[REPORT]}
+            else:
+                outputs.problems[REPORT] = (
+                    f"no self-report written ({OUTPUT_DIR}/{REPORT} is missing)"
+                )
         else:
             try:
                 outputs.self_report = parse_report(report)
@@ -153,16 +180,49 @@ def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
     return outputs
 
 
+def _copy_each(container: Any, target: Path, names: list[str]) -> dict[str, str]:
+    """Copy the contract's files one by one (after the folder as a whole was refused): a link
+    or special file costs only itself, and is named."""
+    refused: dict[str, str] = {}
+    target.mkdir(parents=True, exist_ok=True)
+    for name in names:
+        dest = target / name
+        if dest.is_symlink() or dest.exists():
+            # Left by the refused folder copy: never read what it may have half extracted.
+            dest.unlink() if not dest.is_dir() or dest.is_symlink() else shutil.rmtree(dest)
+        try:
+            container.copy_out(f"{OUTPUT_DIR}/{name}", dest)
+        except FileNotFoundError:
+            continue
+        except HarnessError as exc:
+            refused[name] = f"{name}: refused, outputs must be regular files: {exc}"
+    return refused
+
+
 def collect_outputs(
     container: Any, keep_dir: Path | None = None, *, research: bool = False
 ) -> Outputs:
-    """Copy ``/enconda/output`` out of ``container`` (into ``keep_dir`` when given) and read it."""
+    """Copy ``/enconda/output`` out of ``container`` (into ``keep_dir`` when given) and read it.
+
+    The backends refuse to copy a folder holding a link out of the box or a special file; the
+    agent made it, so it is the agent's output problem, and the regular files beside it are
+    still read.
+    """
     with tempfile.TemporaryDirectory(prefix="enconda-output-") as tmp:
         target = keep_dir if keep_dir is not None else Path(tmp) / "output"
         try:
             container.copy_out(OUTPUT_DIR, target)
         except FileNotFoundError:
             return read_outputs(None, research=research)
+        except HarnessError as exc:
+            names = [SETUP, REPORT] if research else [SETUP, DIAGNOSIS]
+            refused = _copy_each(container, target, names)
+            outputs = read_outputs(target, research=research)
+            outputs.problems.update(refused)
+            if research and REPORT in refused:
+                outputs.self_report = {"__invalid__": refused[REPORT]}
+            outputs.problems.setdefault("output", f"{OUTPUT_DIR}: {exc}")
+            return outputs
         return read_outputs(target, research=research)
 
 

@@ -420,10 +420,13 @@ class ReplayAgent:
         diagnosis = self._diagnosis(data.get("errors"), where, problems, fix_field="fix_answer")
         setup = file.with_name(instance + SETUP_SUFFIX)
         script = ""
-        if setup.is_file():
+        if setup.is_symlink() or setup.exists():
             try:
-                script = setup.read_text(encoding="utf-8", errors="replace")
-            except OSError as exc:
+                # Never through a link: the script would be read into artifacts and run as the
+                # agent's setup. Bounded: a 1 GiB script is not a prediction.
+                data = read_bounded(setup, MAX_PREDICTION_BYTES, follow_links=False)
+                script = data.decode("utf-8", errors="replace")
+            except (OSError, ValueError) as exc:
                 problems.append(f"{setup}: cannot read: {exc}")
         elif isinstance(data.get("shell_script"), str):
             script = data["shell_script"]

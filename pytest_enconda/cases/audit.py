@@ -45,7 +45,6 @@ nothing after ``cases``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -54,6 +53,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .. import textio
 from ..error_types import ERROR_TYPES
 from .models import Case, GoldenError
 
@@ -521,18 +521,23 @@ def write_audit(report: AuditReport, out_dir: Path) -> list[Path]:
     return [json_path, md_path, subset_path]
 
 
+# A subset names case ids, one a line: tens of thousands fit in a few megabytes.
+MAX_SUBSET_BYTES = 16 << 20
+
+
 def read_subset(path: Path) -> frozenset[str]:
     """Case ids of a subset file: ``verified-subset.txt`` (one id a line, ``#`` comments) or
     an ``audit.json`` (its ``verified_subset``). ``ValueError`` names the file and the fault."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        # --subset may name a FIFO or /dev/zero: bounded, regular files only.
+        text = textio.read_text(Path(path), MAX_SUBSET_BYTES)
+    except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: cannot read the subset file: {exc}") from None
     if text.lstrip().startswith("{"):
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not valid JSON: {exc}") from None
+            data = textio.parse_json(text)
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
         ids = data.get("verified_subset") if isinstance(data, dict) else None
         if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
             raise ValueError(f"{path}: verified_subset: expected a list of case ids")

@@ -8,10 +8,11 @@ allowed); anything else is refused with the file, the field and what was expecte
 
 from __future__ import annotations
 
-import tomllib
+import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 from pydantic import ValidationError
 
@@ -23,6 +24,8 @@ from .models import Case, CaseSpec, GoldenAnswer
 CASE_FILE = "case.toml"
 # A case's text files are READMEs, scripts and small JSON: far larger is a mistake or an attack.
 MAX_FILE_BYTES = 8 * 1024 * 1024
+# A case file is a page of TOML (bounded before parsing: tomllib's cost can be quadratic).
+MAX_CASE_BYTES = 1 << 20
 
 
 def _problems(exc: ValidationError, prefix: str = "") -> list[tuple[str, str]]:
@@ -104,12 +107,29 @@ def _read_named(
     return None
 
 
+# Remote transports git clones over; anything else (ext::, fd::, a helper's scheme) is refused.
+_REMOTE_URL = re.compile(r"^(?:(?:https?|ssh|git|git\+ssh)://[^/\s]|[\w.-]+@[\w.-]+:)")
+
+
+def local_url_path(url: str, case_dir: Path) -> Path | None:
+    """The host path a repository URL names (``file://`` or a bare path), else ``None``: git
+    clones a local path as readily as a remote, so such a URL is held to the case's roots."""
+    if url.startswith("file://"):
+        return Path(unquote(urlsplit(url).path) or "/")
+    if "://" in url or "::" in url or _REMOTE_URL.match(url):
+        return None
+    return case_dir / url
+
+
 def load_golden(path: Path) -> GoldenAnswer:
     """Load a golden file; ``CaseFormatError`` names the file and each invalid field."""
     try:
         data = parse_json(read_text(path), path)
     except (OSError, ValueError) as exc:
         raise CaseFormatError(str(path), [("<json>", str(exc))]) from None
+    if isinstance(data, dict) and "errors" not in data:
+        # ``{}`` would grade every case as "no error to find": a golden file lists its errors.
+        raise CaseFormatError(str(path), [("errors", "required field is missing")])
     try:
         golden = GoldenAnswer.model_validate(data)
     except ValidationError as exc:
@@ -136,13 +156,13 @@ def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
     """
     case_dir = case_file.parent
     try:
-        raw = tomllib.loads(read_text(case_file))
-    except (OSError, ValueError) as exc:  # TOMLDecodeError is a ValueError
+        data = read_bounded(case_file, MAX_CASE_BYTES)
+    except (OSError, ValueError) as exc:
+        raise CaseFormatError(str(case_file), [("<file>", f"cannot read: {exc}")]) from None
+    try:
+        raw = textio.parse_toml(decode_text(data, case_file))
+    except ValueError as exc:  # syntax, depth, and integers past Python's digit limit
         raise CaseFormatError(str(case_file), [("<toml>", f"not valid TOML: {exc}")]) from None
-    except RecursionError:
-        raise CaseFormatError(
-            str(case_file), [("<toml>", "not valid TOML: nested too deeply")]
-        ) from None
     try:
         spec = CaseSpec.model_validate(raw)
     except ValidationError as exc:
@@ -178,6 +198,18 @@ def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
             problems.append(_outside("repository.path", repo_path, [case_dir, *roots]))
         elif not repo_path.is_dir():
             problems.append(("repository.path", f"directory not found: {repo_path}"))
+    if spec.repository.kind == "url" and spec.repository.url:
+        local = local_url_path(spec.repository.url, case_dir)
+        if local is not None and contained(local, [case_dir, *roots]) is None:
+            problems.append(_outside("repository.url", local, [case_dir, *roots]))
+        elif local is None and not _REMOTE_URL.match(spec.repository.url):
+            problems.append(
+                (
+                    "repository.url",
+                    f"{spec.repository.url!r}: expected an https, http, ssh or git URL "
+                    "(or user@host:path)",
+                )
+            )
     if problems:
         raise CaseFormatError(str(case_file), problems)
     assert readme is not None

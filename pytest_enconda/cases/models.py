@@ -73,6 +73,18 @@ class GoldenAnswer(BaseModel):
     def _level(cls, value: object) -> int | None:
         return None if value is None else parse_level(value)
 
+    @model_validator(mode="after")
+    def _distinct(self) -> GoldenAnswer:
+        # A golden error listed twice can never be matched twice by one prediction: a correct
+        # diagnosis would fail every aspect. That is the label's fault, refused at load.
+        seen: dict[tuple[str, str], int] = {}
+        for index, error in enumerate(self.errors):
+            key = (error.error_type, " ".join(error.error_description.split()))
+            if key in seen:
+                raise ValueError(f"errors.{index}: the same error as errors.{seen[key]}")
+            seen[key] = index
+        return self
+
     @property
     def error_types(self) -> list[str]:
         return [error.error_type for error in self.errors]
@@ -103,8 +115,14 @@ class RepoSource(_Strict):
 
 # A week: beyond it a budget is a typo, and ``inf`` or ``1e308`` overflow the item timeout.
 MAX_SECONDS = 7 * 24 * 3600
+# One second: no setup, test or agent finishes in less, so a smaller budget (0.001, or 1e-300,
+# which the timeout machinery reads as "no limit") is a labelling fault, refused at load rather
+# than graded as the agent's failure.
+MIN_SECONDS = 1
 # Strict: a budget written as a string or a boolean is a mistake, not a number.
-PositiveSeconds = Annotated[float, Field(gt=0, le=MAX_SECONDS, strict=True, allow_inf_nan=False)]
+PositiveSeconds = Annotated[
+    float, Field(ge=MIN_SECONDS, le=MAX_SECONDS, strict=True, allow_inf_nan=False)
+]
 
 
 class Budgets(_Strict):

@@ -7,7 +7,6 @@ holds data only: commands, scripts, test ids and timings, never repository code.
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
 from datetime import UTC, datetime
@@ -15,6 +14,11 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .. import textio
+
+# A verification sidecar lists repositories and tests: far beyond this is not one.
+MAX_SIDECAR_BYTES = 64 << 20
 
 __all__ = [
     "SIDECAR_NAME",
@@ -123,13 +127,14 @@ def _describe(exc: ValidationError) -> str:
 def read_sidecar(path: Path) -> Sidecar:
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        # --verification may name a FIFO or /dev/zero: bounded, regular files only.
+        text = textio.read_text(path, MAX_SIDECAR_BYTES)
+    except (OSError, ValueError) as exc:
         raise SidecarError(f"{path}: cannot read: {exc}") from None
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise SidecarError(f"{path}: not valid JSON: {exc}") from None
+        data = textio.parse_json(text)  # deep nesting is a ValueError, not a RecursionError
+    except ValueError as exc:
+        raise SidecarError(f"{path}: {exc}") from None
     try:
         sidecar = Sidecar.model_validate(data)
     except ValidationError as exc:

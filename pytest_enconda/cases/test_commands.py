@@ -22,11 +22,12 @@ from __future__ import annotations
 import configparser
 import re
 import shlex
-import tomllib
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from ..textio import parse_toml
 
 __all__ = ["TestCommand", "discover_test_command", "recipe_script", "test_tools"]
 
@@ -267,8 +268,8 @@ def _from_nox(repo: Path) -> tuple[str, str, str] | None:
 
 def _toml(path: Path) -> dict:
     try:
-        return tomllib.loads(_read(path))
-    except (tomllib.TOMLDecodeError, ValueError):
+        return parse_toml(_read(path))
+    except ValueError:  # a repository's pyproject: deep or huge literals are its problem
         return {}
 
 

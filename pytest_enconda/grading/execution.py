@@ -59,7 +59,7 @@ def grade_execution(
             numbers=numbers,
         )
     try:
-        outcomes = read_junit(Path(case_root) / record.junit)
+        outcomes = read_junit(Path(case_root) / record.junit, root=Path(case_root))
     except JUnitError as exc:
         return ItemVerdict(
             outcome="failed", message=f"the JUnit report cannot be read: {exc}", numbers=numbers

@@ -26,6 +26,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
 
+from .. import textio
+
 __all__ = [
     "REPORT_FIELDS",
     "Audit",
@@ -96,13 +98,18 @@ def load_self_report(source: Path | Mapping[str, Any], *, name: str | None = Non
     file = name or (str(source) if isinstance(source, Path) else "report.json")
     if isinstance(source, Path):
         try:
-            if source.stat().st_size > MAX_REPORT_BYTES:
-                raise SelfReportError(file, [("<file>", f"larger than {MAX_REPORT_BYTES} bytes")])
-            data: Any = json.loads(source.read_bytes().decode("utf-8-sig"))
+            # Bounded and regular files only: a FIFO or /dev/zero named as the report.
+            raw = textio.read_bounded(source, MAX_REPORT_BYTES)
+        except ValueError as exc:
+            raise SelfReportError(file, [("<file>", str(exc))]) from None
+        try:
+            data: Any = json.loads(raw.decode("utf-8-sig"))
         except UnicodeDecodeError as exc:
             raise SelfReportError(file, [("<file>", f"expected UTF-8 ({exc.reason})")]) from None
         except json.JSONDecodeError as exc:
             raise SelfReportError(file, [("<file>", f"expected JSON: {exc}")]) from None
+        except RecursionError:
+            raise SelfReportError(file, [("<file>", "expected JSON: nested too deeply")]) from None
     else:
         data = source
     if not isinstance(data, Mapping):

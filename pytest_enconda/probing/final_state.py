@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, Field
 
+from ..errors import HarnessError
+
 if TYPE_CHECKING:
     from ..backends.base import Backend, Box
     from ..cases.models import Case
@@ -77,6 +79,9 @@ def freeze(box: Box, case: Case, case_dir: CaseDir, *, source: str) -> FinalStat
         report_file = case_dir.relative(case_dir.environment_report)
     except FileNotFoundError:
         pass
+    except HarnessError:
+        # A link or special file where the report should be: never followed; C5 sees none.
+        report_file = None
     writable = box.writable_size()
     started = time.monotonic()
     image = box.snapshot(f"{case.id}-final")

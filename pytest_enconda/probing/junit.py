@@ -10,6 +10,8 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Literal
 
+from .. import textio
+
 Outcome = Literal["passed", "failed", "error", "skipped"]
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
 # A report far beyond any real suite's is refused rather than parsed into memory.
@@ -49,15 +51,21 @@ def parse_junit(data: bytes) -> dict[str, Outcome]:
     return outcomes
 
 
-def read_junit(path: Path) -> dict[str, Outcome]:
+def read_junit(path: Path, root: Path | None = None) -> dict[str, Outcome]:
+    """The outcomes in a report file; with ``root``, the file must lie under it with no link
+    on the way (a run directory's record cannot point the verdict at another file)."""
     path = Path(path)
     try:
-        size = path.stat().st_size
-        if size > MAX_REPORT_BYTES:
-            raise JUnitError(f"{path}: larger than {MAX_REPORT_BYTES} bytes")
-        return parse_junit(path.read_bytes())
+        if root is not None:
+            data = textio.read_within(root, path, MAX_REPORT_BYTES)
+        else:
+            data = textio.read_bounded(path, MAX_REPORT_BYTES, follow_links=False)
     except OSError as exc:
         raise JUnitError(f"{path}: cannot read: {exc}") from None
+    except ValueError as exc:
+        raise JUnitError(f"{path}: {exc}") from None
+    try:
+        return parse_junit(data)
     except JUnitError as exc:
         raise JUnitError(f"{path}: {exc}") from None
 

@@ -39,7 +39,8 @@ def load_results(run_dir: Path) -> Results:
     """The run's result rows; a line that cannot be read is an error naming file and line (a
     comparison over silently fewer items would compare something else)."""
     results = RunDir(run_dir).results_file
-    if not results.path.is_file():
+    # A link or a FIFO is there, and refused by the reader with its reason: not "missing".
+    if not (results.path.is_symlink() or results.path.exists()):
         raise CompareError(f"{run_dir}: no results.jsonl (not a run directory, or nothing ran)")
     read = results.read()
     if read.problems:

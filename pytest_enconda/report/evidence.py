@@ -7,13 +7,14 @@ Every log is read from its end with ``seek`` (never whole): a 50 MB agent log co
 
 from __future__ import annotations
 
-import json
+import io
+import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from .. import records
+from .. import records, textio
 from ..records import CaseDir
 
 TAIL_BYTES = 6000
@@ -35,11 +36,24 @@ class Tail:
         return self.size > len(self.text.encode("utf-8", errors="replace"))
 
 
-def read_tail(path: Path, limit: int = TAIL_BYTES) -> Tail | None:
-    if not path.is_file():
+def _open(path: Path, root: Path | None, limit: int) -> BinaryIO | None:
+    """``path`` opened if it is a regular file reached through no link from ``root`` (the run
+    directory): a run directory given to ``regrade`` or ``compare`` may hold links to host
+    files, and the report must not show them."""
+    try:
+        if root is not None and textio.link_within(root, path) is not None:
+            return None
+        return textio.open_regular(path, limit, follow_links=False)
+    except (OSError, ValueError):
         return None
-    size = path.stat().st_size
-    with path.open("rb") as handle:
+
+
+def read_tail(path: Path, limit: int = TAIL_BYTES, root: Path | None = None) -> Tail | None:
+    handle = _open(path, root, 1 << 62)
+    if handle is None:
+        return None
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
         if size > limit:
             handle.seek(size - limit)
         data = handle.read(limit)
@@ -49,12 +63,14 @@ def read_tail(path: Path, limit: int = TAIL_BYTES) -> Tail | None:
     return Tail(path=path, text=text, size=size)
 
 
-def read_json(path: Path) -> Any:
+def read_json(path: Path, root: Path | None = None) -> Any:
     """A JSON artifact, or ``None`` when absent, too big or unreadable (the report names it)."""
-    if not path.is_file() or path.stat().st_size > MAX_JSON_BYTES:
+    handle = _open(path, root, MAX_JSON_BYTES)
+    if handle is None:
         return None
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        with handle:
+            return textio.parse_json(handle.read())
     except (OSError, ValueError):
         return None
 
@@ -70,8 +86,9 @@ def trajectory_steps(case_dir: CaseDir, outcome: Mapping[str, Any] | None) -> li
     """
     steps: list[dict[str, Any]] = []
     path = case_dir.trajectory
-    if path.is_file():
-        for step in _jsonl(path):
+    handle = _open(path, case_dir.run_dir, 1 << 62)
+    if handle is not None:
+        for step in _jsonl(handle):
             steps.append(step)
     elif outcome:
         steps = [step for step in outcome.get("trajectory") or [] if isinstance(step, dict)]
@@ -83,15 +100,15 @@ def trajectory_steps(case_dir: CaseDir, outcome: Mapping[str, Any] | None) -> li
     return shown
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def _jsonl(binary: BinaryIO) -> Iterator[dict[str, Any]]:
     # Line by line: a long trajectory is never held whole, only its parsed steps (outputs cut).
-    with path.open(encoding="utf-8", errors="replace") as handle:
+    with io.TextIOWrapper(binary, encoding="utf-8", errors="replace") as handle:
         for line in handle:
             line = line.strip()
             if not line:
                 continue
             try:
-                value = json.loads(line)
+                value = textio.parse_json(line)
             except ValueError:
                 continue
             if isinstance(value, dict):
@@ -136,16 +153,16 @@ class CaseEvidence:
 def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
     case_dir = CaseDir(run_dir, case_id)
     root = case_dir.root
-    outcome = read_json(case_dir.agent_outcome)
+    outcome = read_json(case_dir.agent_outcome, run_dir)
     gradings = {
         path.stem: value
         for path in case_dir.item_gradings()
-        if isinstance(value := read_json(path), dict)
+        if isinstance(value := read_json(path, run_dir), dict)
     }
     stages = {
         path.stem: value
         for path in case_dir.pyramid_files()
-        if isinstance(value := read_json(path), dict)
+        if isinstance(value := read_json(path, run_dir), dict)
     }
     logs: dict[str, Tail] = {}
     candidates = {
@@ -160,20 +177,24 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
         if probe_log.is_file():
             candidates[f"probe {probe_log.name}"] = probe_log
     for name, path in candidates.items():
-        tail = read_tail(path)
+        tail = read_tail(path, root=run_dir)
         if tail is not None:
             logs[name] = tail
-    script = read_tail(case_dir.setup_script, limit=20000)
-    files = sorted(p for p in root.rglob("*") if p.is_file()) if root.is_dir() else []
+    script = read_tail(case_dir.setup_script, limit=20000, root=run_dir)
+    files = (
+        sorted(p for p in root.rglob("*") if p.is_file() and not p.is_symlink())
+        if root.is_dir() and not root.is_symlink()
+        else []
+    )
     return CaseEvidence(
         case_id=case_id,
         root=root,
         paths=case_dir,
-        facts=read_json(case_dir.facts),
+        facts=read_json(case_dir.facts, run_dir),
         outcome=outcome if isinstance(outcome, dict) else None,
-        diagnosis=read_json(case_dir.diagnosis),
-        execution=read_json(case_dir.execution_record),
-        state=read_json(case_dir.final_state),
+        diagnosis=read_json(case_dir.diagnosis, run_dir),
+        execution=read_json(case_dir.execution_record, run_dir),
+        state=read_json(case_dir.final_state, run_dir),
         gradings=gradings,
         stages=stages,
         steps=trajectory_steps(case_dir, outcome if isinstance(outcome, dict) else None),

@@ -92,17 +92,23 @@ def regrade(
         )
     except ValueError as exc:
         raise RegradeError(str(exc)) from None
-    shutil.copytree(
-        run_dir,
-        out,
-        copy_function=_link_or_copy,
-        ignore=lambda folder, names: (
-            [n for n in names if n in RunDir.REGENERATED] if Path(folder) == run_dir else []
-        ),
-    )
+    refused: list[str] = []
+
+    def ignored(folder: str, names: list[str]) -> list[str]:
+        skip = [n for n in names if n in RunDir.REGENERATED] if Path(folder) == run_dir else []
+        for name in names:
+            entry = Path(folder, name)
+            # A run directory is input: a link in it may lead to any host file or folder, and
+            # a FIFO would hang the copy. Neither is copied; both are named.
+            if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
+                refused.append(str(entry))
+                skip.append(name)
+        return skip
+
+    shutil.copytree(run_dir, out, copy_function=_link_or_copy, ignore=ignored)
 
     run = RunDir(out)
-    kept: list[str] = []
+    kept: list[str] = [f"{path}: not copied (a link or special file)" for path in refused]
     for case in sorted({case for case, _item in results}):
         case_dir = run.case(case)
         items = {item for c, item in results if c == case}
@@ -116,8 +122,15 @@ def regrade(
             missing = case_dir.facts if facts is None else outcome_path
             kept.append(f"{case}: kept as graded ({missing} is missing)")
             continue
-        outcome = read_model(outcome_path, AgentOutcome)
-        golden = GoldenAnswer.model_validate(facts.golden)
+        try:
+            outcome = read_model(outcome_path, AgentOutcome)
+            golden = GoldenAnswer.model_validate(facts.golden)
+            reference = (
+                ExecutionReference.model_validate(facts.reference) if facts.reference else None
+            )
+        except ValueError as exc:  # ArtifactError and ValidationError alike
+            kept.append(f"{case}: kept as graded ({case_dir.facts} or its outcome: {exc})")
+            continue
         grade = None
         for item in sorted(items):
             row = results[(case, item)]
@@ -138,13 +151,12 @@ def regrade(
                         write_model(case_dir.diagnosis, grade)
                     verdict = grade.items.get(item)
             elif item == "execution" and case_dir.execution_record.is_file():
-                record = read_model(case_dir.execution_record, ExecutionRecord)
-                reference = facts.reference
-                verdict = grade_execution(
-                    record,
-                    ExecutionReference.model_validate(reference) if reference else None,
-                    case_dir.root,
-                )
+                try:
+                    record = read_model(case_dir.execution_record, ExecutionRecord)
+                except ArtifactError as exc:
+                    kept.append(f"{case}::{item}: kept as graded ({exc})")
+                    continue
+                verdict = grade_execution(record, reference, case_dir.root)
             if verdict is None:
                 kept.append(f"{case}::{item}: kept as graded (nothing saved to grade it from)")
                 continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections import Counter
@@ -9,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import atomic_write_text, read_model
+from ..artifacts import ArtifactError, atomic_write_text, read_model
 from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
 from ..grading.diagnosis import DiagnosisGrade
@@ -35,7 +36,10 @@ def _case_results(run_dir: Path, results: Results) -> list[CaseResult]:
         diagnosis = None
         graded = any(item in rows for item in DIAGNOSIS_ASPECTS)
         if graded and diagnosis_path.is_file():
-            diagnosis = read_model(diagnosis_path, DiagnosisGrade)
+            # An edited or linked grade in a run given to compare/regrade: counted as ungraded
+            # (its rows still carry the verdicts) rather than stopping the summary.
+            with contextlib.suppress(ArtifactError):
+                diagnosis = read_model(diagnosis_path, DiagnosisGrade)
         execution = rows.get("execution", {}).get("outcome")
         level = next((row["level"] for row in rows.values() if "level" in row), None)
         if level is None:
@@ -55,7 +59,8 @@ def judge_stats(run_dir: Path, name: str) -> JudgeStats:
     """Sum the stats each process (controller or xdist worker) wrote for its judge."""
     total = JudgeStats(name=name)
     for path in sorted(RunDir(run_dir).judge_stats_dir.glob("*.json")):
-        total = total.merged(read_model(path, JudgeStats))
+        with contextlib.suppress(ArtifactError):
+            total = total.merged(read_model(path, JudgeStats))
     return total
 
 

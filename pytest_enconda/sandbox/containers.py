@@ -309,7 +309,9 @@ class Container:
                     raise HarnessError(f"copy out of {self.name}:{src}: empty archive")
                 top = members[0].name.split("/", 1)[0]
                 if not is_dir:
-                    reader = tar.extractfile(members[0])
+                    # A link's extractfile() looks its target up in the archive (KeyError when
+                    # absent) and would hand back the target's bytes: a link is refused here.
+                    reader = tar.extractfile(members[0]) if members[0].isreg() else None
                     if reader is None:
                         raise HarnessError(f"copy out of {self.name}:{src}: not a regular file")
                     dest.parent.mkdir(parents=True, exist_ok=True)

@@ -1,0 +1,213 @@
+"""Case files, golden files, budgets, sidecars and subset files, as an attacker or a careless
+user writes them: each is refused naming the file (and the field), or documented as accepted."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from pytest_enconda import discovery
+from pytest_enconda.artifacts import MAX_NAME_CHARS, safe_name
+from pytest_enconda.cases.audit import read_subset
+from pytest_enconda.cases.loader import load_case
+from pytest_enconda.cases.models import Budgets
+from pytest_enconda.cases.sidecar import SidecarError, read_sidecar
+from pytest_enconda.errors import CaseFormatError
+
+EXAMPLES = settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+GOLDEN_ERROR = {
+    "error_type": "E4",
+    "error_description": "requirements file path is wrong",
+    "golden_answer": "pip install -r requirements.txt",
+}
+GOOD_TOML = (
+    'id = "{id}"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
+    'test_command = "true"\n[repository]\nkind = "folder"\npath = "repo"\n'
+)
+
+
+def case_folder(root: Path, name: str, toml: bytes | None = None) -> Path:
+    folder = root / name
+    (folder / "repo").mkdir(parents=True, exist_ok=True)
+    (folder / "README.md").write_text("# readme\n")
+    (folder / "golden.json").write_text(json.dumps({"errors": [GOLDEN_ERROR]}))
+    body = toml if toml is not None else GOOD_TOML.format(id=name).encode()
+    (folder / "case.toml").write_bytes(body)
+    return folder / "case.toml"
+
+
+def check_case(attempt, root: Path, data: bytes, kind: str = "case.toml") -> None:
+    """The bad file is collected and refused by name, or is another tool's file; the good case
+    beside it still loads."""
+    bad = case_folder(root, "bad", data)
+    good = case_folder(root, "good")
+    collected, _ = attempt(kind, lambda: discovery.is_case_file(bad), ())
+    if collected:
+        _, error = attempt(kind, lambda: load_case(bad, [root]), (CaseFormatError,))
+        assert error is None or str(bad) in str(error)
+    attempt(kind, lambda: discovery.case_repository_dirs([root]), ())
+    assert load_case(good, [root]).id == "good"
+
+
+ADVERSARIAL_TOML = [
+    b"",
+    b"\x00\x00\x00",
+    "suite = 'diagnosis'".encode("utf-16"),
+    b'"suite" = "diagnosis"\n',
+    b"# " + b"x" * 70_000 + b"\nsuite = 'diagnosis'\n",
+    b"suite = 'diagnosis'\ntitle = " + b"9" * 5000 + b"\n",
+    b"suite = 'diagnosis'\n[budgets]\nagent_seconds = " + b"1" * 4400 + b"\n",
+    b"suite = 'diagnosis'\n" + b"a." * 20_000 + b"b = 1\n",
+    b"suite = 'diagnosis'\n[" + b"a." * 20_000 + b"b]\n",
+    b"suite = 'diagnosis'\nx = " + b"[" * 10_000 + b"]" * 10_000 + b"\n",
+    b"suite = 'diagnosis'\nx = " + b"{a=" * 5_000 + b"1" + b"}" * 5_000 + b"\n",
+    b"suite = 'diagnosis'\n" + b"x" * (2 << 20),
+    b"\xff\xfe\xfd suite =",
+]
+
+
+@pytest.mark.parametrize("data", ADVERSARIAL_TOML, ids=range(len(ADVERSARIAL_TOML)))
+def test_adversarial_case_toml(attempt, tmp_path: Path, data: bytes) -> None:
+    check_case(attempt, tmp_path, data)
+
+
+@EXAMPLES
+@given(data=st.binary(max_size=2000))
+def test_random_bytes_as_case_toml(attempt, tmp_path_factory, data: bytes) -> None:
+    check_case(attempt, tmp_path_factory.mktemp("c"), b"suite = 'diagnosis'\n" + data)
+
+
+@EXAMPLES
+@given(extra=st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=5))
+def test_random_tables_in_case_toml(attempt, tmp_path_factory, extra: dict[str, str]) -> None:
+    lines = "".join(f"{json.dumps(k)} = {json.dumps(v)}\n" for k, v in extra.items())
+    root = tmp_path_factory.mktemp("c")
+    check_case(
+        attempt, root, (GOOD_TOML.format(id="bad").replace("[repo", lines + "[repo")).encode()
+    )
+
+
+def test_a_fifo_as_case_toml_or_readme_is_refused(attempt, tmp_path: Path) -> None:
+    fifo_case = case_folder(tmp_path, "bad")
+    fifo_case.unlink()
+    os.mkfifo(fifo_case)
+    assert discovery.is_case_file(fifo_case)
+    _, error = attempt("case.toml", lambda: load_case(fifo_case, [tmp_path]), (CaseFormatError,))
+    assert error is not None and "not a regular file" in str(error)
+    readme_case = case_folder(tmp_path, "readme")
+    (readme_case.parent / "README.md").unlink()
+    os.mkfifo(readme_case.parent / "README.md")
+    _, error = attempt("README", lambda: load_case(readme_case, [tmp_path]), (CaseFormatError,))
+    assert error is not None and "readme" in str(error) and "not a regular file" in str(error)
+
+
+def test_a_folder_link_loop_in_a_case_folder_is_not_walked(tmp_path: Path) -> None:
+    case = case_folder(tmp_path, "one")
+    loop = case.parent / "repo" / "loop"
+    loop.symlink_to(case.parent)
+    assert discovery.is_link_loop(loop)
+    assert not discovery.is_link_loop(case.parent / "repo")
+
+
+@pytest.mark.parametrize(
+    ("golden", "field"),
+    [
+        ({}, "errors"),
+        ({"errors": [GOLDEN_ERROR, GOLDEN_ERROR]}, "errors.1: the same error as errors.0"),
+        ({"errors": [{**GOLDEN_ERROR, "error_type": "E99"}]}, "errors.0.error_type"),
+        ({"errors": "E4"}, "errors"),
+    ],
+)
+def test_labelling_faults_in_golden_json_are_refused(
+    attempt, tmp_path: Path, golden: dict, field: str
+) -> None:
+    case = case_folder(tmp_path, "bad")
+    (case.parent / "golden.json").write_text(json.dumps(golden))
+    _, error = attempt("golden.json", lambda: load_case(case, [tmp_path]), (CaseFormatError,))
+    assert error is not None and "golden.json" in str(error) and field in str(error)
+
+
+@EXAMPLES
+@given(seconds=st.floats(allow_nan=True, allow_infinity=True))
+def test_budgets_below_a_second_or_absurd_are_refused(attempt, seconds: float) -> None:
+    budgets, error = attempt(
+        "budget", lambda: Budgets.model_validate({"setup_seconds": seconds}), (ValidationError,)
+    )
+    if 1 <= seconds <= 7 * 24 * 3600:
+        assert error is None and budgets.setup_seconds == seconds
+    else:
+        assert error is not None and "setup_seconds" in str(error)
+
+
+@pytest.mark.parametrize("url", ["file:///etc", "/etc", "../../../../../etc", "ext::sh -c id"])
+def test_a_local_or_odd_repository_url_is_refused(attempt, tmp_path: Path, url: str) -> None:
+    toml = GOOD_TOML.format(id="bad").replace(
+        'kind = "folder"\npath = "repo"',
+        f'kind = "url"\nurl = {json.dumps(url)}\nrevision = "main"',
+    )
+    case = case_folder(tmp_path, "bad", toml.encode())
+    _, error = attempt("repository url", lambda: load_case(case, [tmp_path]), (CaseFormatError,))
+    assert error is not None and "repository.url" in str(error)
+
+
+def test_a_local_repository_url_inside_an_allowed_root_is_accepted(tmp_path: Path) -> None:
+    allowed = tmp_path / "mirror"
+    allowed.mkdir()
+    toml = GOOD_TOML.format(id="ok").replace(
+        'kind = "folder"\npath = "repo"', f'kind = "url"\nurl = "file://{allowed}"\nrevision = "m"'
+    )
+    case = case_folder(tmp_path / "cases", "ok", toml.encode())
+    assert load_case(case, [tmp_path / "cases", allowed]).spec.repository.url
+
+
+@EXAMPLES
+@given(case_id=st.text(min_size=1, max_size=600))
+def test_long_case_ids_give_short_distinct_folder_names(case_id: str) -> None:
+    name = safe_name(case_id)
+    assert len(name.encode()) <= MAX_NAME_CHARS and "/" not in name
+    assert safe_name(case_id + "x") != name
+
+
+HOSTILE_JSON_FILES = [
+    b"",
+    b"\xff\xfe{\x00}\x00",
+    b"[" * 100_000 + b"]" * 100_000,
+    b'{"format": ' * 3000 + b"1" + b"}" * 3000,
+    b"not json",
+    b'{"verified_subset": [1, 2]}',
+]
+
+
+@pytest.mark.parametrize("data", HOSTILE_JSON_FILES, ids=range(len(HOSTILE_JSON_FILES)))
+def test_hostile_sidecars_and_subsets_are_refused(attempt, tmp_path: Path, data: bytes) -> None:
+    path = tmp_path / "input.json"
+    path.write_bytes(data)
+    _, error = attempt("sidecar", lambda: read_sidecar(path), (SidecarError,))
+    assert error is not None and str(path) in str(error)
+    _, error = attempt("subset", lambda: read_subset(path), (ValueError,))
+    assert error is None or str(path) in str(error)
+
+
+@pytest.mark.parametrize("special", ["fifo", "/dev/zero"])
+def test_special_files_as_sidecar_subset_or_report(attempt, tmp_path: Path, special: str) -> None:
+    from pytest_enconda.grading.pyramid import SelfReportError, load_self_report
+
+    path = tmp_path / "special"
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path = Path(special)
+    _, error = attempt("sidecar", lambda: read_sidecar(path), (SidecarError,))
+    assert error is not None and "not a regular file" in str(error)
+    _, error = attempt("subset", lambda: read_subset(path), (ValueError,))
+    assert error is not None and "not a regular file" in str(error)
+    _, error = attempt("self-report", lambda: load_self_report(path), (SelfReportError,))
+    assert error is not None and "not a regular file" in str(error)
