@@ -51,6 +51,7 @@ def offline_triples(
     steps = trace.steps
     triples: list[Triple] = []
     repaired: set[str] = set()
+    failed_before = {s.command for s in steps if _runs(s) and s.exit_code not in (0, None)}
     for i, failed in enumerate(steps):
         if not _runs(failed) or failed.exit_code in (0, None) or failed.command in repaired:
             continue
@@ -62,7 +63,10 @@ def offline_triples(
         action = ""
         for later in steps[i + 1 : i + 1 + WINDOW]:
             if later.kind == "finding" and finding is None:
-                finding = _FINDING.match(later.thought)
+                # A finding is this failure's only if it quotes the failed command: the agent
+                # may diagnose another step in between.
+                if f"`{failed.command}`" in later.thought:
+                    finding = _FINDING.match(later.thought)
                 continue
             if not _runs(later):
                 continue
@@ -74,7 +78,8 @@ def offline_triples(
                 elif fixes:
                     action = " && ".join(fixes)
                 break
-            if later.exit_code == 0:
+            if later.exit_code == 0 and later.command not in failed_before:
+                # A check that failed earlier and passes now is a beneficiary, not the fix.
                 fixes.append(later.command)
         if not action:
             continue
