@@ -35,6 +35,7 @@ from ..workspace import RepositoryView, agent_dir
 from .classify import Context, classify, missing_distribution
 from .facts import RepoFacts, requirement_name, scan
 from .findings import Finding
+from .memory import MemoryConsult, expected_to_fail, signature
 from .prepass import example_findings, installs_project, run_prepass
 from .steps import SETUP_KINDS, ReadmeStep, readme_steps, words_of
 
@@ -54,6 +55,16 @@ class HeuristicConfig(BaseModel):
     )
     final_check: bool = Field(
         default=True, description="run the final script again in a fresh container"
+    )
+    memory: str | None = Field(
+        default=None,
+        description="a memory file (pytest-enconda memory build): a failure whose error matches "
+        "a stored triple tries the triple's action first",
+    )
+    memory_same_repository: bool = Field(
+        default=False,
+        description="let the memory return triples learnt on this case's own repository "
+        "(off: the leakage guard)",
     )
 
 
@@ -92,6 +103,10 @@ class _Run:
         self.step_types: set[tuple[int, str | None]] = set()
         self.failed_repairs: set[str] = set()
         self.preamble: list[str] = []
+        # What the same command printed when it last failed: a repair after which it fails the
+        # same way did nothing, and trying it again only repeats the failure.
+        self.last_failure: dict[int, str] = {}
+        self.memory: MemoryConsult | None = None
         self.ctx = Context(
             facts=facts,
             steps=steps,
@@ -233,7 +248,30 @@ class _Run:
             thought = f"{step.kind} step from '{step.section or 'the README'}'"
             code, output = self._exec(command, timeout, thought, "command")
             self.ctx.attempted.add(index)
+            if (
+                code != 0
+                and self.memory is not None
+                and self._memory_repair(step, command, output, plan, pos)
+            ):
+                pos += 1
+                continue
             finding = classify(step, command, code, output, self.ctx)
+            if (
+                finding is not None
+                and finding.error_type == "E2"
+                and expected_to_fail(self.task.readme_text, step.command)
+            ):
+                self.note(f"`{command}` fails as the README says it should; not an error")
+                finding = None
+                code = 0 if step.kind in ("usage", "test") else code
+            failure = signature(output) if code != 0 else ""
+            if failure and self.last_failure.get(index) == failure and attempts.get(index):
+                self.note(f"`{command}` failed the same way after its repair ('{failure}'); "
+                          "not tried again")  # fmt: skip
+                if finding is not None and finding.key:
+                    self.failed_repairs.add(finding.key)
+                finding = None
+            self.last_failure[index] = failure
             if finding is None and code != 0 and step.kind in ("test", "usage"):
                 finding = self._declared_in_output(command, output)
             if finding is None and code != 0 and step.kind == "usage":
@@ -269,6 +307,43 @@ class _Run:
             attempts[index] = tries + 1
             pos = self._apply(finding, plan, pos, step, code)
         return plan
+
+    def _memory_repair(
+        self, step: ReadmeStep, command: str, output: str, plan: list[int], pos: int
+    ) -> bool:
+        """The memory's action for this failure, tried before any rule: ``True`` if the
+        command passes after it (the action then joins the setup script before the step)."""
+        assert self.memory is not None
+        action, hit = self.memory.action_for(command, output)
+        if action is None or hit is None:
+            return False
+        self.note(f"memory: triple {hit.id} ({hit.problem}) suggests `{action}`", kind="memory")
+        code, _ = self._exec(action, self.config.command_timeout, "repair from memory", "command")
+        again, _ = (code, "") if code != 0 else self._exec(
+            command, self.config.command_timeout, "the step again, after the memory's action",
+            "command",
+        )  # fmt: skip
+        helped = code == 0 and again == 0
+        self.memory.outcome(hit, action, helped)
+        if not helped:
+            self.note(f"memory: `{action}` did not make `{command}` pass", kind="memory")
+            return False
+        new = self.new_step(action, "install", "(added by the agent from memory)")
+        plan.insert(pos, new.index)
+        self.ctx.done.append(new.index)
+        if hit.error_type and self.task.case.spec.suite != "research":
+            self.add(
+                Finding(
+                    hit.error_type,
+                    f"`{command}` fails ('{signature(output)}'); the same failure elsewhere: "
+                    f"{hit.solution}",
+                    f"`{action}`",
+                    key=f"memory:{hit.id}",
+                    rule="memory",
+                )
+            )
+        self._succeeded(step, command)
+        return True
 
     def _succeeded(self, step: ReadmeStep, command: str) -> None:
         self.ctx.done.append(step.index)
@@ -447,6 +522,10 @@ class HeuristicAgent(ConfiguredAgent):
                     task.readme_text, readme_name, facts, lambda rel: _read(repo, rel)
                 )
             run = _Run(box, task, facts, steps, writer, self.config, deadline, max_commands)
+            if self.config.memory:
+                run.memory = MemoryConsult.open(
+                    self.config.memory, task, facts.names, self.config.memory_same_repository
+                )
             run.note(
                 f"repository: {len(facts.files)} files; manifests {facts.manifests or 'none'}; "
                 f"project {facts.names or 'unnamed'}; requires-python "
@@ -474,6 +553,8 @@ class HeuristicAgent(ConfiguredAgent):
                 (json.dumps(diagnosis, indent=2) + "\n").encode("utf-8"),
                 f"{OUTPUT_DIR}/{DIAGNOSIS}",
             )
+            if run.memory is not None:
+                run.memory.save(folder / "memory.json" if folder is not None else None)
             outputs = collect_outputs(
                 box, folder / "output" if folder is not None else None, research=research
             )
