@@ -33,7 +33,7 @@ from ..output import DIAGNOSIS, OUTPUT_DIR, SETUP, collect_outputs, prepare_outp
 from ..swe_agent import head_tail
 from ..workspace import RepositoryView, agent_dir
 from .classify import Context, classify, missing_distribution
-from .facts import RepoFacts, requirement_name, scan
+from .facts import RepoFacts, canonicalize_name, requirement_name, scan
 from .findings import Finding
 from .memory import MemoryConsult, expected_to_fail, signature
 from .prepass import example_findings, installs_project, run_prepass
@@ -193,13 +193,19 @@ class _Run:
             if step.kind == "state" and words[:1] == ["cd"] and len(words) > 1:
                 target = words[1].rstrip("/")
                 if target in clone_dirs or (
-                    not self.facts.exists(target) and PurePath(target).name in clone_dirs
+                    not self.facts.exists(target)
+                    and (PurePath(target).name in clone_dirs or self._names_repository(target))
                 ):
                     step.kind, step.reason, step.final = (
                         "skip",
                         "enters the cloned repository, which is the working directory here",
                         None,
                     )
+            release = self._release_of_project(step)
+            if release is not None:
+                step.final = release
+                self.note(f"`{step.command}` installs the project's release from PyPI; the "
+                          f"checkout is what is set up here: `{release}`")  # fmt: skip
             if step.kind == "skip":
                 self.note(f"skipped `{step.command}`: {step.reason}", kind="skip")
                 continue
@@ -228,6 +234,43 @@ class _Run:
             plan.append(step.index)
         return plan
 
+    def _names_repository(self, target: str) -> bool:
+        """``cd <target>`` means the repository itself (the README's reader cloned it): a
+        folder that is not here named like the project, its repository or the workdir.
+        Taking the closest subfolder instead runs every later command in the wrong place."""
+        spec = self.task.case.spec.repository
+        names = {*self.facts.names, PurePath(self.task.workdir).name,
+                 PurePath(str(spec.url or spec.path or "")).name.removesuffix(".git")}  # fmt: skip
+        wanted = {canonicalize_name(n) for n in names if n}
+        leaf = canonicalize_name(PurePath(target).name)
+        return leaf in wanted or any(
+            leaf.startswith(f"{name}-") and leaf[len(name) + 1 :] in ("main", "master")
+            for name in wanted
+        )
+
+    def _release_of_project(self, step: ReadmeStep) -> str | None:
+        """``pip install <the project>`` fetches the PyPI release, not this checkout: the
+        same install from the repository folder (extras kept)."""
+        if step.kind != "install" or not step.final:
+            return None
+        words = words_of(step.final)
+        pip = words[:2] in (["pip", "install"], ["pip3", "install"]) or words[:4] in (
+            ["python", "-m", "pip", "install"],
+            ["python3", "-m", "pip", "install"],
+        )
+        if not pip:
+            return None
+        targets = [w for w in words[words.index("install") + 1 :] if not w.startswith("-")]
+        if len(targets) != 1:
+            return None
+        match = re.fullmatch(r"([A-Za-z0-9][\w.-]*)(\[[^\]]*\])?", targets[0])
+        if not match or canonicalize_name(match.group(1)) not in set(self.facts.names):
+            return None
+        if self.facts.exists(match.group(1)):
+            return None  # a folder of that name: the README installs a path, not a release
+        extras = match.group(2)
+        return _swap_word(step.final, targets[0], f'".{extras}"' if extras else ".")
+
     def _has_tests(self) -> bool:
         return any(re.search(r"(^|/)(tests?/|test_[^/]*\.py$)", path) for path in self.facts.files)
 
@@ -253,7 +296,7 @@ class _Run:
                 and self.memory is not None
                 and self._memory_repair(step, command, output, plan, pos)
             ):
-                pos += 1
+                pos += 2  # past the action inserted before this step, and the step itself
                 continue
             finding = classify(step, command, code, output, self.ctx)
             if (
@@ -593,6 +636,13 @@ class HeuristicAgent(ConfiguredAgent):
             )
         )
         return "final check " + ("passed" if result.exit_code == 0 else "failed")
+
+
+def _swap_word(command: str, word: str, new: str) -> str:
+    for quoted in (f'"{word}"', f"'{word}'", word):
+        if quoted in command:
+            return command.replace(quoted, new, 1)
+    return command
 
 
 def _read(repo: Path, rel: str) -> str | None:
