@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     ("cases", frozenset({"cases"})),
     ("sandbox", frozenset({"sandbox", "backends"})),
-    ("domain", frozenset({"agents", "probing", "grading", "stages"})),
+    ("domain", frozenset({"agents", "probing", "grading", "stages", "memory"})),
     ("pipeline", frozenset({"pipeline", "report"})),
     ("pytest", frozenset({"session", "items", "scheduling", "state"})),
     ("entry", frozenset({"plugin", "cli", "bench", "verify"})),
