@@ -344,7 +344,8 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     likely: list[str] = []
     for name in dependencies:
         likely.extend(SYSTEM_HINTS.get(name, ()))
-    profile.likely_system_packages = _unique(likely)
+    # Non-Python manifests named theirs already (CMake find_package, Composer ext-*).
+    profile.likely_system_packages = _unique([*profile.likely_system_packages, *likely])
     profile.readme_system_packages = _unique(_apt_packages(_read(repo / readme_name)))
     return profile
 
