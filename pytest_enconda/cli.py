@@ -403,6 +403,10 @@ def build_parser() -> argparse.ArgumentParser:
     regrade.add_argument("--judge-concurrency", type=int, default=4)
     regrade.add_argument("--out", help="new run directory (default: RUN_DIR-regrade-<judge>)")
     regrade.set_defaults(func=_cmd_regrade)
+
+    from .memory.cli import add_parser as add_memory
+
+    add_memory(sub)
     return parser
 
 

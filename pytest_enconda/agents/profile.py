@@ -6,6 +6,9 @@ and the README: language and version constraint, package manager with its instal
 config file, build tools, test framework, system dependencies found in CI files and likely ones
 (Python packages known to need a Debian library). Shown in model-driven agents' prompts and saved
 with the run (``agent/profile.json``).
+
+Besides Python: Rust (Cargo), C/C++ (CMake, make, meson), Go, JavaScript/TypeScript (npm, yarn,
+pnpm), Java (Maven, Gradle) and PHP (Composer), from their manifests' own version fields.
 """
 
 from __future__ import annotations
@@ -76,6 +79,21 @@ _PY_VERSION = re.compile(r"\b3\.\d{1,2}\b")
 _MATRIX = re.compile(r"python(?:-version|_version)?\s*:\s*(\[[^\]]*\]|['\"]?[\d.]+['\"]?)", re.I)
 
 
+# Manifests of the other ecosystems, in the order their language is decided when several exist.
+OTHER_MANIFESTS = (
+    "Cargo.toml",
+    "go.mod",
+    "CMakeLists.txt",
+    "meson.build",
+    "configure.ac",
+    "pom.xml",
+    "build.gradle",
+    "build.gradle.kts",
+    "composer.json",
+    "package.json",
+)
+
+
 class CodebaseProfile(BaseModel):
     language: str = "unknown"
     python_requires: str | None = Field(default=None, description="version constraint declared")
@@ -93,6 +111,29 @@ class CodebaseProfile(BaseModel):
     ci_system_packages: list[str] = Field(default_factory=list)
     likely_system_packages: list[str] = Field(default_factory=list)
     readme_system_packages: list[str] = Field(default_factory=list)
+    language_version: str | None = Field(
+        default=None, description="the toolchain version a non-Python manifest asks for"
+    )
+
+    def to_aec(self) -> dict:
+        """The profile in the shape of the AEC profile prompt's answer."""
+        constraint = self.python_requires if self.language == "Python" else self.language_version
+        return {
+            "language": {"name": self.language, "version_constraint": constraint},
+            "package_manager": {
+                "name": self.package_manager,
+                "install_command": self.install_command,
+                "config_file": self.config_file,
+            },
+            "build_tools": list(self.build_tools),
+            "test_framework": [self.test_framework] if self.test_framework else [],
+            "system_dependencies": {
+                "identified_in_ci": list(self.ci_system_packages),
+                "likely_required": _unique(
+                    [*self.likely_system_packages, *self.readme_system_packages]
+                ),
+            },
+        }
 
     def render(self) -> str:
         """The profile as the short list an agent's prompt shows."""
@@ -103,7 +144,8 @@ class CodebaseProfile(BaseModel):
 
         lines = [
             f"- language: {self.language}"
-            + (f" (requires-python {self.python_requires})" if self.python_requires else ""),
+            + (f" (requires-python {self.python_requires})" if self.python_requires else "")
+            + (f" (version {self.language_version})" if self.language_version else ""),
             f"- Python versions tested in CI: {joined(self.ci_python_versions)}",
             f"- package manager: {self.package_manager or 'unknown'}"
             + (f" (config: {self.config_file})" if self.config_file else ""),
@@ -223,7 +265,7 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     for name in ("setup.py", "setup.cfg", "Pipfile", "poetry.lock", "uv.lock", "pdm.lock"):
         if (repo / name).is_file() and name not in profile.manifests:
             profile.manifests.append(name)
-    for name in ("environment.yml", "environment.yaml", "package.json", "Cargo.toml", "go.mod"):
+    for name in ("environment.yml", "environment.yaml", *OTHER_MANIFESTS):
         if (repo / name).is_file():
             profile.manifests.append(name)
     setup_text = _read(repo / "setup.py") + "\n" + _read(repo / "setup.cfg")
@@ -239,12 +281,8 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     )
     if python:
         profile.language = "Python"
-    elif "package.json" in profile.manifests:
-        profile.language = "JavaScript/TypeScript"
-    elif "Cargo.toml" in profile.manifests:
-        profile.language = "Rust"
-    elif "go.mod" in profile.manifests:
-        profile.language = "Go"
+    else:
+        _other_ecosystem(repo, profile)
 
     extra = next((e for e in ("test", "tests", "testing", "dev") if e in profile.extras), None)
     target = f'".[{extra}]"' if extra else "."
@@ -306,6 +344,178 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     likely: list[str] = []
     for name in dependencies:
         likely.extend(SYSTEM_HINTS.get(name, ()))
-    profile.likely_system_packages = _unique(likely)
+    # Non-Python manifests named theirs already (CMake find_package, Composer ext-*).
+    profile.likely_system_packages = _unique([*profile.likely_system_packages, *likely])
     profile.readme_system_packages = _unique(_apt_packages(_read(repo / readme_name)))
     return profile
+
+
+def _first(pattern: str, text: str) -> str | None:
+    match = re.search(pattern, text, re.MULTILINE)
+    if not match:
+        return None
+    return next((g.strip() for g in match.groups() if g), None)
+
+
+def _other_ecosystem(repo: Path, profile: CodebaseProfile) -> None:
+    """Language, toolchain version, package manager, build and test tools of a non-Python
+    repository, from the first manifest of ``OTHER_MANIFESTS`` it has."""
+    has = set(profile.manifests)
+    add = profile.build_tools.append
+    if "Cargo.toml" in has:
+        text = _read(repo / "Cargo.toml")
+        profile.language, profile.package_manager, profile.config_file = (
+            "Rust",
+            "cargo",
+            "Cargo.toml",
+        )
+        profile.language_version = _first(r'^rust-version\s*=\s*"([^"]+)"', text)
+        toolchain = _read(repo / "rust-toolchain.toml") or _read(repo / "rust-toolchain")
+        profile.language_version = profile.language_version or _first(
+            r'(?:channel\s*=\s*"([^"]+)"|^([\w.-]+)\s*$)', toolchain
+        )
+        profile.install_command, profile.test_command = "cargo build", "cargo test"
+        profile.test_framework = "cargo test"
+        add("cargo")
+    elif "go.mod" in has:
+        text = _read(repo / "go.mod")
+        profile.language, profile.package_manager, profile.config_file = (
+            "Go",
+            "go modules",
+            "go.mod",
+        )
+        profile.language_version = _first(r"^go\s+(\d[\d.]*)", text)
+        profile.install_command, profile.test_command = "go mod download", "go test ./..."
+        profile.test_framework = "go test"
+        add("go")
+    elif has & {"CMakeLists.txt", "meson.build", "configure.ac"} or (repo / "Makefile").is_file():
+        profile.language = "C/C++"
+        if "CMakeLists.txt" in has:
+            text = _read(repo / "CMakeLists.txt")
+            profile.config_file, profile.package_manager = "CMakeLists.txt", "cmake"
+            profile.language_version = _first(r"CMAKE_CXX_STANDARD\s+(\d+)", text)
+            if profile.language_version:
+                profile.language_version = f"C++{profile.language_version}"
+            profile.install_command = "cmake -S . -B build && cmake --build build -j"
+            add("cmake")
+            if re.search(r"enable_testing|add_test|ctest", text, re.I):
+                profile.test_framework, profile.test_command = "ctest", "ctest --test-dir build"
+            packages = re.findall(r"find_package\s*\(\s*(\w+)", text)
+            profile.likely_system_packages += [_debian_dev(p) for p in packages if _debian_dev(p)]
+        elif "meson.build" in has:
+            profile.config_file, profile.package_manager = "meson.build", "meson"
+            profile.install_command = "meson setup build && ninja -C build"
+            profile.test_framework, profile.test_command = "meson test", "meson test -C build"
+            add("meson")
+            add("ninja")
+        elif "configure.ac" in has:
+            profile.config_file, profile.package_manager = "configure.ac", "autotools"
+            profile.install_command = "autoreconf -fi && ./configure && make"
+            add("autoconf")
+            add("make")
+        else:
+            profile.config_file, profile.package_manager = "Makefile", "make"
+            profile.install_command = "make"
+            if re.search(r"^(test|check):", _read(repo / "Makefile"), re.MULTILINE):
+                profile.test_framework, profile.test_command = "make", "make test"
+    elif has & {"pom.xml", "build.gradle", "build.gradle.kts"}:
+        profile.language = "Java"
+        if "pom.xml" in has:
+            text = _read(repo / "pom.xml")
+            profile.package_manager, profile.config_file = "maven", "pom.xml"
+            profile.language_version = _first(
+                r"<(?:maven\.compiler\.(?:source|release)|java\.version|release)>\s*([\d.]+)", text
+            )
+            wrapper = (repo / "mvnw").is_file()
+            profile.install_command = ("./mvnw" if wrapper else "mvn") + " -B -DskipTests install"
+            profile.test_command = ("./mvnw" if wrapper else "mvn") + " -B test"
+            profile.test_framework = "junit" if "junit" in text.lower() else "maven surefire"
+            add("maven")
+        else:
+            name = "build.gradle" if "build.gradle" in has else "build.gradle.kts"
+            text = _read(repo / name)
+            profile.package_manager, profile.config_file = "gradle", name
+            profile.language_version = _first(
+                r"(?:sourceCompatibility|languageVersion)\D*?(\d+(?:\.\d+)?)", text
+            )
+            wrapper = (repo / "gradlew").is_file()
+            profile.install_command = ("./gradlew" if wrapper else "gradle") + " build -x test"
+            profile.test_command = ("./gradlew" if wrapper else "gradle") + " test"
+            profile.test_framework = "junit" if "junit" in text.lower() else "gradle test"
+            add("gradle")
+    elif "composer.json" in has:
+        data = _json(repo / "composer.json")
+        require = data.get("require") if isinstance(data.get("require"), dict) else {}
+        dev = data.get("require-dev") if isinstance(data.get("require-dev"), dict) else {}
+        profile.language, profile.package_manager, profile.config_file = (
+            "PHP", "composer", "composer.json",
+        )  # fmt: skip
+        profile.language_version = str(require.get("php")) if require.get("php") else None
+        profile.install_command = "composer install"
+        if "phpunit/phpunit" in dev or (repo / "phpunit.xml.dist").is_file():
+            profile.test_framework, profile.test_command = "phpunit", "vendor/bin/phpunit"
+        profile.likely_system_packages += [
+            f"php-{name[4:]}" for name in require if name.startswith("ext-")
+        ]
+        add("composer")
+    elif "package.json" in has:
+        data = _json(repo / "package.json")
+        engines = data.get("engines") if isinstance(data.get("engines"), dict) else {}
+        profile.language, profile.config_file = "JavaScript/TypeScript", "package.json"
+        profile.language_version = str(engines["node"]) if engines.get("node") else None
+        for lock, manager in (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn")):
+            if (repo / lock).is_file():
+                profile.package_manager = manager
+                break
+        else:
+            profile.package_manager = "npm"
+        manager = profile.package_manager
+        lock = (repo / "package-lock.json").is_file()
+        profile.install_command = "npm ci" if manager == "npm" and lock else f"{manager} install"
+        scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+        deps = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
+        if "test" in scripts:
+            profile.test_command = f"{manager} test"
+        for name in ("jest", "mocha", "vitest", "ava", "tap"):
+            if name in deps:
+                profile.test_framework = name
+                break
+        else:
+            if "node --test" in str(scripts.get("test", "")):
+                profile.test_framework = "node:test"
+        for name in ("typescript", "webpack", "vite", "rollup", "esbuild", "babel"):
+            if name in deps or f"@{name}/core" in deps:
+                add(name)
+    if (repo / "Makefile").is_file() and "make" not in profile.build_tools:
+        add("make")
+
+
+def _json(path: Path) -> dict:
+    import json
+
+    try:
+        value = json.loads(_read(path))
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+# CMake ``find_package`` names whose Debian development package is not ``lib<name>-dev``.
+_CMAKE_DEBIAN = {
+    "boost": "libboost-all-dev",
+    "openssl": "libssl-dev",
+    "zlib": "zlib1g-dev",
+    "threads": "",
+    "gtest": "libgtest-dev",
+    "catch2": "catch2",
+    "fmt": "libfmt-dev",
+    "curl": "libcurl4-openssl-dev",
+    "pkgconfig": "pkg-config",
+    "python3": "python3-dev",
+    "python": "python3-dev",
+}
+
+
+def _debian_dev(package: str) -> str:
+    name = package.lower()
+    return _CMAKE_DEBIAN.get(name, f"lib{name}-dev")

@@ -33,8 +33,9 @@ from ..output import DIAGNOSIS, OUTPUT_DIR, SETUP, collect_outputs, prepare_outp
 from ..swe_agent import head_tail
 from ..workspace import RepositoryView, agent_dir
 from .classify import Context, classify, missing_distribution
-from .facts import RepoFacts, requirement_name, scan
+from .facts import RepoFacts, canonicalize_name, requirement_name, scan
 from .findings import Finding
+from .memory import MemoryConsult, expected_to_fail, signature
 from .prepass import example_findings, installs_project, run_prepass
 from .steps import SETUP_KINDS, ReadmeStep, readme_steps, words_of
 
@@ -54,6 +55,16 @@ class HeuristicConfig(BaseModel):
     )
     final_check: bool = Field(
         default=True, description="run the final script again in a fresh container"
+    )
+    memory: str | None = Field(
+        default=None,
+        description="a memory file (pytest-enconda memory build): a failure whose error matches "
+        "a stored triple tries the triple's action first",
+    )
+    memory_same_repository: bool = Field(
+        default=False,
+        description="let the memory return triples learnt on this case's own repository "
+        "(off: the leakage guard)",
     )
 
 
@@ -92,6 +103,10 @@ class _Run:
         self.step_types: set[tuple[int, str | None]] = set()
         self.failed_repairs: set[str] = set()
         self.preamble: list[str] = []
+        # What the same command printed when it last failed: a repair after which it fails the
+        # same way did nothing, and trying it again only repeats the failure.
+        self.last_failure: dict[int, str] = {}
+        self.memory: MemoryConsult | None = None
         self.ctx = Context(
             facts=facts,
             steps=steps,
@@ -178,13 +193,19 @@ class _Run:
             if step.kind == "state" and words[:1] == ["cd"] and len(words) > 1:
                 target = words[1].rstrip("/")
                 if target in clone_dirs or (
-                    not self.facts.exists(target) and PurePath(target).name in clone_dirs
+                    not self.facts.exists(target)
+                    and (PurePath(target).name in clone_dirs or self._names_repository(target))
                 ):
                     step.kind, step.reason, step.final = (
                         "skip",
                         "enters the cloned repository, which is the working directory here",
                         None,
                     )
+            release = self._release_of_project(step)
+            if release is not None:
+                step.final = release
+                self.note(f"`{step.command}` installs the project's release from PyPI; the "
+                          f"checkout is what is set up here: `{release}`")  # fmt: skip
             if step.kind == "skip":
                 self.note(f"skipped `{step.command}`: {step.reason}", kind="skip")
                 continue
@@ -213,6 +234,43 @@ class _Run:
             plan.append(step.index)
         return plan
 
+    def _names_repository(self, target: str) -> bool:
+        """``cd <target>`` means the repository itself (the README's reader cloned it): a
+        folder that is not here named like the project, its repository or the workdir.
+        Taking the closest subfolder instead runs every later command in the wrong place."""
+        spec = self.task.case.spec.repository
+        names = {*self.facts.names, PurePath(self.task.workdir).name,
+                 PurePath(str(spec.url or spec.path or "")).name.removesuffix(".git")}  # fmt: skip
+        wanted = {canonicalize_name(n) for n in names if n}
+        leaf = canonicalize_name(PurePath(target).name)
+        return leaf in wanted or any(
+            leaf.startswith(f"{name}-") and leaf[len(name) + 1 :] in ("main", "master")
+            for name in wanted
+        )
+
+    def _release_of_project(self, step: ReadmeStep) -> str | None:
+        """``pip install <the project>`` fetches the PyPI release, not this checkout: the
+        same install from the repository folder (extras kept)."""
+        if step.kind != "install" or not step.final:
+            return None
+        words = words_of(step.final)
+        pip = words[:2] in (["pip", "install"], ["pip3", "install"]) or words[:4] in (
+            ["python", "-m", "pip", "install"],
+            ["python3", "-m", "pip", "install"],
+        )
+        if not pip:
+            return None
+        targets = [w for w in words[words.index("install") + 1 :] if not w.startswith("-")]
+        if len(targets) != 1:
+            return None
+        match = re.fullmatch(r"([A-Za-z0-9][\w.-]*)(\[[^\]]*\])?", targets[0])
+        if not match or canonicalize_name(match.group(1)) not in set(self.facts.names):
+            return None
+        if self.facts.exists(match.group(1)):
+            return None  # a folder of that name: the README installs a path, not a release
+        extras = match.group(2)
+        return _swap_word(step.final, targets[0], f'".{extras}"' if extras else ".")
+
     def _has_tests(self) -> bool:
         return any(re.search(r"(^|/)(tests?/|test_[^/]*\.py$)", path) for path in self.facts.files)
 
@@ -233,7 +291,30 @@ class _Run:
             thought = f"{step.kind} step from '{step.section or 'the README'}'"
             code, output = self._exec(command, timeout, thought, "command")
             self.ctx.attempted.add(index)
+            if (
+                code != 0
+                and self.memory is not None
+                and self._memory_repair(step, command, output, plan, pos)
+            ):
+                pos += 2  # past the action inserted before this step, and the step itself
+                continue
             finding = classify(step, command, code, output, self.ctx)
+            if (
+                finding is not None
+                and finding.error_type == "E2"
+                and expected_to_fail(self.task.readme_text, step.command)
+            ):
+                self.note(f"`{command}` fails as the README says it should; not an error")
+                finding = None
+                code = 0 if step.kind in ("usage", "test") else code
+            failure = signature(output) if code != 0 else ""
+            if failure and self.last_failure.get(index) == failure and attempts.get(index):
+                self.note(f"`{command}` failed the same way after its repair ('{failure}'); "
+                          "not tried again")  # fmt: skip
+                if finding is not None and finding.key:
+                    self.failed_repairs.add(finding.key)
+                finding = None
+            self.last_failure[index] = failure
             if finding is None and code != 0 and step.kind in ("test", "usage"):
                 finding = self._declared_in_output(command, output)
             if finding is None and code != 0 and step.kind == "usage":
@@ -269,6 +350,43 @@ class _Run:
             attempts[index] = tries + 1
             pos = self._apply(finding, plan, pos, step, code)
         return plan
+
+    def _memory_repair(
+        self, step: ReadmeStep, command: str, output: str, plan: list[int], pos: int
+    ) -> bool:
+        """The memory's action for this failure, tried before any rule: ``True`` if the
+        command passes after it (the action then joins the setup script before the step)."""
+        assert self.memory is not None
+        action, hit = self.memory.action_for(command, output)
+        if action is None or hit is None:
+            return False
+        self.note(f"memory: triple {hit.id} ({hit.problem}) suggests `{action}`", kind="memory")
+        code, _ = self._exec(action, self.config.command_timeout, "repair from memory", "command")
+        again, _ = (code, "") if code != 0 else self._exec(
+            command, self.config.command_timeout, "the step again, after the memory's action",
+            "command",
+        )  # fmt: skip
+        helped = code == 0 and again == 0
+        self.memory.outcome(hit, action, helped)
+        if not helped:
+            self.note(f"memory: `{action}` did not make `{command}` pass", kind="memory")
+            return False
+        new = self.new_step(action, "install", "(added by the agent from memory)")
+        plan.insert(pos, new.index)
+        self.ctx.done.append(new.index)
+        if hit.error_type and self.task.case.spec.suite != "research":
+            self.add(
+                Finding(
+                    hit.error_type,
+                    f"`{command}` fails ('{signature(output)}'); the same failure elsewhere: "
+                    f"{hit.solution}",
+                    f"`{action}`",
+                    key=f"memory:{hit.id}",
+                    rule="memory",
+                )
+            )
+        self._succeeded(step, command)
+        return True
 
     def _succeeded(self, step: ReadmeStep, command: str) -> None:
         self.ctx.done.append(step.index)
@@ -447,6 +565,10 @@ class HeuristicAgent(ConfiguredAgent):
                     task.readme_text, readme_name, facts, lambda rel: _read(repo, rel)
                 )
             run = _Run(box, task, facts, steps, writer, self.config, deadline, max_commands)
+            if self.config.memory:
+                run.memory = MemoryConsult.open(
+                    self.config.memory, task, facts.names, self.config.memory_same_repository
+                )
             run.note(
                 f"repository: {len(facts.files)} files; manifests {facts.manifests or 'none'}; "
                 f"project {facts.names or 'unnamed'}; requires-python "
@@ -474,6 +596,8 @@ class HeuristicAgent(ConfiguredAgent):
                 (json.dumps(diagnosis, indent=2) + "\n").encode("utf-8"),
                 f"{OUTPUT_DIR}/{DIAGNOSIS}",
             )
+            if run.memory is not None:
+                run.memory.save(folder / "memory.json" if folder is not None else None)
             outputs = collect_outputs(
                 box, folder / "output" if folder is not None else None, research=research
             )
@@ -512,6 +636,13 @@ class HeuristicAgent(ConfiguredAgent):
             )
         )
         return "final check " + ("passed" if result.exit_code == 0 else "failed")
+
+
+def _swap_word(command: str, word: str, new: str) -> str:
+    for quoted in (f'"{word}"', f"'{word}'", word):
+        if quoted in command:
+            return command.replace(quoted, new, 1)
+    return command
 
 
 def _read(repo: Path, rel: str) -> str | None:

@@ -381,6 +381,71 @@ def _lines(value: str) -> list[str]:
     return [line.strip() for line in value.splitlines() if line.strip()]
 
 
+def _value(node: ast.AST, names: dict[str, object], depth: int = 0) -> object:
+    """A literal, or one built from names ``setup.py`` assigned (``extras_require=extras``,
+    ``{"test": test_deps}``, ``base + ["pytest"]``); ``ValueError`` for anything else."""
+    if depth > 20:
+        raise ValueError("too deep")
+    if isinstance(node, ast.Name):
+        if node.id in names:
+            return names[node.id]
+        raise ValueError(node.id)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return [_value(e, names, depth + 1) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        out = {}
+        for key, item in zip(node.keys, node.values, strict=True):
+            if key is None:  # ``**other``
+                merged = _value(item, names, depth + 1)
+                if isinstance(merged, dict):
+                    out.update(merged)
+                continue
+            out[_value(key, names, depth + 1)] = _value(item, names, depth + 1)
+        return out
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _value(node.left, names, depth + 1), _value(node.right, names, depth + 1)
+        if isinstance(left, list) and isinstance(right, list):
+            return left + right
+        if isinstance(left, str) and isinstance(right, str):
+            return left + right
+        raise ValueError("unsupported +")
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
+        "dict", "list", "sorted", "set", "tuple",
+    ):  # fmt: skip
+        if node.func.id == "dict" and not node.args:
+            return {k.arg: _value(k.value, names, depth + 1) for k in node.keywords if k.arg}
+        if len(node.args) == 1 and not node.keywords:
+            value = _value(node.args[0], names, depth + 1)
+            return list(value) if isinstance(value, list | tuple | set) else value
+        raise ValueError("unsupported call")
+    return ast.literal_eval(node)
+
+
+def _assigned(tree: ast.Module) -> dict[str, object]:
+    """Module-level ``NAME = <value>`` (and ``NAME["key"] = <value>``) that ``_value`` can
+    work out, in order: later assignments see earlier ones."""
+    names: dict[str, object] = {}
+    for statement in tree.body:
+        if not isinstance(statement, ast.Assign | ast.AnnAssign) or statement.value is None:
+            continue
+        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
+        try:
+            value = _value(statement.value, names)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        for target in targets:
+            if isinstance(target, ast.Name):
+                names[target.id] = value
+            elif (
+                isinstance(target, ast.Subscript)
+                and isinstance(target.value, ast.Name)
+                and isinstance(names.get(target.value.id), dict)
+                and isinstance(target.slice, ast.Constant)
+            ):
+                names[target.value.id][target.slice.value] = value  # type: ignore[index]
+    return names
+
+
 def _read_setup_py(root: Path, facts: RepoFacts) -> None:
     text = _text(root / "setup.py")
     if text is None:
@@ -390,12 +455,13 @@ def _read_setup_py(root: Path, facts: RepoFacts) -> None:
         tree = parse_python(text)
     except SyntaxError:
         return
+    names = _assigned(tree)
     for node in ast.walk(tree):
         if not isinstance(node, ast.Call):
             continue
         for keyword in node.keywords:
             try:
-                value = ast.literal_eval(keyword.value)
+                value = _value(keyword.value, names)
             except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
                 continue
             if keyword.arg == "name" and isinstance(value, str):

@@ -1,0 +1,126 @@
+"""``memory build``: triples from the trajectories of run directories (and mini-swe-agent's own
+trajectory files), into one memory file."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .extract import llm_triples, offline_triples
+from .store import MemoryStore, Provenance
+from .trajectories import read_trace
+
+# The heuristic agent's first note names the project: "project ['confmerge']".
+_PROJECT_NOTE = re.compile(r"project \[([^\]]*)\]")
+
+
+@dataclass
+class BuildReport:
+    cases: int = 0
+    trajectories: int = 0
+    triples: int = 0
+    new: int = 0
+    problems: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Source:
+    trajectory: Path
+    case_id: str
+    run: str
+    agent: str = ""
+    model: str = ""
+    repository: str = ""
+
+
+def repository_of(case_id: str, case_json: dict[str, Any] | None) -> str:
+    """The case's repository: as its record names it, else the case id without the error
+    suffix the shipped cases carry (``filesniff-e4-e6`` is the repository ``filesniff``)."""
+    for key in ("repository", "repo"):
+        value = (case_json or {}).get(key)
+        if isinstance(value, str) and value:
+            return value
+        if isinstance(value, dict):
+            for sub in ("url", "path", "name"):
+                if value.get(sub):
+                    return str(value[sub])
+    return re.sub(r"(-e\d+)+$", "", case_id.split("/")[-1]) or case_id
+
+
+def _json(path: Path) -> dict[str, Any] | None:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def sources(paths: Sequence[Path]) -> list[Source]:
+    """Every trajectory under ``paths``: run directories (``cases/*/agent/trajectory.jsonl``)
+    and mini-swe-agent files (``*.traj.json``, or a file given by name)."""
+    from ..records import RunDir
+
+    found: list[Source] = []
+    for path in paths:
+        if path.is_file():
+            found.append(Source(path, path.stem.removesuffix(".traj"), str(path.parent)))
+            continue
+        run = RunDir(path)
+        if run.cases_dir.is_dir():
+            for folder in sorted(p for p in run.cases_dir.iterdir() if p.is_dir()):
+                case_json = _json(folder / "case.json")
+                case_id = str((case_json or {}).get("case_id") or folder.name)
+                case = run.case(case_id)
+                if not case.trajectory.is_file():
+                    continue
+                outcome = _json(case.agent_outcome) or {}
+                found.append(Source(case.trajectory, case_id, str(path),
+                                    str(outcome.get("agent") or ""),
+                                    str(outcome.get("model") or ""),
+                                    repository_of(case_id, case_json)))  # fmt: skip
+        for traj in sorted(path.rglob("*.traj.json")):
+            found.append(Source(traj, traj.name.removesuffix(".traj.json"), str(path),
+                                "mini-swe-agent"))  # fmt: skip
+    return found
+
+
+def build(
+    paths: Sequence[Path],
+    out: Path,
+    extractor: str = "offline",
+    complete: Callable[[list[dict[str, str]]], str] | None = None,
+) -> BuildReport:
+    """Add the triples of every trajectory under ``paths`` to the memory file ``out``."""
+    report = BuildReport()
+    with MemoryStore(out) as store:
+        store.set_meta("extractor", extractor)
+        for source in sources(paths):
+            report.trajectories += 1
+            try:
+                trace = read_trace(source.trajectory)
+            except (OSError, ValueError) as exc:
+                report.problems.append(f"{source.trajectory}: {exc}")
+                continue
+            repository = source.repository or repository_of(source.case_id, None)
+            names = [repository.split("/")[-1]]
+            for step in trace.steps[:3]:
+                match = _PROJECT_NOTE.search(step.thought)
+                if step.kind == "static" and match:
+                    names += re.findall(r"'([^']+)'", match.group(1))
+            if extractor == "offline":
+                triples = offline_triples(trace, names)
+            else:
+                assert complete is not None, "an llm extractor needs a model"
+                triples = llm_triples(trace, complete, names)
+            report.cases += 1
+            provenance = Provenance(source.case_id, source.run, source.agent,
+                                    source.model or trace.model, repository)  # fmt: skip
+            for triple in triples:
+                _, new = store.add(triple, provenance)
+                report.triples += 1
+                report.new += int(new)
+    return report

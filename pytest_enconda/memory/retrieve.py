@@ -1,0 +1,164 @@
+"""Retrieval for a case: queries from the codebase profile (templates offline, or a model's
+hypothetical questions), BM25 or embedding search under the leakage guard, and the
+``{{Prior_Knowledge}}`` text the retrieved triples fill.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .store import Hit, MemoryStore
+
+Complete = Callable[[list[dict[str, str]]], str]
+
+
+def completer(model: str, api_base: str | None = None, temperature: float = 0.0) -> Complete:
+    """``messages -> text`` through litellm (imported on first call)."""
+    from ..agents.llm import api_key_for, model_for
+    from ..lazy import litellm
+
+    def complete(messages: list[dict[str, str]]) -> str:
+        response = litellm().completion(
+            model=model_for(model, api_base), messages=messages, api_base=api_base,
+            api_key=api_key_for(api_base), temperature=temperature,
+        )  # fmt: skip
+        return str(response.choices[0].message.content or "")
+
+    return complete
+
+
+def embedder(model: str, api_base: str | None = None) -> Callable[[list[str]], list[list[float]]]:
+    """``texts -> vectors`` through litellm's embedding call."""
+    from ..agents.llm import api_key_for, model_for
+    from ..lazy import litellm
+
+    def embed(texts: list[str]) -> list[list[float]]:
+        response = litellm().embedding(
+            model=model_for(model, api_base), input=texts, api_base=api_base,
+            api_key=api_key_for(api_base),
+        )  # fmt: skip
+        data = response["data"] if isinstance(response, dict) else response.data
+        items = sorted(data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
+        return [list(d["embedding"] if isinstance(d, dict) else d.embedding) for d in items]
+
+    return embed
+
+
+def template_queries(profile: Any) -> list[str]:
+    """3-5 questions from a ``CodebaseProfile`` with no model: what usually goes wrong with its
+    language version, install command, system libraries and test runner."""
+    language = profile.language
+    version = profile.python_requires or profile.language_version or ""
+    queries = []
+    if profile.install_command:
+        queries.append(f"{profile.install_command} fails installing {language} dependencies "
+                       f"with {profile.package_manager or 'its package manager'}")  # fmt: skip
+    if version or profile.ci_python_versions:
+        versions = version or ", ".join(profile.ci_python_versions)
+        queries.append(f"{language} {versions} version not available or requires a different "
+                       f"{language} version")  # fmt: skip
+    system = [*profile.ci_system_packages, *profile.likely_system_packages,
+              *profile.readme_system_packages]  # fmt: skip
+    if system:
+        queries.append("missing system library " + " ".join(dict.fromkeys(system)) + " apt-get")
+    if profile.test_framework:
+        queries.append(f"{profile.test_framework} {profile.test_command or ''} fails: "
+                       "No module named, command not found, missing test dependency")  # fmt: skip
+    if profile.extras:
+        queries.append("extra not installed " + " ".join(profile.extras) + " optional dependency")
+    if len(queries) < 3:
+        queries.append(f"{language} {profile.package_manager or ''} build tools "
+                       f"{' '.join(profile.build_tools)} command not found")  # fmt: skip
+    return queries[:5]
+
+
+def llm_profile(repo: Path, readme: str, complete: Complete) -> dict[str, Any]:
+    """The profile prompt's JSON for ``repo`` (README and CI files read from the host copy)."""
+    from ..agents.profile import CI_GLOBS
+    from .extract import parse_json_answer
+    from .prompts import profile_messages
+
+    ci = {}
+    for pattern in CI_GLOBS:
+        for path in sorted(repo.glob(pattern)):
+            ci[path.relative_to(repo).as_posix()] = path.read_text(errors="replace")[:8000]
+    return parse_json_answer(complete(profile_messages(readme, ci)))
+
+
+def llm_queries(profile: dict[str, Any], complete: Complete) -> list[str]:
+    from .extract import parse_json_answer
+    from .prompts import queries_messages
+
+    answer = parse_json_answer(complete(queries_messages(json.dumps(profile, indent=1))))
+    return [str(q) for q in answer.get("queries") or [] if str(q).strip()][:5]
+
+
+@dataclass
+class Retrieval:
+    queries: list[str]
+    hits: list[Hit]
+    excluded: list[str] = field(default_factory=list)
+    method: str = "bm25"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "method": self.method,
+            "queries": self.queries,
+            "excluded_projects": self.excluded,
+            "given": [hit.to_json() for hit in self.hits],
+        }
+
+
+def retrieve(
+    store: MemoryStore,
+    queries: Sequence[str],
+    k: int = 5,
+    exclude_repositories: Sequence[str] = (),
+    embed: Callable[[list[str]], list[list[float]]] | None = None,
+    embedding_model: str | None = None,
+) -> Retrieval:
+    """The best ``k`` triples over all queries (reciprocal-rank fusion: a triple several
+    queries find ranks above one a single query puts first)."""
+    from .normalise import project_key
+
+    scores: dict[int, float] = {}
+    found: dict[int, Hit] = {}
+    vectors = embed(list(queries)) if embed is not None and queries else []
+    for n, query in enumerate(queries):
+        if embed is not None and embedding_model:
+            hits = store.search_vector(vectors[n], embedding_model, k, exclude_repositories)
+        else:
+            hits = store.search(query, k, exclude_repositories)
+        for rank, hit in enumerate(hits):
+            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (60 + rank)
+            found.setdefault(hit.id, hit)
+    best = sorted(scores, key=lambda i: -scores[i])[:k]
+    return Retrieval(
+        list(queries),
+        [found[i] for i in best],
+        sorted({project_key(r) for r in exclude_repositories if r}),
+        "embedding" if embed is not None else "bm25",
+    )
+
+
+def prior_knowledge(hits: Sequence[Hit]) -> str:
+    """The ``{{Prior_Knowledge}}`` text: numbered triples, placeholders explained once."""
+    if not hits:
+        return "No prior knowledge was retrieved for this repository."
+    lines = ["Experience from configuring other repositories (<project> stands for the project "
+             "being set up, <workdir> for its folder, <version> for its version):"]  # fmt: skip
+    for n, hit in enumerate(hits, 1):
+        lines.append(f"{n}. Problem: {hit.problem}\n   Solution: {hit.solution}\n"
+                     f"   Action: {hit.action}")  # fmt: skip
+    return "\n".join(lines)
+
+
+def record_given(path: Path, case_id: str, retrieval: Retrieval, **extra: Any) -> None:
+    """Which triples the case was given (``agent/memory.json``): the ablation reads it."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = {"case_id": case_id, **retrieval.to_json(), **extra}
+    path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")

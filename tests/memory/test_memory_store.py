@@ -1,0 +1,188 @@
+"""The memory file: normalisation, deduplication, provenance, BM25 and the leakage guard, the
+offline extractor on both trajectory formats, and the CLI over a run directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.cli import main
+from pytest_enconda.memory.extract import offline_triples
+from pytest_enconda.memory.normalise import concrete, generalise, project_key, signature
+from pytest_enconda.memory.store import MemoryStore, Provenance, Triple
+from pytest_enconda.memory.trajectories import read_trace
+
+
+def step(
+    kind: str, command: str = "", exit_code: int | None = None, output: str = "", thought: str = ""
+) -> dict:
+    return {
+        "kind": kind,
+        "command": command,
+        "exit_code": exit_code,
+        "output": output,
+        "thought": thought,
+    }
+
+
+# The heuristic agent's steps on filesniff-e1 (shortened from a real run): the usage example
+# fails on libmagic, the finding names the cause, the apt install repairs it, the rerun passes.
+HEURISTIC = [
+    step(
+        "static",
+        thought="repository: 9 files; manifests ['pyproject.toml']; project "
+        "['filesniff']; requires-python >=3.11",
+    ),
+    step("command", "pip install -e .", 0, "Successfully installed filesniff-0.3.1 python-magic"),
+    step(
+        "command",
+        "filesniff samples",
+        1,
+        "Traceback (most recent call last):\n  File "
+        '"/data/project/filesniff/cli.py", line 3\nImportError: failed to find libmagic.  '
+        "Check your installation",
+    ),
+    step(
+        "finding",
+        thought="E1 [missing system library]: `filesniff samples` fails with "
+        "'failed to find libmagic': the README never installs libmagic. Fix: "
+        "`apt-get update && apt-get install -y libmagic1`",
+    ),
+    step("probe", "apt-cache pkgnames libmagic", 0, "libmagic1\nlibmagic-dev"),
+    step("command", "apt-get update && apt-get install -y libmagic1", 0, "Setting up libmagic1"),
+    step("command", "filesniff samples", 0, "samples/a.png: image/png"),
+]
+
+
+def write_run(root: Path, case_id: str, steps: list[dict]) -> Path:
+    agent = root / "cases" / case_id / "agent"
+    agent.mkdir(parents=True)
+    (agent / "trajectory.jsonl").write_text("".join(json.dumps(s) + "\n" for s in steps))
+    (agent / "outcome.json").write_text(json.dumps({"agent": "heuristic", "model": None}))
+    (root / "cases" / case_id / "case.json").write_text(json.dumps({"case_id": case_id}))
+    return root
+
+
+def test_generalise_replaces_the_source_repository_and_concrete_restores_another() -> None:
+    text = "pip install filesniff==0.3.1 in /data/project/filesniff (commit 0123456789abcdef)"
+    general = generalise(text, ["filesniff"])
+    assert general == "pip install <project>-<version> in <workdir>/<project> (commit <hash>)"
+    assert (
+        concrete("cd <workdir> && <project> --help", "tabkit")
+        == "cd /data/project && tabkit --help"
+    )
+    assert project_key("https://github.com/Org/File_Sniff.git") == project_key(
+        "../repos/file-sniff"
+    )
+
+
+def test_signature_is_the_telling_line() -> None:
+    output = (
+        "Collecting x\nTraceback (most recent call last):\n  File x\n"
+        "ModuleNotFoundError: No module named 'yaml'\n"
+    )
+    assert signature(output) == "ModuleNotFoundError: No module named 'yaml'"
+    assert signature("E: Unable to locate package libfoo\n") == "E: Unable to locate package libfoo"
+    assert signature("all good\n") == ""
+
+
+def test_offline_extractor_takes_failure_cause_and_repair_from_a_heuristic_trajectory(
+    tmp_path: Path,
+) -> None:
+    run = write_run(tmp_path / "run", "filesniff-e1", HEURISTIC)
+    trace = read_trace(run / "cases" / "filesniff-e1" / "agent" / "trajectory.jsonl")
+    [triple] = offline_triples(trace, ["filesniff"])
+    assert triple.action == "apt-get update && apt-get install -y libmagic1"
+    assert triple.error_type == "E1"
+    assert triple.signature == "ImportError: failed to find libmagic.  Check your installation"
+    assert "filesniff" not in triple.problem + triple.solution and "<project>" in triple.problem
+
+
+def test_offline_extractor_reads_mini_swe_agent_trajectories(tmp_path: Path) -> None:
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant"},
+        {"role": "assistant", "content": "Run the tests.\n```bash\npython -m pytest -q\n```"},
+        {
+            "role": "user",
+            "content": "<returncode>1</returncode>\n<output>\nE   ModuleNotFoundError: "
+            "No module named 'yaml'\nModuleNotFoundError: No module named 'yaml'\n</output>",
+        },
+        {"role": "assistant", "content": "PyYAML is missing.\n```bash\npip install pyyaml\n```"},
+        {
+            "role": "user",
+            "content": "<returncode>0</returncode>\n<output>\nSuccessfully installed\n</output>",
+        },
+        {"role": "assistant", "content": "Again.\n```bash\npython -m pytest -q\n```"},
+        {"role": "user", "content": "<returncode>0</returncode>\n<output>\n3 passed\n</output>"},
+    ]
+    path = tmp_path / "case-1.traj.json"
+    path.write_text(
+        json.dumps(
+            {
+                "messages": messages,
+                "trajectory_format": "mini-swe-agent-1",
+                "info": {"config": {"model": {"model_name": "m1"}}},
+            }
+        )
+    )
+    trace = read_trace(path)
+    assert (trace.format, trace.model) == ("mini-swe-agent", "m1")
+    [triple] = offline_triples(trace)
+    assert triple.action == "pip install pyyaml"
+    assert triple.signature == "ModuleNotFoundError: No module named 'yaml'"
+
+
+def test_store_deduplicates_keeps_provenance_and_guards_against_leakage(tmp_path: Path) -> None:
+    triple = Triple(
+        "`x` fails: E: Unable to locate package libmagic1",
+        "lists empty",
+        "apt-get update",
+        "E: Unable to locate package libmagic1",
+        "E6",
+    )
+    with MemoryStore(tmp_path / "m.db") as store:
+        first, new = store.add(
+            triple, Provenance("filesniff-e1", "r1", "heuristic", "", "filesniff")
+        )
+        again, new_again = store.add(
+            triple, Provenance("tabkit-e1", "r1", "heuristic", "", "org/TabKit.git")
+        )
+        other, _ = store.add(
+            Triple(
+                "`y` fails: No module named 'yaml'",
+                "extra missing",
+                'pip install -e ".[yaml]"',
+                "No module named 'yaml'",
+            )
+        )
+        assert (new, new_again, first == again, other != first) == (True, False, True, True)
+        assert store.stats()["triples"] == 2 and store.stats()["sightings"] == 2
+        [hit] = store.search("Unable to locate package libmagic1", k=1)
+        assert hit.id == first and hit.projects == ["filesniff", "tabkit"]
+        # Learnt on both repositories: withheld from a case of either.
+        assert (
+            store.search("Unable to locate package libmagic1", exclude_repositories=["tabkit"])
+            == []
+        )
+        assert store.search('"); DROP TABLE triples; -- NEAR(', k=3) == []
+
+
+def test_cli_builds_shows_and_queries_a_memory_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = write_run(tmp_path / "run", "filesniff-e1", HEURISTIC)
+    out = tmp_path / "memory.db"
+    assert main(["memory", "build", str(run), "--out", str(out)]) == 0
+    assert "1 triples extracted, 1 new" in capsys.readouterr().out
+    assert main(["memory", "show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert "1 triples from 1 cases of 1 projects (filesniff)" in shown
+    assert main(["memory", "query", str(out), "failed to find libmagic", "--json"]) == 0
+    given = json.loads(capsys.readouterr().out)["given"]
+    assert [g["action"] for g in given] == ["apt-get update && apt-get install -y libmagic1"]
+    args = ["memory", "query", str(out), "failed to find libmagic", "--json"]
+    assert main([*args, "--exclude-repo", "filesniff"]) == 0
+    assert json.loads(capsys.readouterr().out)["given"] == []
+    assert main(["memory", "show", str(tmp_path / "none.db")]) == 1
