@@ -167,6 +167,14 @@ def add_options(parser: pytest.Parser) -> None:
         "starts once it is reached",
     )
     group.addoption(
+        "--memory",
+        type=_existing_path,
+        default=None,
+        metavar="FILE",
+        help="a memory file of `pytest-enconda memory build` for agents that take prior "
+        "knowledge (heuristic); memory from a case's own repository is never retrieved for it",
+    )
+    group.addoption(
         "--judge",
         type=_judge,
         default="offline",

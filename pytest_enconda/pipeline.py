@@ -135,6 +135,8 @@ class CasePipeline:
                 options["api_base"] = self.settings.api_base
             if self.settings.predictions:
                 options["predictions"] = self.settings.predictions
+            if self.settings.memory is not None:
+                options["memory"] = str(self.settings.memory)
             self._agent = registry.create(self.settings.agent, **options)
         return self._agent
 

@@ -51,9 +51,21 @@ class EncondaSettings(BaseModel):
     gpus: str = "none"
     keep_containers: bool = False
     strip_proxy_credentials: bool = False
+    memory: Path | None = None
 
 
 # Options are declared in ``options.py`` (no pydantic there: it loads in every pytest run).
+
+
+def takes_memory(agent: str) -> bool:
+    """Whether the agent's options include a memory file (``--memory``)."""
+    from .agents import registry
+
+    try:
+        model = getattr(registry.factory_of(agent), "config_model", None)
+    except Exception:  # an entry point that does not import: it cannot take memory either
+        return False
+    return model is not None and "memory" in getattr(model, "model_fields", {})
 
 
 def _check_agent(agent: str, opt: Any) -> None:
@@ -70,6 +82,13 @@ def _check_agent(agent: str, opt: Any) -> None:
         options["model"] = opt("model")
     if opt("api_base"):
         options["api_base"] = opt("api_base")
+    if opt("memory") is not None:
+        if not takes_memory(agent):
+            raise pytest.UsageError(
+                f"--memory: --agent={agent} takes no prior knowledge (agents that do: "
+                f"{', '.join(name for name in registry.available() if takes_memory(name))})"
+            )
+        options["memory"] = str(opt("memory"))
     try:
         registry.check_options(agent, **options)
     except KeyError as exc:

@@ -36,3 +36,17 @@ def test_settings_carry_the_parsed_values(pytester: pytest.Pytester) -> None:
     assert settings.gpus == "2" and settings.ddp_cpu is True
     assert settings.probes == (pytester.path.resolve(),)
     assert settings.resume is False and settings.judge == "offline"
+
+
+def test_memory_goes_to_agents_that_take_it(pytester: pytest.Pytester) -> None:
+    memory = pytester.path / "memory.sqlite"
+    memory.write_bytes(b"")
+    run = str(pytester.path / "run")
+    settings = from_config(
+        pytester.parseconfig("--run-dir", run, "--agent", "heuristic", "--memory", str(memory))
+    )
+    assert settings.memory == memory.resolve()
+    with pytest.raises(pytest.UsageError, match="--agent=readme takes no prior knowledge"):
+        from_config(
+            pytester.parseconfig("--run-dir", run, "--agent", "readme", "--memory", str(memory))
+        )
