@@ -115,7 +115,7 @@ class CasePipeline:
 
     def backend(self) -> Backend:
         if self._backend is None:
-            self._backend = backend_for(self.settings, self.progress, self.run.root.name)
+            self._backend = backend_for(self.settings, self.progress, self.run.run_id)
         return self._backend
 
     @property

@@ -12,6 +12,7 @@ Imported lazily by the plugin (pydantic stays out of a dormant pytest run).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -155,6 +156,13 @@ class RunDir:
 
     def case(self, case_id: str) -> CaseDir:
         return CaseDir(self.root, case_id)
+
+    @property
+    def run_id(self) -> str:
+        """The run's label on its containers and images: the folder's name and a digest of its
+        path, so two runs in folders of one name (``run``, a date) never count each other's."""
+        digest = hashlib.sha256(str(self.root.resolve()).encode("utf-8")).hexdigest()[:8]
+        return f"{self.root.name}-{digest}"
 
     @property
     def results(self) -> Path:

@@ -14,6 +14,8 @@ import pytest
 from casefactory import golden_error, write_case
 from gitutil import git
 
+from pytest_enconda.records import RunDir
+
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("base_image")]
 
@@ -191,12 +193,12 @@ def test_interrupted_run_removes_its_containers(pytester: pytest.Pytester, sig: 
         stderr=subprocess.DEVNULL,
     )
     deadline = time.monotonic() + 300
-    while time.monotonic() < deadline and not _run_containers(run.name):
+    while time.monotonic() < deadline and not _run_containers(RunDir(run).run_id):
         time.sleep(0.2)
-    assert _run_containers(run.name), "the execution container never started"
+    assert _run_containers(RunDir(run).run_id), "the execution container never started"
     proc.send_signal(sig)
     proc.wait(timeout=120)
-    assert _run_containers(run.name) == []
+    assert _run_containers(RunDir(run).run_id) == []
 
 
 def test_image_builds_show_steps_and_log_everything(pytester: pytest.Pytester) -> None:
@@ -319,10 +321,11 @@ def test_containers_still_open_are_removed_at_session_end(
             assert box.exec("true", timeout=30).exit_code == 0
         """
     )
-    result = pytester.runpytest("--run-dir", str(pytester.path / run_name))
+    run_dir = pytester.path / run_name
+    result = pytester.runpytest("--run-dir", str(run_dir))
     result.assert_outcomes(passed=1)
     left = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_name}"],
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={RunDir(run_dir).run_id}"],
         capture_output=True,
         text=True,
         check=True,

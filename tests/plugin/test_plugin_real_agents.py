@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from scripted_llm import ScriptedServer, prompt_text, step_of, tool_call
 
+from pytest_enconda.records import RunDir
+
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("base_image")]
 
@@ -108,7 +110,7 @@ def outcomes(run_dir: Path) -> dict[tuple[str, str], str]:
 
 def leftover_containers(run_dir: Path) -> list[str]:
     out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_dir.name}"],
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={RunDir(run_dir).run_id}"],
         capture_output=True,
         text=True,
         check=True,

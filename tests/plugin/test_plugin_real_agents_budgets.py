@@ -12,6 +12,8 @@ import pytest
 from casefactory import write_case
 from scripted_llm import ScriptedServer, completion, prompt_text, tool_call
 
+from pytest_enconda.records import RunDir
+
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("base_image")]
 
@@ -43,7 +45,7 @@ def outcome_of(run_dir: Path, case_id: str) -> dict:
 
 def leftover_containers(run_dir: Path) -> list[str]:
     out = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_dir.name}"],
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={RunDir(run_dir).run_id}"],
         capture_output=True,
         text=True,
         check=True,

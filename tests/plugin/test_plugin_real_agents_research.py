@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from scripted_llm import ScriptedServer, prompt_text, step_of, tool_call
 
+from pytest_enconda.records import RunDir
+
 pytest_plugins = ["pytester"]
 pytestmark = [pytest.mark.docker, pytest.mark.usefixtures("base_image")]
 
@@ -144,7 +146,7 @@ def test_swe_agent_on_research_cases_is_graded_by_the_pyramid(
     report = json.loads((run_dir / "cases" / "honest" / "environment" / "report.json").read_text())
     assert report["env_tool"] == "pip" and report["cuda_available"] is False
     leftovers = subprocess.run(
-        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_dir.name}"],
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={RunDir(run_dir).run_id}"],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     assert leftovers == []
