@@ -69,7 +69,6 @@ class ProbeScriptError(HarnessError):
 
 class Environment(Protocol):
     box_backend: Backend
-    backend: str
     python: str
     repo_dir: str
     gpu_count: int
@@ -150,9 +149,6 @@ class BoxEnvironment:
         log_dir: Path | None = None,
     ) -> None:
         self.box_backend = backend
-        # The backend's name, for callers that still compare it (session's C0 until it calls
-        # ``check_imports``).
-        self.backend = backend.name
         self.image = image
         self.case_id = case_id
         self.python = python
