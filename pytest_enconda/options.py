@@ -67,6 +67,30 @@ def _positive_float(value: str) -> float:
     return number
 
 
+def _model_price(value: str) -> tuple[float, float]:
+    parts = value.split(",")
+    try:
+        prices = [float(part) for part in parts]
+    except ValueError:
+        prices = []
+    if len(prices) != 2 or not all(0 <= price < float("inf") for price in prices):
+        raise pytest.UsageError(
+            f"--model-price: expected IN,OUT in USD per million prompt and completion tokens "
+            f"(e.g. 0.15,0.6), got {value!r}"
+        )
+    return prices[0], prices[1]
+
+
+def _scale(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not 0 < number < float("inf"):
+        raise pytest.UsageError(f"--budget-scale: expected a positive factor, got {value!r}")
+    return number
+
+
 def _existing_dir(value: str) -> Path:
     path = Path(value).expanduser()
     if not path.is_dir():
@@ -165,6 +189,15 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="USD",
         help="run-wide ceiling on model spending, shared by all xdist workers: no model call "
         "starts once it is reached",
+    )
+    group.addoption(
+        "--model-price",
+        type=_model_price,
+        default=None,
+        metavar="IN,OUT",
+        help="USD per million prompt and completion tokens, for every model-driven agent and "
+        "the llm judge: prices a model litellm cannot (a local server), so --max-cost and "
+        "cost figures count it",
     )
     group.addoption(
         "--judge",
