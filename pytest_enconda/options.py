@@ -191,6 +191,14 @@ def add_options(parser: pytest.Parser) -> None:
         "starts once it is reached",
     )
     group.addoption(
+        "--budget-scale",
+        type=_scale,
+        default=1.0,
+        metavar="FACTOR",
+        help="multiply every case's setup and test budgets (execution replay) by FACTOR, for "
+        "slow or loaded machines (default 1)",
+    )
+    group.addoption(
         "--model-price",
         type=_model_price,
         default=None,

@@ -364,7 +364,14 @@ class CasePipeline:
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
             with harness_step(f"execution of {case.id}"):
-                record = run_execution(self.backend(), image, case, outcome.setup_script, paths)
+                record = run_execution(
+                    self.backend(),
+                    image,
+                    case,
+                    outcome.setup_script,
+                    paths,
+                    scale=self.settings.budget_scale,
+                )
             write_model(paths.execution_record, record)
             return record
 
