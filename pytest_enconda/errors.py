@@ -34,6 +34,25 @@ class ImageBuildError(HarnessError):
     """An image (base, environment or task layer) failed to build."""
 
 
+class ModelUnavailable(HarnessError):
+    """The model provider failed (an HTTP error, an unreadable or empty reply, no answer in
+    time, a context-length refusal): an outage must not look like a weak agent, and no outcome is
+    saved, so ``--resume`` runs the agent again."""
+
+    def __init__(self, model: str, reason: str, status: int | None = None) -> None:
+        self.model = model
+        self.status = status
+        self.reason = reason
+        where = f"HTTP {status}: " if status is not None else ""
+        super().__init__(f"model {model} unavailable: {where}{reason}")
+
+
+class RunStopped(EncondaError):
+    """The run-wide cost ceiling was reached before this case's agent started: the case was not
+    run (its items are skipped with the reason), which is neither the agent's failure nor a
+    harness fault."""
+
+
 class CaseFormatError(EncondaError):
     """A case or golden file does not match its model.
 

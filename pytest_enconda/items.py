@@ -11,7 +11,7 @@ import pytest
 from .aspects import ASPECTS, TASK_KINDS
 from .cases.loader import load_case
 from .discovery import is_research_dataset_dir
-from .errors import CaseFormatError, EncondaError
+from .errors import CaseFormatError, EncondaError, RunStopped
 from .state import session_of
 
 if TYPE_CHECKING:
@@ -314,11 +314,15 @@ class CaseItem(pytest.Item):
         if self.skip_reason is not None:
             pytest.skip(self.skip_reason)
         session = session_of(self.config)
-        failure = None
+        failure = stopped = None
         try:
             self.verdict = session.pipeline.verdict(self.case, self.aspect)
+        except RunStopped as exc:  # the cost ceiling: not run, neither failed nor an error
+            stopped = str(exc)
         except EncondaError as exc:
             failure = str(exc)
+        if stopped is not None:
+            pytest.skip(f"{self.case.id}::{self.aspect}: {stopped}")
         if failure is not None:
             # Outside the except block, so pytest shows the message alone, not a chained
             # traceback; pytrace=False because the message already names the step.

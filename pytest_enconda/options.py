@@ -67,6 +67,30 @@ def _positive_float(value: str) -> float:
     return number
 
 
+def _model_price(value: str) -> tuple[float, float]:
+    parts = value.split(",")
+    try:
+        prices = [float(part) for part in parts]
+    except ValueError:
+        prices = []
+    if len(prices) != 2 or not all(0 <= price < float("inf") for price in prices):
+        raise pytest.UsageError(
+            f"--model-price: expected IN,OUT in USD per million prompt and completion tokens "
+            f"(e.g. 0.15,0.6), got {value!r}"
+        )
+    return prices[0], prices[1]
+
+
+def _scale(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        number = 0.0
+    if not 0 < number < float("inf"):
+        raise pytest.UsageError(f"--budget-scale: expected a positive factor, got {value!r}")
+    return number
+
+
 def _existing_dir(value: str) -> Path:
     path = Path(value).expanduser()
     if not path.is_dir():
@@ -173,6 +197,23 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="a memory file of `pytest-enconda memory build` for agents that take prior "
         "knowledge (heuristic); memory from a case's own repository is never retrieved for it",
+    )
+    group.addoption(
+        "--budget-scale",
+        type=_scale,
+        default=1.0,
+        metavar="FACTOR",
+        help="multiply every case's setup and test budgets (execution replay) by FACTOR, for "
+        "slow or loaded machines (default 1)",
+    )
+    group.addoption(
+        "--model-price",
+        type=_model_price,
+        default=None,
+        metavar="IN,OUT",
+        help="USD per million prompt and completion tokens, for every model-driven agent: "
+        "prices a model litellm cannot (a local server), so --max-cost and cost figures count "
+        "it (the llm judge keeps litellm's prices)",
     )
     group.addoption(
         "--judge",

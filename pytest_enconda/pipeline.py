@@ -24,7 +24,7 @@ from . import textio
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
 from .cases.models import README_FROM_REPOSITORY
-from .errors import EncondaError, HarnessError, harness_step
+from .errors import EncondaError, HarnessError, RunStopped, harness_step
 from .grading.verdict import ItemVerdict
 from .records import CaseDir, RunDir, efficiency
 from .textio import read_json
@@ -110,6 +110,7 @@ class CasePipeline:
         self._done: dict[tuple[str, str], Any] = {}
         self._failures: dict[tuple[str, str], BaseException] = {}
         self._repo_readmes: dict[str, tuple[str, str]] = {}
+        self._ceiling_said = False
 
     # ----------------------------------------------------------------- strategies, made lazily
 
@@ -180,6 +181,17 @@ class CasePipeline:
             except EncondaError as exc:
                 self._failures[key] = exc
                 raise
+            except (KeyboardInterrupt, SystemExit, GeneratorExit):
+                raise
+            except BaseException as exc:
+                # pytest-timeout's signal method interrupts the step with pytest's ``Failed``
+                # (not an Exception): the case's next item must not start the step over (an
+                # agent run twice in one process); it reports the interruption instead.
+                if not isinstance(exc, Exception):
+                    self._failures[key] = HarnessError(
+                        f"{step} of {case.id} was interrupted: {type(exc).__name__}: {exc}"
+                    )
+                raise
         return self._done[key]
 
     # ----------------------------------------------------------------- the agent
@@ -197,7 +209,12 @@ class CasePipeline:
             )
         if paths.agent_outcome.is_file():
             return read_model(paths.agent_outcome, AgentOutcome)
+        self._check_ceiling()
         agent = self.agent
+        began = time.monotonic()
+        # Harness time, before the agent's clock starts: under load or with a cold cache a
+        # build takes minutes, which must not come out of the agent's budget.
+        self.task_image(case)
         readme_name, readme_text = self._agent_readme(case)
         task = AgentTask(
             case=case,
@@ -207,6 +224,7 @@ class CasePipeline:
             trajectory_path=paths.trajectory,
             run_dir=self.run.root,
             max_cost=self.settings.max_cost,
+            model_price=self.settings.model_price,
             start_container=lambda: self._agent_box(case),
         )
         append_jsonl(
@@ -222,7 +240,12 @@ class CasePipeline:
         started = time.monotonic()
         try:
             outcome = agent.run(task)
+        except RunStopped as exc:
+            self._say_ceiling(str(exc))
+            raise
         except EncondaError:
+            # A harness failure (the model provider's included) saves no outcome, so
+            # ``--resume`` runs this agent again.
             raise
         except Exception as exc:  # the agent's own bug counts against the agent
             outcome = AgentOutcome(
@@ -232,9 +255,47 @@ class CasePipeline:
                 message="".join(traceback.format_exception(exc))[-4000:],
                 wall_time=time.monotonic() - started,
             )
+        # Whatever of the step was not the agent's own clock: the build above, starting and
+        # removing the box (an agent without a clock of its own reports none).
+        outcome.harness_seconds = round(max(0.0, time.monotonic() - began - outcome.wall_time), 3)
         atomic_write_text(paths.setup_script, outcome.setup_script)
         write_model(paths.agent_outcome, outcome)
         return outcome
+
+    def pricing_warning(self) -> str | None:
+        """Why ``--max-cost`` cannot be enforced for this run's model, if it cannot: litellm has
+        no price for it (a local server) and ``--model-price`` gives none, so its calls count $0.
+        """
+        settings = self.settings
+        if settings.max_cost is None or settings.model_price is not None or not settings.model:
+            return None
+        if not getattr(type(self.agent), "needs_model", False):
+            return None
+        from .agents.llm import litellm_prices, model_for
+
+        if litellm_prices(model_for(settings.model, settings.api_base)):
+            return None
+        return (
+            f"warning: --max-cost ${settings.max_cost:g} cannot be enforced: litellm has no "
+            f"price for {settings.model}, so its calls count $0; give one with "
+            "--model-price IN,OUT (USD per million prompt and completion tokens)"
+        )
+
+    def _check_ceiling(self) -> None:
+        """No case starts (nothing is built for it) once ``--max-cost`` is spent."""
+        if self.settings.max_cost is None:
+            return
+        from .agents.llm import CostLedger
+
+        reason = CostLedger(self.run.root, self.settings.max_cost).exhausted()
+        if reason:
+            self._say_ceiling(reason)
+            raise RunStopped(f"not run: {reason}")
+
+    def _say_ceiling(self, reason: str) -> None:
+        if not self._ceiling_said:
+            self._ceiling_said = True
+            self.progress(f"cost ceiling reached ({reason}); cases not started are skipped")
 
     def _agent_readme(self, case: Case) -> tuple[str, str]:
         """The README the agent is given: the case's, or the repository's own (imported research).
@@ -308,7 +369,14 @@ class CasePipeline:
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
             with harness_step(f"execution of {case.id}"):
-                record = run_execution(self.backend(), image, case, outcome.setup_script, paths)
+                record = run_execution(
+                    self.backend(),
+                    image,
+                    case,
+                    outcome.setup_script,
+                    paths,
+                    scale=self.settings.budget_scale,
+                )
             write_model(paths.execution_record, record)
             return record
 

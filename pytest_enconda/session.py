@@ -66,6 +66,10 @@ class EncondaSession:
             worker_id=self.worker_id,
         )
         _interrupt_on_sigterm()
+        if self.worker_id is None and settings.max_cost is not None:
+            warning = self.pipeline.pricing_warning()
+            if warning:
+                self.progress(warning)
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
         self._results_loaded = False
         self._durations: dict[str, float] = {}

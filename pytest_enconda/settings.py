@@ -26,6 +26,8 @@ class EncondaSettings(BaseModel):
     model: str | None = None
     api_base: str | None = None
     max_cost: float | None = None
+    model_price: tuple[float, float] | None = None
+    budget_scale: float = 1.0
     judge: str = "offline"
     judge_api_base: str | None = None
     judge_concurrency: int = 4

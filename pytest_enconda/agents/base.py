@@ -79,7 +79,15 @@ class AgentOutcome(BaseModel):
     self_report: dict[str, Any] | None = None
     trajectory: list[Step] = Field(default_factory=list)
     usage: TokenUsage = Field(default_factory=TokenUsage)
-    wall_time: float = 0.0
+    wall_time: float = Field(
+        default=0.0,
+        description="the agent's seconds, from its container being ready (its budget's clock)",
+    )
+    harness_seconds: float = Field(
+        default=0.0,
+        description="the harness's seconds around the agent: building the task image, starting "
+        "and removing its container; never counted against the agent's budget",
+    )
     status: AgentStatus = "completed"
     message: str = ""
     problems: list[str] = Field(
@@ -113,7 +121,13 @@ class AgentTask(BaseModel):
     max_cost: float | None = Field(
         default=None, description="run-wide cost ceiling in USD (--max-cost), over all workers"
     )
-    # Starts the agent's container lazily; agents that need none never call it.
+    model_price: tuple[float, float] | None = Field(
+        default=None,
+        description="--model-price: USD per million prompt and completion tokens, for models "
+        "litellm cannot price",
+    )
+    # Starts the agent's container lazily; agents that need none never call it. Its task image
+    # is built before the agent runs: an agent's clock starts once the container is up.
     start_container: Callable[[], Any] | None = None
 
     @property

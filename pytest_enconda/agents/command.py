@@ -120,7 +120,6 @@ class CommandAgent(ConfiguredAgent):
             return (None if timed_out else process.returncode), text, timed_out, duration
 
     def run(self, task: AgentTask) -> AgentOutcome:
-        started = time.monotonic()
         config = self.config
         timeout = config.timeout or float(task.budgets.agent_seconds)
         writer = TrajectoryWriter(task.trajectory_path)
@@ -131,6 +130,8 @@ class CommandAgent(ConfiguredAgent):
         folder = agent_dir(task)
         assert task.start_container is not None
         with task.start_container() as box:
+            # The agent's time starts with its container (the image build is the harness's).
+            started = time.monotonic()
             prepare_output_dir(box)
             with RepositoryView(box, task.workdir) as repo:
                 profile = profile_of(repo, task)

@@ -16,10 +16,25 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ..errors import ModelUnavailable
 from ..lazy import litellm
 from .base import Step, TokenUsage
 
-# Provider keys a model-driven agent may need on the host; never passed into a container.
+# The provider's usual key variable, for a server given with --api-base (litellm reads these
+# itself for hosted models, but not when the call names an api_base and no key).
+PROVIDER_KEYS = {
+    "openai": "OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
+    "azure": "AZURE_API_KEY",
+    "gemini": "GEMINI_API_KEY",
+    "mistral": "MISTRAL_API_KEY",
+    "groq": "GROQ_API_KEY",
+    "together_ai": "TOGETHERAI_API_KEY",
+    "openrouter": "OPENROUTER_API_KEY",
+    "deepseek": "DEEPSEEK_API_KEY",
+}
+# (USD per million prompt tokens, USD per million completion tokens), from --model-price.
+Price = tuple[float, float]
 
 
 def model_for(model: str, api_base: str | None) -> str:
@@ -27,17 +42,35 @@ def model_for(model: str, api_base: str | None) -> str:
     return model if (api_base is None or "/" in model) else f"openai/{model}"
 
 
-def api_key_for(api_base: str | None) -> str | None:
-    """The key for ``api_base``: ``ENCONDA_AGENT_API_KEY`` if set, else a placeholder that local
-    servers ignore; ``None`` (the provider's usual variable) for hosted models."""
+def api_key_for(api_base: str | None, model: str | None = None) -> str | None:
+    """The key for a call: ``ENCONDA_AGENT_API_KEY`` if set; with ``api_base``, else the
+    provider's usual variable (``OPENAI_API_KEY`` for ``openai/`` and bare names), else a
+    placeholder that local servers ignore; ``None`` for hosted models (litellm reads the usual
+    variable itself)."""
     key = os.environ.get("ENCONDA_AGENT_API_KEY")
     if key:
         return key
-    return "no-key" if api_base else None
+    if not api_base:
+        return None
+    provider = model_for(model or "", api_base).partition("/")[0] or "openai"
+    usual = os.environ.get(PROVIDER_KEYS.get(provider, ""), "")
+    return usual or "no-key"
 
 
-def response_cost(response: Any, model: str) -> float | None:
-    """The call's cost in USD, or ``None`` when litellm has no price for the model."""
+def litellm_prices(model: str) -> bool:
+    """Whether litellm's (bundled) price list has a non-zero price for ``model``."""
+    try:
+        info = litellm().get_model_info(model)
+    except Exception:
+        return False
+    return bool(info.get("input_cost_per_token") or info.get("output_cost_per_token"))
+
+
+def response_cost(response: Any, model: str, price: Price | None = None) -> float | None:
+    """The call's cost in USD (the user's ``price`` first), or ``None`` when unpriced."""
+    if price is not None:
+        prompt_tokens, completion_tokens = response_usage(response)
+        return (prompt_tokens * price[0] + completion_tokens * price[1]) / 1_000_000
     try:
         cost = litellm().completion_cost(completion_response=response, model=model)
     except Exception:
@@ -78,10 +111,45 @@ def call_usage(prompt_tokens: int, completion_tokens: int, cost: float | None) -
     )
 
 
+def model_failure(exc: BaseException, model: str) -> ModelUnavailable | None:
+    """``exc`` as the provider's failure (litellm's and its HTTP clients' errors, an unreadable
+    reply), or ``None`` when it is something else (the agent's own bug)."""
+    if isinstance(exc, ModelUnavailable):
+        return exc
+    module = type(exc).__module__.partition(".")[0]
+    if module not in ("litellm", "openai", "httpx", "httpcore") and not isinstance(
+        exc, json.JSONDecodeError | TimeoutError | ConnectionError
+    ):
+        return None
+    status = getattr(exc, "status_code", None)
+    message = str(getattr(exc, "message", None) or exc) or type(exc).__name__
+    return ModelUnavailable(
+        model,
+        f"{type(exc).__name__}: {message}"[:1500],
+        status if isinstance(status, int) else None,
+    )
+
+
+def empty_reply(response: Any) -> bool:
+    """A reply with neither text nor a tool call (a dumped dict or litellm's object)."""
+    try:
+        if isinstance(response, dict):
+            message = response["choices"][0]["message"]
+            content, calls = message.get("content"), message.get("tool_calls")
+        else:
+            message = response.choices[0].message
+            content, calls = message.content, getattr(message, "tool_calls", None)
+    except (AttributeError, IndexError, KeyError, TypeError):
+        return True
+    return not (content or "").strip() and not calls
+
+
 class LedgerState(BaseModel):
     spent_usd: float = 0.0
     calls: int = 0
     unpriced_calls: int = 0
+    reserved_usd: float = 0.0
+    costliest_call_usd: float = 0.0
 
 
 class CostLedger:
@@ -116,28 +184,62 @@ class CostLedger:
             return self._read()
 
     def add(self, cost: float | None) -> LedgerState:
+        """A call made without a reservation (the judge's)."""
+        return self.settle(0.0, cost)
+
+    def _write(self, state: LedgerState) -> None:
+        tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
+        tmp.write_text(state.model_dump_json(indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, self.path)
+
+    def _refusal(self, state: LedgerState, estimate: float) -> str | None:
+        if self.max_cost is None:
+            return None
+        committed = state.spent_usd + state.reserved_usd
+        if committed >= self.max_cost or (estimate > 0 and committed + estimate > self.max_cost):
+            return (
+                f"run-wide cost limit reached: ${state.spent_usd:.6f} spent"
+                + (f" (+${state.reserved_usd:.6f} in flight)" if state.reserved_usd else "")
+                + f" of --max-cost ${self.max_cost:g}"
+            )
+        return None
+
+    def reserve(self) -> tuple[float, str | None]:
+        """Reserve a call's estimated cost before making it: (the estimate, why the call may not
+        start). The estimate is the costliest call seen so far in the run, so calls in flight
+        together cannot pass the ceiling by more than each exceeds that estimate."""
         with self._locked():
             state = self._read()
-            state.calls += 1
-            if cost is None:
-                state.unpriced_calls += 1
-            else:
-                state.spent_usd += cost
-            tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(state.model_dump_json(indent=2) + "\n", encoding="utf-8")
-            os.replace(tmp, self.path)
+            estimate = state.costliest_call_usd
+            reason = self._refusal(state, estimate)
+            if reason is None and self.max_cost is not None:
+                state.reserved_usd += estimate
+                self._write(state)
+            return estimate, reason
+
+    def settle(self, estimate: float, cost: float | None, *, called: bool = True) -> LedgerState:
+        """Replace a reservation with the call's cost (``called=False``: the call failed)."""
+        with self._locked():
+            state = self._read()
+            if self.max_cost is not None:
+                state.reserved_usd = max(0.0, state.reserved_usd - estimate)
+            if called:
+                state.calls += 1
+                if cost is None:
+                    state.unpriced_calls += 1
+                else:
+                    state.spent_usd += cost
+                    state.costliest_call_usd = max(state.costliest_call_usd, cost)
+            self._write(state)
             return state
 
     def exhausted(self) -> str | None:
         """Why no further call may be made, or ``None``."""
         if self.max_cost is None:
             return None
-        spent = self.state().spent_usd
-        if spent >= self.max_cost:
-            return (
-                f"run-wide cost limit reached: ${spent:.6f} spent of --max-cost ${self.max_cost:g}"
-            )
-        return None
+        state = self.state()
+        # The same rule as ``reserve``: a call the size of the costliest so far would pass it.
+        return self._refusal(state, state.costliest_call_usd)
 
 
 class TrajectoryWriter:

@@ -7,10 +7,13 @@ sandbox's real timeout that kills the command's whole process tree, with output 
 and tail. Its submission rule is kept: a command whose first output line is
 ``COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT`` and that exits 0 ends the run.
 
-Budgets: steps, cost per case and wall clock (mini-swe-agent's limits, checked before each model
-call; a command never outlives the wall clock), and the run-wide ``--max-cost`` ledger shared by
-xdist workers. Whatever stops the agent, the harness copies ``/enconda/output`` out and grades
-it. litellm and minisweagent are imported only when the agent runs.
+Budgets: steps, cost per case and wall clock (checked before each model call; the clock starts
+when the agent's container is ready, so image builds are not the agent's time; neither a command
+nor a model request outlives it), and the run-wide ``--max-cost`` ledger shared by xdist workers.
+A provider failure (HTTP error, unreadable, empty or late reply) raises ``ModelUnavailable``: a
+harness error, not the agent's failure. Whatever else stops the agent, the harness copies
+``/enconda/output`` out and grades it. litellm and minisweagent are imported only when the agent
+runs.
 """
 
 from __future__ import annotations
@@ -22,14 +25,18 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..errors import EncondaError
+from ..errors import EncondaError, ModelUnavailable, RunStopped
+from ..lazy import litellm
 from .base import AgentOutcome, AgentTask, Step, TokenUsage
 from .configured import ConfiguredAgent
 from .llm import (
     CostLedger,
+    Price,
     TrajectoryWriter,
     api_key_for,
     call_usage,
+    empty_reply,
+    model_failure,
     model_for,
     response_cost,
     response_usage,
@@ -55,7 +62,9 @@ class SweAgentConfig(BaseModel):
     command_timeout: float = Field(default=600, gt=0, description="seconds per command")
     output_chars: int = Field(default=10_000, ge=200, description="head+tail shown per command")
     max_format_errors: int = Field(default=3, ge=0)
-    request_timeout: float = Field(default=300, gt=0)
+    request_timeout: float = Field(
+        default=300, gt=0, description="seconds per model request (never past the wall clock)"
+    )
     model_retries: int = Field(default=3, ge=1, description="attempts per model call")
 
 
@@ -150,6 +159,8 @@ class _Run:
         self.ledger = ledger
         self.usage = TokenUsage()
         self.pending: dict[str, Any] | None = None
+        self.reserved = 0.0
+        self.empty_replies = 0
 
     def model_call(self, extra: dict[str, Any], thought: str, started: float) -> dict[str, Any]:
         response = extra.get("response") or {}
@@ -158,7 +169,8 @@ class _Run:
         usage = call_usage(prompt_tokens, completion_tokens, cost)
         self.usage = self.usage.add(usage)
         if self.ledger is not None:
-            self.ledger.add(cost)
+            self.ledger.settle(self.reserved, cost)
+            self.reserved = 0.0
         return {
             "thought": thought or "",
             "prompt_tokens": prompt_tokens,
@@ -200,16 +212,30 @@ class _Run:
 
 def _loop_class() -> type:
     from minisweagent.agents.default import DefaultAgent
-    from minisweagent.exceptions import FormatError, LimitsExceeded
+    from minisweagent.exceptions import FormatError, LimitsExceeded, TimeExceeded
 
     class EncondaLoop(DefaultAgent):
-        """DefaultAgent with our accounting and the run-wide ledger before every model call."""
+        """DefaultAgent with our accounting, our wall clock (from the container being ready)
+        and the run-wide ledger before every model call."""
 
         run_state: _Run
+        deadline: float
+        model_name: str
+        max_empty: int
 
         def query(self) -> dict:
+            if time.monotonic() >= self.deadline:
+                raise TimeExceeded(
+                    {
+                        "role": "exit",
+                        "content": "TimeExceeded",
+                        "extra": {"exit_status": "TimeExceeded", "submission": ""},
+                    }
+                )
             ledger = self.run_state.ledger
-            reason = ledger.exhausted() if ledger is not None else None
+            reason = None
+            if ledger is not None:
+                self.run_state.reserved, reason = ledger.reserve()
             if reason:
                 raise LimitsExceeded(
                     {
@@ -225,7 +251,14 @@ def _loop_class() -> type:
                 extra = exc.messages[0].get("extra", {})
                 self.run_state.pending = self.run_state.model_call(extra, "", started)
                 self.run_state.flush_pending("format_error", str(exc.messages[0].get("content")))
+                self._count_empty(extra.get("response"))
                 raise
+            except BaseException:
+                if ledger is not None:
+                    ledger.settle(self.run_state.reserved, None, called=False)
+                    self.run_state.reserved = 0.0
+                raise
+            self.run_state.empty_replies = 0
             extra = message.get("extra", {})
             content = message.get("content")
             self.run_state.pending = self.run_state.model_call(
@@ -235,29 +268,68 @@ def _loop_class() -> type:
                 self.run_state.flush_pending("model")
             return message
 
+        def _count_empty(self, response: Any) -> None:
+            """Replies with no text and no tool call, again and again, are the server's fault
+            (an agent cannot answer nothing); a reply with text but no call is the model's."""
+            if not empty_reply(response):
+                self.run_state.empty_replies = 0
+                return
+            self.run_state.empty_replies += 1
+            if self.run_state.empty_replies >= self.max_empty:
+                raise ModelUnavailable(
+                    self.model_name,
+                    f"{self.run_state.empty_replies} empty replies in a row "
+                    "(no text, no tool call)",
+                )
+
     return EncondaLoop
 
 
-def _model(config: SweAgentConfig) -> Any:
+class _OutOfTime(Exception):
+    """No time is left for a model request (not retried)."""
+
+
+def _model(config: SweAgentConfig, deadline: float, price: Price | None) -> Any:
     from minisweagent.models.litellm_model import LitellmModel
 
     model_name = model_for(config.model, config.api_base)
 
     class EncondaModel(LitellmModel):
+        abort_exceptions = [*LitellmModel.abort_exceptions, _OutOfTime, ModelUnavailable]
+
+        last_error: Exception | None = None
+
+        def _query(self, messages: list[dict[str, str]], **kwargs: Any) -> Any:
+            # A hung server must not hold the case past the agent's wall clock.
+            left = deadline - time.monotonic()
+            if left < 1:
+                # The cause is the provider's last failure, if a retry is what ran out of time.
+                failure = model_failure(self.last_error, config.model) if self.last_error else None
+                raise failure or _OutOfTime("no time left for a model request")
+            kwargs["timeout"] = min(config.request_timeout, left)
+            try:
+                return super()._query(messages, **kwargs)
+            except Exception as exc:
+                self.last_error = exc
+                raise
+
         def _calculate_cost(self, response: Any) -> dict[str, Any]:
             # Unknown prices are not an error (mini-swe-agent's default raises): the cost is
             # reported as unknown and the tokens are still counted.
-            cost = response_cost(response, model_name)
+            cost = response_cost(response, model_name, price)
             return {"cost": cost or 0.0, "enconda_cost": cost}
 
     kwargs: dict[str, Any] = {
         "temperature": config.temperature,
         "drop_params": True,
         "timeout": config.request_timeout,
+        # mini-swe-agent retries (model_retries); the client's own retries would multiply them.
+        "num_retries": 0,
+        "max_retries": 0,
     }
     if config.api_base:
         kwargs["api_base"] = config.api_base
-    key = api_key_for(config.api_base)
+    key = api_key_for(config.api_base, config.model)
     if key:
         kwargs["api_key"] = key
     return EncondaModel(
@@ -280,6 +352,9 @@ def _import_minisweagent() -> None:
     os.environ.setdefault("MSWEA_SILENT_STARTUP", "1")
     os.environ.setdefault("MSWEA_COST_TRACKING", "ignore_errors")
     try:
+        # litellm first, through ours: minisweagent imports it too, and litellm fetches its
+        # price list from GitHub on import unless told to use its bundled copy.
+        litellm()
         import minisweagent  # noqa: F401
         from litellm.responses.mcp import chat_completions_handler  # noqa: F401
     except ImportError as exc:
@@ -299,7 +374,6 @@ class SweAgent(ConfiguredAgent):
         return {"agent": self.name, "mini_swe_agent": MSWEA_VERSION, **self.config.model_dump()}
 
     def run(self, task: AgentTask) -> AgentOutcome:
-        started = time.monotonic()
         config = self.config
         budgets = task.budgets
         step_limit = config.step_limit or budgets.agent_steps
@@ -312,14 +386,15 @@ class SweAgent(ConfiguredAgent):
         )
         reason = ledger.exhausted() if ledger is not None else None
         if reason:
-            outcome.status, outcome.message = "budget_exhausted", f"not started: {reason}"
-            outcome.output_problems = _not_run(task)
-            return outcome
+            raise RunStopped(f"not started: {reason}")
         _import_minisweagent()
         state = _Run(writer, ledger)
         assert task.start_container is not None
         research = task.case.spec.suite == "research"
         with task.start_container() as box:
+            # The budget is the agent's from here: building and starting the box was not.
+            started = time.monotonic()
+            deadline = started + wall
             prepare_output_dir(box)
             with RepositoryView(box, task.workdir) as repo:
                 profile = profile_of(repo, task)
@@ -335,29 +410,42 @@ class SweAgent(ConfiguredAgent):
                 box,
                 workdir=task.workdir,
                 command_timeout=config.command_timeout,
-                deadline=started + wall,
+                deadline=deadline,
                 output_chars=config.output_chars,
                 record=state.command,
             )
             os.environ["MSWEA_MODEL_RETRY_STOP_AFTER_ATTEMPT"] = str(config.model_retries)
             loop = _loop_class()(
-                _model(config),
+                _model(config, deadline, task.model_price),
                 environment,
                 system_template="{{ enconda_system }}",
                 instance_template="{{ task }}",
                 step_limit=step_limit,
                 cost_limit=config.cost_limit,
-                wall_time_limit_seconds=max(1, int(wall)),
+                # Ours (``deadline``) is the wall clock: it starts with the box, not the loop.
+                wall_time_limit_seconds=0,
                 max_consecutive_format_errors=config.max_format_errors,
             )
             loop.run_state = state
+            loop.deadline = deadline
+            loop.model_name = config.model
+            loop.max_empty = max(1, config.max_format_errors)
             try:
                 result = loop.run(prompt, enconda_system=SYSTEM_PROMPT)
                 outcome.status, outcome.message = _status(result, loop, step_limit, wall, config)
             except EncondaError:
                 raise
-            except Exception as exc:  # the model provider failed, or the loop did
-                outcome.status = "crashed"
+            except _OutOfTime as exc:
+                raise ModelUnavailable(
+                    config.model,
+                    f"no answer within the agent's wall clock ({wall:g} s; request_timeout "
+                    f"{config.request_timeout:g} s): {exc}",
+                ) from None
+            except Exception as exc:
+                failure = model_failure(exc, config.model)
+                if failure is not None:
+                    raise failure from exc
+                outcome.status = "crashed"  # the loop's own bug counts against the agent
                 outcome.message = f"{type(exc).__name__}: {exc}"[:2000]
             state.flush_pending("model")
             folder = agent_dir(task)
@@ -369,12 +457,6 @@ class SweAgent(ConfiguredAgent):
         outcome.usage = state.usage
         outcome.wall_time = time.monotonic() - started
         return outcome
-
-
-def _not_run(task: AgentTask) -> dict[str, str]:
-    if task.case.spec.suite == "research":
-        return {"setup.sh": "the agent did not run", "report.json": "the agent did not run"}
-    return {"setup.sh": "the agent did not run", "diagnosis.json": "the agent did not run"}
 
 
 def _status(result: dict, loop: Any, step_limit: int, wall: float, config: SweAgentConfig):

@@ -20,6 +20,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..artifacts import atomic_write_text
+from ..errors import ModelUnavailable, RunStopped
 from .base import AgentOutcome, AgentTask, PredictedError, Step, TokenUsage
 from .configured import ConfiguredAgent
 from .llm import (
@@ -27,7 +28,9 @@ from .llm import (
     TrajectoryWriter,
     api_key_for,
     call_usage,
+    empty_reply,
     litellm,
+    model_failure,
     model_for,
     response_cost,
     response_usage,
@@ -123,7 +126,9 @@ class ZeroShotAgent(ConfiguredAgent):
     config_model = ZeroShotConfig
     needs_model = True
 
-    def _complete(self, messages: list[dict[str, str]]) -> Any:
+    def _complete(self, messages: list[dict[str, str]], deadline: float) -> Any:
+        """The reply, retried on transient failures within the agent's wall clock; a provider
+        failure that persists raises ``ModelUnavailable`` (a harness error)."""
         config = self.config
         kwargs: dict[str, Any] = {
             "model": model_for(config.model, config.api_base),
@@ -137,24 +142,38 @@ class ZeroShotAgent(ConfiguredAgent):
         }
         if config.api_base:
             kwargs["api_base"] = config.api_base
-        key = api_key_for(config.api_base)
+        key = api_key_for(config.api_base, config.model)
         if key:
             kwargs["api_key"] = key
         last: Exception | None = None
         for attempt in range(config.retries + 1):
             if attempt:
-                time.sleep(config.backoff * 2 ** (attempt - 1))
+                time.sleep(
+                    max(0.0, min(config.backoff * 2 ** (attempt - 1), deadline - time.monotonic()))
+                )
+            left = deadline - time.monotonic()
+            if left < 1:
+                break
+            kwargs["timeout"] = min(config.request_timeout, left)
             try:
-                return litellm().completion(**kwargs)
+                response = litellm().completion(**kwargs)
             except Exception as exc:
                 last = exc
                 if getattr(exc, "status_code", None) in _PERMANENT_STATUS:
                     break
-        assert last is not None
-        raise last
+                continue
+            if empty_reply(response):
+                last = ModelUnavailable(config.model, "an empty reply (no text)")
+                continue
+            return response
+        if last is None:
+            raise ModelUnavailable(config.model, "no time left in the agent's wall clock")
+        failure = model_failure(last, config.model)
+        if failure is None:
+            raise last
+        raise failure from last
 
     def run(self, task: AgentTask) -> AgentOutcome:
-        started = time.monotonic()
         config = self.config
         suite = task.case.spec.suite
         writer = TrajectoryWriter(task.trajectory_path)
@@ -165,14 +184,11 @@ class ZeroShotAgent(ConfiguredAgent):
         second = REPORT if suite == "research" else DIAGNOSIS
         reason = ledger.exhausted() if ledger is not None else None
         if reason:
-            outcome.status, outcome.message = "budget_exhausted", f"not started: {reason}"
-            outcome.output_problems = {
-                SETUP: "the agent did not run",
-                second: "the agent did not run",
-            }
-            return outcome
+            raise RunStopped(f"not started: {reason}")
         assert task.start_container is not None
         with task.start_container() as box:
+            # The agent's clock starts with its container, not with the image build.
+            started = time.monotonic()
             environment = base_environment(box)
             with RepositoryView(box, task.workdir) as repo:
                 tree = file_tree(repo, config.tree_limit)
@@ -192,20 +208,24 @@ class ZeroShotAgent(ConfiguredAgent):
             {"role": "user", "content": prompt},
         ]
         call_started = time.time()
+        estimate = 0.0
+        if ledger is not None:
+            estimate, reason = ledger.reserve()
+            if reason:
+                raise RunStopped(f"not started: {reason}")
+        deadline = started + float(task.budgets.agent_seconds)
         try:
-            response = self._complete(messages)
-        except Exception as exc:
+            response = self._complete(messages, deadline)
+        except BaseException as exc:
+            if ledger is not None:
+                ledger.settle(estimate, None, called=False)
             message = f"{type(exc).__name__}: {exc}"[:2000]
             writer.add(Step(kind="model", command="", output=message, started_at=call_started))
-            outcome.status, outcome.message = "crashed", f"the model call failed: {message}"
-            outcome.output_problems = {SETUP: "no response from the model", second: message}
-            outcome.trajectory = writer.steps
-            outcome.wall_time = time.monotonic() - started
-            return outcome
+            raise
         prompt_tokens, completion_tokens = response_usage(response)
-        cost = response_cost(response, model_for(config.model, config.api_base))
+        cost = response_cost(response, model_for(config.model, config.api_base), task.model_price)
         if ledger is not None:
-            ledger.add(cost)
+            ledger.settle(estimate, cost)
         try:
             text = response.choices[0].message.content or ""
         except (AttributeError, IndexError):

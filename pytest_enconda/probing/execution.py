@@ -48,9 +48,18 @@ def _tail(text: str, limit: int = 4000) -> str:
 
 
 def run_execution(
-    backend: Backend | Sandbox, image: str, case: Case, setup_script: str, case_dir: CaseDir
+    backend: Backend | Sandbox,
+    image: str,
+    case: Case,
+    setup_script: str,
+    case_dir: CaseDir,
+    *,
+    scale: float = 1.0,
 ) -> ExecutionRecord:
     """Run setup then tests; the test step is skipped (not run) when setup fails.
+
+    ``scale`` (``--budget-scale``) multiplies the case's setup and test budgets: a slow or
+    loaded machine must not turn a correct script into a failure.
 
     With a verified reference the test step installs the test tools first and writes pytest's
     JUnit XML report, copied next to the logs for grading against the PASS set.
@@ -69,8 +78,8 @@ def run_execution(
     with box_of(as_backend(backend), image, case_id=case.id, role="execution") as container:
         container.copy_in(setup_script.encode(), SCRIPT_PATH)
         plan = [
-            ("setup", f"bash -eo pipefail {SCRIPT_PATH}", budgets.setup_seconds),
-            ("test", test_command, budgets.test_seconds),
+            ("setup", f"bash -eo pipefail {SCRIPT_PATH}", budgets.setup_seconds * scale),
+            ("test", test_command, budgets.test_seconds * scale),
         ]
         for name, command, budget in plan:
             log = case_dir.execution_log(name)

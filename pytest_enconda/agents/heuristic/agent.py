@@ -546,8 +546,6 @@ class HeuristicAgent(ConfiguredAgent):
     config_model = HeuristicConfig
 
     def run(self, task: AgentTask) -> AgentOutcome:
-        started = time.monotonic()
-        deadline = started + float(task.budgets.agent_seconds)
         max_commands = self.config.max_commands or max(task.budgets.agent_steps, 60)
         writer = TrajectoryWriter(task.trajectory_path)
         outcome = AgentOutcome(case_id=task.case.id, agent=self.name, config=self.describe())
@@ -556,6 +554,9 @@ class HeuristicAgent(ConfiguredAgent):
         folder = agent_dir(task)
         assert task.start_container is not None
         with task.start_container() as box:
+            # The budget's clock starts with the container, not with the image build.
+            started = time.monotonic()
+            deadline = started + float(task.budgets.agent_seconds)
             prepare_output_dir(box)
             with RepositoryView(box, task.workdir) as repo:
                 facts = scan(repo)
