@@ -48,12 +48,15 @@ MAX_CHARS = HEAD_CHARS + TAIL_CHARS
 # bundle, a progress bar without newlines) is still cut before matching.
 MAX_LINE = 2_000
 MAX_EVIDENCE = 6
+# A stream (standard input, a FIFO, a device) has no end to seek to: past this much it is cut,
+# so that `test-log /dev/zero` ends.
+MAX_STREAM_BYTES = 1 << 30
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]")
 
 
 class TestLogResult(BaseModel):
-    """What a test log says: the runner(s), the counts, the verdict and the lines that decided it."""
+    """What a test log says: runner(s), counts, verdict and the lines that decided it."""
 
     __test__ = False  # a pydantic model named Test*, not a test class for pytest to collect
 
@@ -423,7 +426,8 @@ def _maven(lines: list[str]) -> _Found | None:
 
 # --- node --test ------------------------------------------------------------------------------
 
-_NODE_COUNT = re.compile(r"^(?:#|ℹ) (tests|pass|fail|cancelled|skipped|todo) (\d+)$")
+# The TAP reporter starts its totals with "#", the spec reporter with an information sign.
+_NODE_COUNT = re.compile(r"^(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d+)$")
 _SCRIPT = r"\S*[/\\]\S+\.[cm]?[jt]sx?"
 _NODE_FILE_TAP = re.compile(rf"^(ok|not ok) \d+ - ({_SCRIPT})$")
 _NODE_FILE_SPEC = re.compile(rf"^(✔|✖) ({_SCRIPT}) \([\d.]+ms\)$")
@@ -568,7 +572,8 @@ def _phpunit(lines: list[str]) -> _Found | None:
 
 _COMPILE_SIGNS = re.compile(
     r"^(?:"
-    r"\S+\.(?:c|cc|cpp|cxx|h|hpp|java|go|rs|kt|scala|cs|swift):\[?\d+[:,]\d*\]?:? (?:fatal )?error:?"
+    r"\S+\.(?:c|cc|cpp|cxx|h|hpp|java|go|rs|kt|scala|cs|swift)"
+    r":\[?\d+[:,]\d*\]?:? (?:fatal )?error:?"
     r"|\S+\.java:\d+: error: "
     r"|error(?:\[E\d{4}\])?: "
     r"|g?make(?:\[\d+\])?: \*\*\* "
@@ -651,9 +656,7 @@ def parse_test_log(
         if not ran:
             return result("failure", "no tests ran")
         if exit_code not in (None, 0):
-            return result(
-                "inconclusive", f"the summary passes but the command exited {exit_code}"
-            )
+            return result("inconclusive", f"the summary passes but the command exited {exit_code}")
         return result("success", "tests ran and none failed")
     signs = [line for line in lines if _COMPILE_SIGNS.match(line)]
     if signs:
@@ -667,7 +670,8 @@ def read_log(source: str | Path) -> tuple[str, bool]:
     """A log's text from a path (``-``: standard input), bounded as ``parse_test_log`` bounds it.
 
     Only the head and the tail of a large file are read, so a multi-gigabyte log costs as much
-    as a small one; bytes that are not UTF-8 are replaced, as logs mix encodings.
+    as a small one; a stream is read up to ``MAX_STREAM_BYTES``. Bytes that are not UTF-8 are
+    replaced, as logs mix encodings.
     """
     if str(source) == "-":
         return _read_stream(sys.stdin.buffer)
@@ -688,7 +692,9 @@ def _read_stream(stream: io.BufferedIOBase | io.RawIOBase | object) -> tuple[str
     head = b""
     tail = bytearray()
     truncated = False
-    while chunk := read(1 << 16):
+    total = 0
+    while total < MAX_STREAM_BYTES and (chunk := read(1 << 16)):
+        total += len(chunk)
         if len(head) < HEAD_CHARS:
             take = HEAD_CHARS - len(head)
             head += chunk[:take]
@@ -697,6 +703,7 @@ def _read_stream(stream: io.BufferedIOBase | io.RawIOBase | object) -> tuple[str
         if len(tail) > TAIL_CHARS:
             del tail[: len(tail) - TAIL_CHARS]
             truncated = True
+    truncated = truncated or total >= MAX_STREAM_BYTES
     joiner = "\n" if truncated else ""
     return _decode(head) + joiner + _decode(bytes(tail)), truncated
 
