@@ -302,6 +302,33 @@ def _cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_test_log(args: argparse.Namespace) -> int:
+    import json
+
+    from .aec.testlogs import parse_test_log, read_log
+
+    try:
+        text, truncated = read_log(args.file)
+    except OSError as exc:
+        raise EncondaError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+    result = parse_test_log(text, args.exit_code, truncated=truncated)
+    if args.json:
+        print(json.dumps(result.summary()))
+    else:
+        counts = ", ".join(
+            f"{value} {name}"
+            for name in ("passed", "failed", "skipped", "errors")
+            if (value := getattr(result, name)) is not None
+        )
+        cut = " (log cut to its head and tail)" if result.truncated else ""
+        print(f"{result.framework}: {result.verdict} ({result.reason}){cut}")
+        print(f"  counts: {counts or 'none in the log'}")
+        for line in result.evidence:
+            print(f"  | {line}")
+    # Like `imports`: 0 success, 1 failure, 2 inconclusive.
+    return {"success": 0, "failure": 1, "inconclusive": 2}[result.verdict]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-enconda", description="Manage pytest-enconda's Docker images and containers."
@@ -407,6 +434,15 @@ def build_parser() -> argparse.ArgumentParser:
     from .memory.cli import add_parser as add_memory
 
     add_memory(sub)
+    test_log = sub.add_parser(
+        "test-log",
+        help="read a test runner's log: counts and a verdict; exit 0 success, 1 failure, "
+        "2 inconclusive",
+    )
+    test_log.add_argument("file", help="the log file, or - for standard input")
+    test_log.add_argument("--exit-code", type=int, help="the test command's exit status")
+    test_log.add_argument("--json", action="store_true", help="print the result as JSON")
+    test_log.set_defaults(func=_cmd_test_log)
     return parser
 
 
