@@ -367,7 +367,8 @@ def test_run_wide_max_cost_holds_across_xdist_workers(
     # Cases that never started are not run (skipped with the reason), not the agent's failures.
     verdicts = outcomes(run_dir)
     not_run = [key for key, value in verdicts.items() if value == "skipped"]
-    assert len(not_run) == 4 * (4 - len(ran)) >= 4, verdicts
+    # run_swe selects the execution item only: one item per case.
+    assert len(not_run) == 4 - len(ran) >= 1, verdicts
     assert all("not run: run-wide cost limit reached" in messages(run_dir)[k] for k in not_run)
     assert "cost ceiling reached" in result.stdout.str() + result.stderr.str()
     assert leftover_containers(run_dir) == []
