@@ -324,7 +324,11 @@ class CasePipeline:
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
             self.progress(f"{case.id}: building the agent's final state")
-            with harness_step(f"final state of {case.id}"):
+            budget = case.spec.budgets.setup_seconds
+            with (
+                harness_step(f"final state of {case.id}"),
+                heartbeat(self.progress, f"{case.id}: running the setup script", budget),
+            ):
                 state = build_final_state(
                     self.backend(), image, case, outcome.setup_script, self.case_dir(case)
                 )
@@ -439,7 +443,24 @@ class CasePipeline:
             "interpreter_found_by": graded.found_by,
         }
         message = f"{result.message} [{graded.describe()}]"
+        timed_out = self.setup_timeout(case)
+        if timed_out is not None:
+            # What the stage saw is what an unfinished setup left: that leads the message.
+            numbers["setup_timed_out"] = True
+            message = f"{timed_out}; {message}"
         return result.model_copy(update={"message": message, "numbers": numbers})
+
+    def setup_timeout(self, case: Case) -> str | None:
+        """ "setup timed out after N s" when the agent's setup ran out of its budget, else None."""
+        if self.grades_existing:
+            return None
+        state = self.final_state(case)
+        if state.setup_timed_out:
+            return f"setup timed out after {state.setup_seconds:.0f} s"
+        outcome = self.agent_outcome(case)
+        if outcome.status == "timeout":
+            return f"setup timed out after {outcome.wall_time or 0:.0f} s"
+        return None
 
     def _run_stage(self, case: Case, name: str) -> Any:
         from .stages import STAGES, StageContext
@@ -520,6 +541,33 @@ class CasePipeline:
             "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
         }
         atomic_write_text(path, json.dumps(facts, indent=2, sort_keys=True) + "\n")
+
+
+# A long setup (a torch install takes minutes) says it is alive this often.
+HEARTBEAT_SECONDS = 30.0
+
+
+@contextlib.contextmanager
+def heartbeat(progress: Progress, step: str, budget: float) -> Iterator[None]:
+    """Report ``step``'s elapsed time against its budget every ``HEARTBEAT_SECONDS`` until the
+    block ends: without it the terminal is silent for the whole of a long setup."""
+    import threading
+
+    done = threading.Event()
+    started = time.monotonic()
+
+    def beat() -> None:
+        while not done.wait(HEARTBEAT_SECONDS):
+            elapsed = time.monotonic() - started
+            progress(f"{step}: {elapsed:.0f} s of its {budget:.0f} s budget")
+
+    thread = threading.Thread(target=beat, name="enconda-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README")

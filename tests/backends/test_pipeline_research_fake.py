@@ -103,3 +103,45 @@ def test_a_skipped_stage_names_no_interpreter(tmp_path: Path, stage: str) -> Non
     result = _pipeline(tmp_path).stage(case, stage)
     assert result.outcome == "skipped"
     assert "graded python" not in result.message
+
+
+def test_a_setup_past_its_budget_is_said_by_every_stage_and_heartbeats(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_enconda.pipeline as pipeline_module
+
+    monkeypatch.setattr(pipeline_module, "HEARTBEAT_SECONDS", 0.3)
+    case = _research_case(tmp_path, VENV_IN_REPO + "sleep 30\n", setup_seconds=1.5)
+    messages: list[str] = []
+    pipeline = _pipeline(tmp_path, messages)
+    c1 = pipeline.stage(case, "C1")
+    assert c1.message.startswith("setup timed out after 2 s; ")
+    assert c1.numbers["setup_timed_out"] is True
+    beats = [m for m in messages if "running the setup script" in m]
+    assert beats and beats[0].endswith("s of its 2 s budget")
+
+
+def test_the_case_section_of_the_report_names_the_interpreter_and_the_timeout(
+    tmp_path: Path,
+) -> None:
+    from pytest_enconda.report.evidence import load_case as load_evidence
+    from pytest_enconda.report.review import evidence_html
+
+    case = _research_case(tmp_path, VENV_IN_REPO + "sleep 30\n", setup_seconds=1)
+    _pipeline(tmp_path).stage(case, "C1")
+    evidence = load_evidence(tmp_path / "run", "tiny")
+    html = evidence_html(evidence, "C1", lambda path: str(path), stage_name="C1")
+    assert "setup timed out after 1 s" in html
+    assert "graded python: <code>/data/project/.venv/bin/python</code>" in html
+
+
+def test_research_setups_get_a_budget_a_torch_install_fits(tmp_path: Path) -> None:
+    from pytest_enconda.cases.models import RESEARCH_SETUP_SECONDS
+
+    case_dir = write_research_case(tmp_path, "defaulted")
+    toml = (case_dir / "case.toml").read_text().replace("setup_seconds = 120\n", "")
+    (case_dir / "case.toml").write_text(toml)
+    case = load_case(case_dir / "case.toml", [tmp_path / "cases"])
+    assert case.spec.budgets.setup_seconds == RESEARCH_SETUP_SECONDS == 2400
+    # A case that names its budget keeps it.
+    assert _research_case(tmp_path, "true\n").spec.budgets.setup_seconds == 120
