@@ -145,3 +145,27 @@ def test_research_setups_get_a_budget_a_torch_install_fits(tmp_path: Path) -> No
     assert case.spec.budgets.setup_seconds == RESEARCH_SETUP_SECONDS == 2400
     # A case that names its budget keeps it.
     assert _research_case(tmp_path, "true\n").spec.budgets.setup_seconds == 120
+
+
+def test_c5_checks_every_package_the_report_names(tmp_path: Path) -> None:
+    report = {
+        "python_path": "/usr/bin/python3",
+        "python_version": None,
+        "torch_version": None,
+        "cuda_available": None,
+        "gpu_count": None,
+        "ddp_expected_ok": None,
+        "env_tool": "venv",
+        "env_name": ".venv",
+        "notes": None,
+        "installed_packages": [{"name": "Made_Up-Package", "version": "1.0"}],
+    }
+    write_report = (
+        f"mkdir -p /enconda/output\necho '{json.dumps(report)}' > /enconda/output/report.json\n"
+    )
+    case = _research_case(tmp_path, VENV_IN_REPO + write_report)
+    c5 = _pipeline(tmp_path).stage(case, "C5")
+    assert c5.outcome == "failed"
+    assert "version: Made_Up-Package is not installed" in c5.message
+    fields = [h["field"] for h in c5.numbers["hallucinations"]]
+    assert fields == ["installed_packages[Made_Up-Package]"]
