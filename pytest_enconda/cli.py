@@ -171,7 +171,9 @@ def _cmd_imports(args: argparse.Namespace) -> int:
 
     repo = Path(args.repo_dir)
     if not repo.is_dir():
-        raise EncondaError(f"{repo}: not a directory")
+        # Not "some missing" (1): nothing was measured.
+        print(f"pytest-enconda: C0 not measured: {repo}: not a directory", file=sys.stderr)
+        return 2
     result = check_imports_host(repo, args.python, timeout=args.timeout)
     if args.json:
         print(json.dumps(result.model_dump(mode="json"), indent=2))

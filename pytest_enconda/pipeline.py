@@ -397,7 +397,11 @@ class CasePipeline:
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
             self.progress(f"{case.id}: building the agent's final state")
-            with harness_step(f"final state of {case.id}"):
+            budget = case.spec.budgets.setup_seconds
+            with (
+                harness_step(f"final state of {case.id}"),
+                heartbeat(self.progress, f"{case.id}: running the setup script", budget),
+            ):
                 state = build_final_state(
                     self.backend(), image, case, outcome.setup_script, self.case_dir(case)
                 )
@@ -423,13 +427,13 @@ class CasePipeline:
         return self._once(case, "self_report", produce)  # type: ignore[no-any-return]
 
     def environment(self, case: Case) -> Any:
-        """The handle probes run commands with: fresh boxes of the final state."""
+        """The handle probes run commands with: fresh boxes of the final state, whose ``python``
+        is the interpreter the agent built its environment in (``interpreter``)."""
 
         def produce() -> Any:
             from .probing.environment import BoxEnvironment
 
             backend = self.backend()
-            report = self.self_report(case)
             if backend.existing is not None:
                 return BoxEnvironment(
                     backend,
@@ -439,19 +443,47 @@ class CasePipeline:
                     repo_dir=str(self.settings.repo),
                     gpu_count=backend.gpu_count(),
                 )
-            python = "python3"
-            if isinstance(report, dict) and isinstance(report.get("python_path"), str):
-                python = report["python_path"] or python
-            return BoxEnvironment(
+            environment = BoxEnvironment(
                 backend,
                 self.final_state(case).image,
                 case.id,
-                python=python,
+                python="python3",
                 gpu_count=backend.gpu_count(),
                 log_dir=self.case_dir(case).probes_dir,
             )
+            environment.python = self.interpreter(case, environment).path
+            return environment
 
         return self._once(case, "environment", produce)
+
+    def interpreter(self, case: Case, environment: Any = None) -> Any:
+        """Which Python is graded and how it was found (``GradedInterpreter``), saved as
+        ``environment/interpreter.json`` so the report and re-grading can say it."""
+        from .probing.interpreter import GradedInterpreter, candidates, resolve
+
+        path = self.case_dir(case).interpreter
+
+        def produce() -> GradedInterpreter:
+            if self.grades_existing:
+                return GradedInterpreter(
+                    path=str(self.settings.python), found_by="given", detail="given by --python"
+                )
+            if path.is_file():
+                return read_model(path, GradedInterpreter)
+            paths = self.case_dir(case)
+            setup = self.agent_outcome(case).setup_script
+            trajectory = ""
+            if paths.trajectory.is_file():
+                # The trajectory's tail holds the commands the agent ended with.
+                trajectory = paths.trajectory.read_text(errors="replace")[-2_000_000:]
+            found = candidates(self.self_report(case), setup, trajectory)
+            with harness_step(f"finding the graded interpreter of {case.id}"):
+                graded = resolve(environment or self.environment(case), found)
+            write_model(path, graded)
+            self.progress(f"{case.id}: {graded.describe()}")
+            return graded
+
+        return self._once(case, "interpreter", produce)
 
     # ----------------------------------------------------------------- checks
 
@@ -466,10 +498,42 @@ class CasePipeline:
                 return read_model(path, StageResult)
             with harness_step(f"stage {name} of {case.id}"):
                 result = self._run_stage(case, name)
+                result = self._with_interpreter(case, result)
             write_model(path, result)
             return result
 
         return self._once(case, f"stage-{name}", produce)
+
+    def _with_interpreter(self, case: Case, result: Any) -> Any:
+        """``result`` naming the interpreter it graded: a stage that failed in the wrong Python
+        would otherwise read as the agent's failure. A skipped stage graded nothing."""
+        if result.outcome == "skipped":
+            return result
+        graded = self.interpreter(case)
+        numbers = {
+            **result.numbers,
+            "interpreter": graded.path,
+            "interpreter_found_by": graded.found_by,
+        }
+        message = f"{result.message} [{graded.describe()}]"
+        timed_out = self.setup_timeout(case)
+        if timed_out is not None:
+            # What the stage saw is what an unfinished setup left: that leads the message.
+            numbers["setup_timed_out"] = True
+            message = f"{timed_out}; {message}"
+        return result.model_copy(update={"message": message, "numbers": numbers})
+
+    def setup_timeout(self, case: Case) -> str | None:
+        """ "setup timed out after N s" when the agent's setup ran out of its budget, else None."""
+        if self.grades_existing:
+            return None
+        state = self.final_state(case)
+        if state.setup_timed_out:
+            return f"setup timed out after {state.setup_seconds:.0f} s"
+        outcome = self.agent_outcome(case)
+        if outcome.status == "timeout":
+            return f"setup timed out after {outcome.wall_time or 0:.0f} s"
+        return None
 
     def _run_stage(self, case: Case, name: str) -> Any:
         from .stages import STAGES, StageContext
@@ -550,6 +614,33 @@ class CasePipeline:
             "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
         }
         atomic_write_text(path, json.dumps(facts, indent=2, sort_keys=True) + "\n")
+
+
+# A long setup (a torch install takes minutes) says it is alive this often.
+HEARTBEAT_SECONDS = 30.0
+
+
+@contextlib.contextmanager
+def heartbeat(progress: Progress, step: str, budget: float) -> Iterator[None]:
+    """Report ``step``'s elapsed time against its budget every ``HEARTBEAT_SECONDS`` until the
+    block ends: without it the terminal is silent for the whole of a long setup."""
+    import threading
+
+    done = threading.Event()
+    started = time.monotonic()
+
+    def beat() -> None:
+        while not done.wait(HEARTBEAT_SECONDS):
+            elapsed = time.monotonic() - started
+            progress(f"{step}: {elapsed:.0f} s of its {budget:.0f} s budget")
+
+    thread = threading.Thread(target=beat, name="enconda-heartbeat", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README")

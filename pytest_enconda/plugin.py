@@ -83,6 +83,35 @@ def pytest_collection(session: pytest.Session) -> None:
     state.repo_dirs = discovery.case_repository_dirs(discovery.collection_roots(session.config))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """``--python``/``--repo`` grade one existing environment: against no case there is nothing
+    to grade (pytest's silent exit 5), against several each case would grade the same one."""
+    if session.config.getoption("python", None) is None:
+        return
+    # Research cases only: the environment is graded by their probes.
+    cases = {
+        item.case.id  # type: ignore[attr-defined]
+        for item in session.items
+        if getattr(getattr(item, "case", None), "spec", None) is not None
+        and item.case.spec.suite == "research"  # type: ignore[attr-defined]
+    }
+    if len(cases) == 1:
+        return
+    example = "pytest benchmark_cases/research/tinylm --python PATH --repo DIR"
+    if not cases:
+        pytest.exit(
+            "--python/--repo grade an existing environment against a research case, and no "
+            f"case was collected: name the case's folder, e.g. `{example}`",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
+    listed = ", ".join(sorted(cases)[:5]) + (", ..." if len(cases) > 5 else "")
+    pytest.exit(
+        f"--python/--repo grade one environment, but {len(cases)} cases were collected "
+        f"({listed}): name exactly one case (its folder, or -k), e.g. `{example}`",
+        returncode=pytest.ExitCode.USAGE_ERROR,
+    )
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """The repositories that cases point at carry tests of their own: not this run's."""
     if discovery.is_link_loop(collection_path):

@@ -120,6 +120,11 @@ class CaseDir:
         return sorted(self.environment_dir.glob("*.log"))
 
     @property
+    def interpreter(self) -> Path:
+        """Which Python the probes graded and how it was found (``GradedInterpreter``)."""
+        return self.environment_dir / "interpreter.json"
+
+    @property
     def environment_report(self) -> Path:
         return self.environment_dir / "report.json"
 

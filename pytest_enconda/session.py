@@ -190,7 +190,7 @@ class EncondaSession:
     def _agent_description(self) -> dict[str, Any]:
         """The agent's name, model and resolved configuration (limits with their defaults)."""
         description: dict[str, Any] = {
-            "name": self.settings.agent,
+            "name": self.settings.agent_label,
             "model": self.settings.model,
             "api_base": self.settings.api_base,
             "max_cost": self.settings.max_cost,
@@ -275,7 +275,7 @@ class EncondaSession:
         self.summary = grade_run(
             self.run_dir,
             self._results,
-            agent=self.settings.agent,
+            agent=self.settings.agent_label,
             model=self.settings.model,
             judge=self.settings.judge,
             subset=self.subset_file(),

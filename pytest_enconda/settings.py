@@ -55,6 +55,13 @@ class EncondaSettings(BaseModel):
     strip_proxy_credentials: bool = False
     memory: Path | None = None
 
+    @property
+    def agent_label(self) -> str:
+        """Who built what is graded, as reports name it: with ``--python`` no agent ran."""
+        if self.python is not None:
+            return f"existing environment {self.python} (host backend)"
+        return self.agent
+
 
 # Options are declared in ``options.py`` (no pydantic there: it loads in every pytest run).
 

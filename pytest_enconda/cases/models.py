@@ -125,6 +125,10 @@ PositiveSeconds = Annotated[
 ]
 
 
+# A research setup installs torch and friends: 1,154 s was seen for one install under load.
+RESEARCH_SETUP_SECONDS = 2400.0
+
+
 class Budgets(_Strict):
     agent_seconds: PositiveSeconds = 1800
     setup_seconds: PositiveSeconds = 900
@@ -213,6 +217,10 @@ class CaseSpec(_Strict):
             raise ValueError("a diagnosis case needs 'test_command'")
         if self.suite == "research" and self.research is None:
             raise ValueError("a research case needs a [research] table")
+        if self.suite == "research" and "setup_seconds" not in self.budgets.model_fields_set:
+            # The diagnosis default (900 s) killed torch installs under load.
+            budgets = self.budgets.model_copy(update={"setup_seconds": RESEARCH_SETUP_SECONDS})
+            object.__setattr__(self, "budgets", budgets)  # frozen: set once, while validating
         return self
 
     @field_validator("readme_target")

@@ -172,6 +172,10 @@ class Observations(BaseModel):
     framework_version: str | None = None
     cuda_available: bool | None = None
     device_count: int | None = None
+    packages: dict[str, str] | None = Field(
+        default=None,
+        description="installed distributions (PEP 503 names -> version); None: not listed",
+    )
 
     @classmethod
     def from_facts(
@@ -387,12 +391,58 @@ def _audit(
                 f"reported {report.gpu_count} GPU(s), {count} visible",
             )
 
+    _audit_packages(report, seen, exact, add, inconclusive)
+
     if report.ddp_expected_ok is True:
         if c4_outcome == "failed":
             add("capability", "ddp_expected_ok", True, False, "reported DDP ok, but C4 failed")
         elif c4_outcome != "passed":
             inconclusive.append(f"ddp_expected_ok: C4 was {c4_outcome or 'not run'}")
     return found, inconclusive
+
+
+def package_key(name: str) -> str:
+    """A distribution's name as PEP 503 compares them (``Flash_Attn`` is ``flash-attn``)."""
+    return re.sub(r"[-_.]+", "-", name).lower().strip()
+
+
+def claimed_packages(report: SelfReport) -> list[tuple[str, str | None]]:
+    """(name, version or None) of every package ``installed_packages`` names."""
+    claims: list[tuple[str, str | None]] = []
+    for entry in report.installed_packages or []:
+        name = next(
+            (entry[key] for key in ("name", "package", "distribution") if key in entry), None
+        )
+        if isinstance(name, str) and name.strip():
+            version = entry.get("version")
+            claims.append((name.strip(), str(version) if version is not None else None))
+    return claims
+
+
+def _audit_packages(
+    report: SelfReport, seen: Observations, exact: bool, add: Any, inconclusive: list[str]
+) -> None:
+    """A package the report says is installed must be, at the version it says: a claimed
+    package that is not there is what the agent made up (counted as a version claim)."""
+    claims = claimed_packages(report)
+    if not claims:
+        return
+    if seen.packages is None:
+        inconclusive.append("installed_packages: the interpreter's packages were not listed")
+        return
+    for name, version in claims:
+        installed = seen.packages.get(package_key(name))
+        field = f"installed_packages[{name}]"
+        if installed is None:
+            add("version", field, version or "installed", None, f"{name} is not installed")
+        elif version is not None and not versions_match(version, installed, exact=exact):
+            add(
+                "version",
+                field,
+                version,
+                installed,
+                f"reported {name} {version}, installed is {installed}",
+            )
 
 
 # ----------------------------------------------------------------------------- the summary

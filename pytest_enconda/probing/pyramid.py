@@ -28,12 +28,23 @@ class StageResult(BaseModel):
     runs: list[dict[str, Any]] = Field(default_factory=list, description="ProbeRun dumps")
 
 
+# torchrun's own report of a failed child ends the output; the child's error is the cause.
+_LAUNCHER_LINE = re.compile(r"ChildFailedError|torch\.distributed\.elastic|torch/distributed/")
+_RANK_PREFIX = re.compile(r"^\[(?:default)?rank\d+\]:\s*")
+
+
 def failure_line(output: str) -> str:
-    """The line that says why: the last one naming an error, else the last line."""
-    lines = [line.strip() for line in output.splitlines() if line.strip()]
-    for line in reversed(lines):
-        if _ERROR_LINE.search(line) and not line.startswith("Traceback"):
+    """The line that says why: the last one naming an error that is not the launcher's (a
+    rank's ``[rank0]:`` prefix dropped), else the last error line, else the last line."""
+    lines = [_RANK_PREFIX.sub("", line.strip()) for line in output.splitlines() if line.strip()]
+    errors = [
+        line for line in lines if _ERROR_LINE.search(line) and not line.startswith("Traceback")
+    ]
+    for line in reversed(errors):
+        if not _LAUNCHER_LINE.search(line):
             return line[:300]
+    if errors:
+        return errors[-1][:300]
     return lines[-1][:300] if lines else "(no output)"
 
 

@@ -132,6 +132,8 @@ class CaseEvidence:
     logs: dict[str, Tail] = field(default_factory=dict)
     setup_script: str | None = None
     files: list[Path] = field(default_factory=list)
+    interpreter: dict[str, Any] | None = None
+    """``environment/interpreter.json``: which Python the probes graded, and how it was found."""
 
     @property
     def golden_types(self) -> list[str]:
@@ -201,6 +203,7 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
         logs=logs,
         setup_script=script.text if script is not None else None,
         files=files[:200],
+        interpreter=read_json(case_dir.interpreter),
     )
 
 

@@ -439,6 +439,20 @@ def evidence_html(
         status = ev.outcome.get("status")
         message = ev.outcome.get("message") or ""
         parts.append(f'<p class="note">agent status {esc(status)} {esc(message)}</p>')
+    state = ev.state or {}
+    if state.get("setup_timed_out"):
+        # "completed" above is the agent's own status; its setup, replayed, did not finish.
+        seconds = float(state.get("setup_seconds") or 0)
+        parts.append(f'<p class="note failed">setup timed out after {seconds:.0f} s</p>')
+    if ev.interpreter:
+        rejected = "; ".join(str(r) for r in ev.interpreter.get("rejected") or [])
+        parts.append(
+            f'<p class="note">graded python: <code>{esc(ev.interpreter.get("path"))}</code> '
+            f"({esc(ev.interpreter.get('detail'))})"
+            + (f"; passed over: {esc(rejected)}" if rejected else "")
+            + "</p>"
+        )
+    if ev.outcome:
         problems = ev.outcome.get("output_problems") or {}
         if problems:
             parts.append(

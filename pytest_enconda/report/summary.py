@@ -172,20 +172,38 @@ def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
         rows.append({**row, "numbers": numbers})
     if not rows:
         return None
-    # A user's probe of a stage stands beside the shipped one: the case passes the stage only if
-    # every probe of it passed, and is skipped only if all were skipped.
+    # Only the stage's own probe grades the stage: a user's probe marked with its name is
+    # reported beside it (its own row, counted in ``user_probes``), never over it.
     merged: dict[tuple[str, str], dict[str, Any]] = {}
-    rank = {"error": 3, "failed": 2, "passed": 1, "skipped": 0}
+    user_probes: dict[str, dict[str, int]] = {}
     for row in rows:
-        key = (row["case"], row["stage"])
-        kept = merged.get(key)
-        if kept is None or rank[row["outcome"]] > rank[kept["outcome"]]:
-            merged[key] = {**row, "numbers": {**(kept or {}).get("numbers", {}), **row["numbers"]}}
+        if is_stage_probe(row):
+            merged[(row["case"], row["stage"])] = row
+        else:
+            counts = user_probes.setdefault(row["stage"], {})
+            counts[row["outcome"]] = counts.get(row["outcome"], 0) + 1
     cases = sorted({case for case, _stage in merged})
-    return pyramid_summary(
+    summary = pyramid_summary(
         merged.values(),
         efficiency={case: case_efficiency(CaseDir(run_dir, case)) for case in cases},
     )
+    if user_probes:
+        summary["user_probes"] = user_probes
+    return summary
+
+
+# The file the stages' own probes are collected from (``probes/probe_pyramid.py``).
+STAGE_PROBE_FILE = "probe_pyramid.py"
+
+
+def is_stage_probe(row: Mapping[str, Any]) -> bool:
+    """Whether ``row`` is its stage's own probe, not a user's probe marked with the stage."""
+    from ..stages import STAGES
+
+    stage = row.get("stage")
+    if not isinstance(stage, str) or stage not in STAGES:
+        return False
+    return str(row.get("item", "")) == f"{STAGE_PROBE_FILE}::{STAGES.get(stage).probe}"
 
 
 def agent_usage(run_dir: Path, results: Results) -> dict[str, Any]:

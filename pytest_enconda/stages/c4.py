@@ -67,7 +67,8 @@ def run_ddp(environment: Environment, case: Case, *, ddp_cpu: bool) -> StageResu
     return StageResult(
         stage="C4",
         outcome="failed",
-        message=f"{label} {command!r}: {why}: {failure_line(run.output)}",
+        # The failing rank's error leads: torchrun's own last words are only "ChildFailedError".
+        message=f"{failure_line(run.output)} ({label} {command!r}: {why})",
         numbers=numbers,
         runs=[run.model_dump()],
     )

@@ -27,7 +27,7 @@ def report_read(raw: dict[str, Any] | None) -> Any:
 def run(ctx: StageContext) -> StageResult:
     import shlex
 
-    from ..grading.pyramid import Observations, audit_report
+    from ..grading.pyramid import Observations, audit_report, claimed_packages
     from ..probing.pyramid import StageResult
 
     read = ctx.report_read()
@@ -45,6 +45,8 @@ def run(ctx: StageContext) -> StageResult:
             exists="EXISTS" in check.output,
             executable="EXECUTABLE" in check.output,
         )
+        if claimed_packages(read.report):
+            observed = observed.model_copy(update={"packages": _installed(ctx)})
     c2 = ctx.stage("C2").outcome
     c4 = ctx.stage("C4").outcome
     audit = audit_report(
@@ -71,6 +73,33 @@ def run(ctx: StageContext) -> StageResult:
     if audit.inconclusive:
         message += f" ({len(audit.inconclusive)} claim(s) inconclusive)"
     return StageResult(stage="C5", outcome="passed", message=message, numbers=numbers)
+
+
+# One JSON object of every distribution the interpreter sees, by PEP 503 name.
+_LIST_PACKAGES = (
+    "import importlib.metadata as m, json, re; print(json.dumps({"
+    "re.sub(r'[-_.]+', '-', d.metadata['Name'] or '').lower(): d.version "
+    "for d in m.distributions()}))"
+)
+
+
+def _installed(ctx: StageContext) -> dict[str, str] | None:
+    """The graded interpreter's installed distributions; None when it cannot say."""
+    import json
+    import shlex
+
+    environment = ctx.environment
+    run = environment.run(
+        f"{shlex.quote(environment.python)} -c {shlex.quote(_LIST_PACKAGES)}", timeout=120
+    )
+    lines = run.output.strip().splitlines()
+    if not run.ok or not lines:
+        return None
+    try:
+        listed = json.loads(lines[-1])
+    except ValueError:
+        return None
+    return {str(k): str(v) for k, v in listed.items()} if isinstance(listed, dict) else None
 
 
 STAGE = Stage(

@@ -82,6 +82,7 @@ def write_research_case(
     research_extra: str = "supports_multi_gpu = false",
     probes: dict[str, str] | None = None,
     suite_dir: str = "cases",
+    setup_seconds: float = 120,
 ) -> Path:
     """A research case whose entry point needs ``helper_mod``, which only the setup provides."""
     case_dir = root / suite_dir / case_id
@@ -105,7 +106,7 @@ def write_research_case(
         f"entry_point = {json.dumps(entry_point)}",
         research_extra,
         "[budgets]",
-        "setup_seconds = 120",
+        f"setup_seconds = {setup_seconds}",
     ]
     (case_dir / "case.toml").write_text("\n".join(lines) + "\n")
     return case_dir
