@@ -214,7 +214,11 @@ def test_c0_counts_the_missing_module_and_c5_catches_false_claims(
     )
     result.assert_outcomes(failed=2)
     nopath = json.loads((oracle / "cases" / "nopath" / "pyramid" / "C5.json").read_text())
-    assert [h["kind"] for h in nopath["numbers"]["hallucinations"]] == ["path"]
+    kinds = [h["kind"] for h in nopath["numbers"]["hallucinations"]]
+    # The reported interpreter does not exist: a path hallucination. The environment is graded
+    # with the interpreter found instead (the image's python3), which has no torch and no GPU,
+    # so the report's torch version and CUDA claims are false there too.
+    assert kinds[0] == "path" and {"version", "capability"} <= set(kinds), kinds
     claims = json.loads((oracle / "cases" / "claims" / "pyramid" / "C5.json").read_text())
     kinds = sorted(h["kind"] for h in claims["numbers"]["hallucinations"])
     assert "version" in kinds and "capability" in kinds  # torch claimed, CUDA claimed: neither
