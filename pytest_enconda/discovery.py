@@ -135,3 +135,28 @@ def leads_to_argument(config: pytest.Config, path: Path) -> bool:
     """Whether a folder this run collects (an argument, or ``--cases``) lies inside ``path``."""
     here = path.resolve()
     return any(here in root.parents for root in collection_roots(config))
+
+
+def find_datasets(root: Path, depth: int = 3) -> list[Path]:
+    """Dataset folders (EnConda-Bench's or ResearchEnvBench's layout) at or below ``root``.
+
+    A release keeps its metadata in a subfolder beside code and tests of its own; the walk
+    stops at the first dataset on each path and never enters hidden or tool folders.
+    """
+    found: list[Path] = []
+    base_depth = len(root.parts)
+    for current, dirs, _files in os.walk(root):
+        here = Path(current)
+        if is_dataset_dir(here) or is_research_dataset_dir(here):
+            found.append(here)
+            dirs[:] = []
+            continue
+        if len(here.parts) - base_depth >= depth:
+            dirs[:] = []
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in _SKIP_DIRS)
+    return found
+
+
+def holds_cases(root: Path) -> bool:
+    """Whether ``root`` holds case folders (``case.toml``) within the collection depth."""
+    return bool(_case_files(root))

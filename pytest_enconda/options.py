@@ -105,6 +105,29 @@ def _existing_path(value: str) -> Path:
     return path.resolve()
 
 
+def _cases_path(value: str) -> Path:
+    """A dataset, a folder of cases, or a release whose dataset sits in a subfolder (found)."""
+    from .discovery import find_datasets, holds_cases, is_dataset_dir
+
+    path = _existing_path(value)
+    inside_a_dataset = any(is_dataset_dir(parent) for parent in path.parents)
+    if not path.is_dir() or inside_a_dataset or holds_cases(path):
+        return path
+    datasets = find_datasets(path)
+    if len(datasets) == 1:
+        return datasets[0]
+    if not datasets:
+        raise pytest.UsageError(
+            f"--cases {value}: no dataset here or in its subfolders (EnConda-Bench's "
+            "repo_info.jsonl, or ResearchEnvBench's manifest.json beside "
+            "scripts_repos_test_categories.csv) and no case.toml folders"
+        )
+    listed = ", ".join(str(found) for found in datasets)
+    raise pytest.UsageError(
+        f"--cases {value}: several datasets below it ({listed}); give each with --cases"
+    )
+
+
 def _interpreter(value: str) -> Path:
     """An interpreter path, absolute but not resolved: a venv's python is a symlink whose
     target would lose the venv."""
@@ -247,7 +270,7 @@ def add_options(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--cases",
-        type=_existing_path,
+        type=_cases_path,
         action="append",
         default=[],
         help="collect a dataset in EnConda-Bench's released layout (repeatable)",

@@ -212,9 +212,9 @@ class CasePipeline:
         self._check_ceiling()
         agent = self.agent
         began = time.monotonic()
-        # Harness time, before the agent's clock starts: under load or with a cold cache a
-        # build takes minutes, which must not come out of the agent's budget.
-        self.task_image(case)
+        # The task image is built when the agent asks for its box (``start_container``), and
+        # agents start their clock once the box is up: a build of minutes under load is the
+        # harness's time. Agents that need no box (oracle, replay) need no image either.
         readme_name, readme_text = self._agent_readme(case)
         task = AgentTask(
             case=case,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from pytest_enconda.options import declared
@@ -50,3 +52,29 @@ def test_memory_goes_to_agents_that_take_it(pytester: pytest.Pytester) -> None:
         from_config(
             pytester.parseconfig("--run-dir", run, "--agent", "readme", "--memory", str(memory))
         )
+
+
+def _research_release(root: Path) -> Path:
+    """A ResearchEnvBench-like release: its metadata in a subfolder, tests of its own beside."""
+    data = root / "release" / "data"
+    data.mkdir(parents=True)
+    (data / "manifest.json").write_text("[]")
+    (data / "scripts_repos_test_categories.csv").write_text("repo_id\n")
+    (root / "release" / "tests").mkdir()
+    (root / "release" / "tests" / "test_release.py").write_text("def test_x():\n    pass\n")
+    return root / "release"
+
+
+def test_cases_finds_the_dataset_in_a_release_subfolder(pytester: pytest.Pytester) -> None:
+    release = _research_release(pytester.path)
+    config = pytester.parseconfig("--cases", str(release))
+    assert config.getoption("cases") == [(release / "data").resolve()]
+
+
+def test_cases_without_any_dataset_is_a_usage_error(pytester: pytest.Pytester) -> None:
+    empty = pytester.path / "nothing"
+    empty.mkdir()
+    (empty / "notes.txt").write_text("x\n")
+    result = pytester.runpytest("--cases", str(empty))
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "no dataset here or in its subfolders" in result.stderr.str()

@@ -22,6 +22,16 @@ class OracleAgent:
     def run(self, task: AgentTask) -> AgentOutcome:
         start = time.monotonic()
         case = task.case
+        if case.spec.suite == "research" and case.golden_setup_text is None:
+            # A research case is graded only on the environment the setup builds: without a
+            # golden setup the oracle has nothing to build, and that gap is the case's, not an
+            # agent's failure (an imported ResearchEnvBench repository ships none).
+            from ..errors import HarnessError
+
+            raise HarnessError(
+                f"{case.id}: the oracle needs the case's golden_setup, and it has none "
+                "(run a real agent on it, or add golden_setup to the case)"
+            )
         diagnosis = [
             PredictedError(
                 error_type=error.error_type,

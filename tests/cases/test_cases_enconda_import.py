@@ -252,12 +252,13 @@ def test_unambiguous_variants_are_normalised_with_notes(tmp_path: Path) -> None:
         "errors": [
             {
                 "type": spelled,
-                "description": "d",
+                # Distinct: one error listed twice is refused as a labelling fault.
+                "description": f"d{number}",
                 "correction_candidates": "only one",
                 "golden_answer": "g",
                 "severity": "high",
             }
-            for spelled in variants
+            for number, spelled in enumerate(variants)
         ],
     }
     folder = write_instance(root, "o_r", "o_r_error_readme_1", data)

@@ -165,7 +165,7 @@ def test_unreadable_golden_is_a_case_error(
         ("1e308", "Input should be less than or equal to 604800"),
         ('"300"', "Input should be a valid number"),
         ("true", "Input should be a valid number"),
-        ("0", "Input should be greater than 0"),
+        ("0", "Input should be greater than or equal to 1"),
     ],
 )
 def test_budget_values_are_refused(tmp_path: Path, value: str, expected: str) -> None:
