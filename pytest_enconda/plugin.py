@@ -83,6 +83,13 @@ def pytest_collection(session: pytest.Session) -> None:
     state.repo_dirs = discovery.case_repository_dirs(discovery.collection_roots(session.config))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """``--dispatch``: the selected cases (after ``-k``) go to the cluster before items run."""
+    active = active_session(session.config)
+    if active is not None and active.settings.dispatch is not None:
+        active.dispatch(session.items)
+
+
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
     """The repositories that cases point at carry tests of their own: not this run's."""
     if discovery.is_link_loop(collection_path):

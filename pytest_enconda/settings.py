@@ -52,6 +52,7 @@ class EncondaSettings(BaseModel):
     keep_containers: bool = False
     strip_proxy_credentials: bool = False
     memory: Path | None = None
+    dispatch: str | None = None
 
 
 # Options are declared in ``options.py`` (no pydantic there: it loads in every pytest run).
