@@ -145,6 +145,13 @@ def _network_mode(value: str) -> str:
     return value
 
 
+def _dispatch(value: str) -> str:
+    engine, _sep, address = value.partition("=")
+    if engine != "ray" or (_sep and not address):
+        raise pytest.UsageError(f"--dispatch: expected 'ray' or 'ray=ADDRESS', got {value!r}")
+    return value
+
+
 def _gpus(value: str) -> str:
     if value in ("none", "all") or (value.isdigit() and int(value) > 0):
         return value
@@ -401,6 +408,15 @@ def add_options(parser: pytest.Parser) -> None:
         default=False,
         help="remove user:password from the proxy variables passed into containers and builds "
         "(the agent can read them otherwise)",
+    )
+    group.addoption(
+        "--dispatch",
+        type=_dispatch,
+        default=None,
+        metavar="ray[=ADDRESS]",
+        help="run each case's pipeline as a Ray task on a cluster's nodes (default address: a "
+        "local Ray instance; needs the 'ray' extra), with CPUs, memory and GPUs declared from "
+        "the case",
     )
     group.addoption(
         "--keep-containers",

@@ -98,8 +98,12 @@ class CasePipeline:
         build_progress: Progress | None = None,
         worker_id: str | None = None,
         backend: Backend | None = None,
+        dispatcher: Any = None,
     ) -> None:
         self.settings = settings
+        # ``--dispatch``: cases run elsewhere (``dispatch.ray``); each step then reads the files
+        # the case's node sent back, as ``--resume`` reads a run's.
+        self.dispatcher = dispatcher
         self.progress = progress
         self.build_progress = build_progress or progress
         self.worker_id = worker_id
@@ -115,6 +119,8 @@ class CasePipeline:
     # ----------------------------------------------------------------- strategies, made lazily
 
     def backend(self) -> Backend:
+        if self._backend is None and self.dispatcher is not None:
+            self._backend = self.dispatcher.driver_backend()
         if self._backend is None:
             self._backend = backend_for(self.settings, self.progress, self.run.run_id)
         return self._backend
@@ -166,12 +172,16 @@ class CasePipeline:
         """Remove this process's boxes and keep its judge's statistics for the summary."""
         if self._backend is not None:
             self._backend.close()
+        if self.dispatcher is not None:
+            self.dispatcher.close()
         if self._judge is not None:
             name = f"{self.worker_id or 'main'}-{os.getpid()}"
             write_model(self.run.judge_stats(name), self._judge.stats())
 
     def _once(self, case: Case, step: str, produce: Callable[[], Any]) -> Any:
         """Run ``produce`` once per case and step; its result or harness failure is kept."""
+        if self.dispatcher is not None:
+            self._dispatched(case)
         key = (case.id, step)
         if key in self._failures:
             raise self._failures[key]
@@ -193,6 +203,28 @@ class CasePipeline:
                     )
                 raise
         return self._done[key]
+
+    def _dispatched(self, case: Case) -> None:
+        """Wait for the case's remote run once; its failure is every step's."""
+        key = (case.id, "dispatch")
+        if key in self._failures:
+            raise self._failures[key]
+        if key in self._done:
+            return
+        try:
+            self.dispatcher.fetch(self, case)
+        except EncondaError as exc:
+            self._failures[key] = exc
+            raise
+        self._done[key] = True
+
+    def adopt_failure(self, case: Case, step: str, error: BaseException) -> None:
+        """A step's harness failure from where the case ran (another node): raised as if here."""
+        self._failures[(case.id, step)] = error
+
+    def failures_of(self, case: Case) -> dict[str, BaseException]:
+        """The case's steps that failed, by step name."""
+        return {step: exc for (case_id, step), exc in self._failures.items() if case_id == case.id}
 
     # ----------------------------------------------------------------- the agent
 

@@ -84,6 +84,15 @@ def pytest_collection(session: pytest.Session) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
+    """Checks of what was collected, then ``--dispatch`` sends the selected cases (after
+    ``-k``) to the cluster before any item runs."""
+    _check_existing_environment(session)
+    active = active_session(session.config)
+    if active is not None and active.settings.dispatch is not None:
+        active.dispatch(session.items)
+
+
+def _check_existing_environment(session: pytest.Session) -> None:
     """``--python``/``--repo`` grade one existing environment: against no case there is nothing
     to grade (pytest's silent exit 5), against several each case would grade the same one."""
     if session.config.getoption("python", None) is None:

@@ -64,6 +64,7 @@ class EncondaSession:
             progress=self.progress,
             build_progress=self.build_progress,
             worker_id=self.worker_id,
+            dispatcher=self._dispatcher(settings),
         )
         _interrupt_on_sigterm()
         if self.worker_id is None and settings.max_cost is not None:
@@ -77,6 +78,40 @@ class EncondaSession:
         self._case_sources: dict[str, str] = {}
         self.summary: dict[str, Any] | None = None
         self._last_echo = 0.0
+
+    def _dispatcher(self, settings: EncondaSettings) -> Any:
+        """``--dispatch ray``: the controller's dispatcher (connecting now, so an unreachable
+        cluster stops the run before collection)."""
+        if settings.dispatch is None:
+            return None
+        if self.worker_id is not None:
+            raise pytest.UsageError("--dispatch ray replaces xdist's workers: drop -n")
+        try:
+            from .dispatch.ray import RayDispatcher
+        except ImportError as exc:  # pragma: no cover - the import of the module itself is cheap
+            raise pytest.UsageError(f"--dispatch ray: {exc}") from None
+        try:
+            import ray  # noqa: F401
+        except ImportError:
+            raise pytest.UsageError(
+                "--dispatch ray needs Ray: pip install 'pytest-enconda[ray]'"
+            ) from None
+        return RayDispatcher(settings, self.progress)
+
+    def dispatch(self, items: list[pytest.Item]) -> None:
+        """Submit the collected (and selected) cases to the cluster, before any item runs, so
+        nodes work while the items wait in order."""
+        dispatcher = self.pipeline.dispatcher
+        if dispatcher is None:
+            return
+        cases: dict[str, tuple[Case, list[str]]] = {}
+        for item in items:
+            case = getattr(item, "case", None)
+            aspect = getattr(item, "aspect", None)
+            if case is None or aspect is None:
+                continue
+            cases.setdefault(case.id, (case, []))[1].append(str(aspect))
+        dispatcher.submit(cases.values())
 
     # ----------------------------------------------------------------- paths and logs
 

@@ -54,6 +54,7 @@ class EncondaSettings(BaseModel):
     keep_containers: bool = False
     strip_proxy_credentials: bool = False
     memory: Path | None = None
+    dispatch: str | None = None
 
     @property
     def agent_label(self) -> str:

@@ -36,7 +36,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("cases", frozenset({"cases"})),
     ("sandbox", frozenset({"sandbox", "backends"})),
     ("domain", frozenset({"agents", "probing", "grading", "stages", "aspects", "memory", "aec"})),
-    ("pipeline", frozenset({"pipeline", "report"})),
+    ("pipeline", frozenset({"pipeline", "report", "dispatch"})),
     ("pytest", frozenset({"options", "settings", "session", "items", "scheduling", "state"})),
     ("entry", frozenset({"plugin", "cli", "bench", "verify"})),
 )

@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -150,6 +151,18 @@ class LedgerState(BaseModel):
     unpriced_calls: int = 0
     reserved_usd: float = 0.0
     costliest_call_usd: float = 0.0
+
+
+# A cluster run (``--dispatch ray``) sets this on its nodes: (run_dir, max_cost) -> a ledger with
+# CostLedger's methods, answered by the run's one ledger on the driver.
+LEDGER_FACTORY: Callable[[Path, float | None], Any] | None = None
+
+
+def cost_ledger(run_dir: Path, max_cost: float | None) -> Any:
+    """The run's cost ledger: the run directory's file, or the cluster's (``LEDGER_FACTORY``)."""
+    if LEDGER_FACTORY is not None:
+        return LEDGER_FACTORY(run_dir, max_cost)
+    return CostLedger(run_dir, max_cost)
 
 
 class CostLedger:

@@ -35,6 +35,7 @@ from .llm import (
     TrajectoryWriter,
     api_key_for,
     call_usage,
+    cost_ledger,
     empty_reply,
     model_failure,
     model_for,
@@ -379,7 +380,7 @@ class SweAgent(ConfiguredAgent):
         step_limit = config.step_limit or budgets.agent_steps
         wall = config.wall_seconds or float(budgets.agent_seconds)
         described = {**self.describe(), "step_limit": step_limit, "wall_seconds": wall}
-        ledger = CostLedger(task.run_dir, task.max_cost) if task.run_dir is not None else None
+        ledger = cost_ledger(task.run_dir, task.max_cost) if task.run_dir is not None else None
         writer = TrajectoryWriter(task.trajectory_path)
         outcome = AgentOutcome(
             case_id=task.case.id, agent=self.name, model=config.model, config=described

@@ -24,10 +24,10 @@ from ..errors import ModelUnavailable, RunStopped
 from .base import AgentOutcome, AgentTask, PredictedError, Step, TokenUsage
 from .configured import ConfiguredAgent
 from .llm import (
-    CostLedger,
     TrajectoryWriter,
     api_key_for,
     call_usage,
+    cost_ledger,
     empty_reply,
     litellm,
     model_failure,
@@ -177,7 +177,7 @@ class ZeroShotAgent(ConfiguredAgent):
         config = self.config
         suite = task.case.spec.suite
         writer = TrajectoryWriter(task.trajectory_path)
-        ledger = CostLedger(task.run_dir, task.max_cost) if task.run_dir is not None else None
+        ledger = cost_ledger(task.run_dir, task.max_cost) if task.run_dir is not None else None
         outcome = AgentOutcome(
             case_id=task.case.id, agent=self.name, model=config.model, config=self.describe()
         )

@@ -1,0 +1,60 @@
+"""A shipped diagnosis case through ``--dispatch ray`` (a local Ray instance, the node's Docker)
+gives the same item outcomes as a local run, and leaves no container behind."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+if os.environ.get("CI") != "true":  # .ci/run installs the dev extra: there, ray must import
+    pytest.importorskip("ray", reason="--dispatch ray needs the 'ray' extra")
+
+ROOT = Path(__file__).resolve().parents[2]
+CASE = ROOT / "benchmark_cases" / "diagnosis" / "wordstat-e2"
+
+
+def _docker() -> bool:
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=20).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def _outcomes(run_dir: Path, *extra: str) -> dict[str, str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    subprocess.run(
+        ["pytest", "-q", "-p", "no:cacheprovider", str(CASE), "--run-dir", str(run_dir), *extra],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        timeout=900,
+        check=False,
+    )
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    return {row["item"]: row["outcome"] for row in rows}
+
+
+@pytest.mark.slow
+def test_a_shipped_case_on_ray_matches_a_local_run(tmp_path: Path) -> None:
+    if not _docker():
+        pytest.skip("no Docker daemon")
+    from pytest_enconda.dispatch.ray import node_run_dir
+
+    local = _outcomes(tmp_path / "local")
+    dispatched = _outcomes(tmp_path / "ray", "--dispatch", "ray")
+    assert dispatched == local and len(local) == 4
+    record = json.loads((tmp_path / "ray" / "cases" / "wordstat-e2" / "dispatch.json").read_text())
+    assert record["failures"] == {} and len(record["attempts"]) == 1
+    # The node's backend labels its containers with the node-local run directory's name.
+    run_id = node_run_dir((tmp_path / "ray").resolve()).name
+    left = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_id}"],
+        capture_output=True,
+        text=True,
+        check=False,
+    ).stdout.split()
+    assert left == []
