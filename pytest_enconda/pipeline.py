@@ -421,12 +421,14 @@ class CasePipeline:
         path = self.case_dir(case).final_state
 
         def produce() -> FinalState:
+            # The agent first: one that acts in its container leaves that container, frozen,
+            # as the final state (state.json) when it ends.
+            outcome = self.agent_outcome(case)
             if path.is_file():
                 state = read_model(path, FinalState)
                 if self.backend().image_exists(state.image):
                     return state
                 self.progress(f"{case.id}: snapshot {state.image} is gone; rebuilding it")
-            outcome = self.agent_outcome(case)
             image = self.task_image(case)
             self.progress(f"{case.id}: building the agent's final state")
             budget = case.spec.budgets.setup_seconds
