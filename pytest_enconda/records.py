@@ -235,10 +235,7 @@ def read_json_file(path: Path, *, limit: int = MAX_RECORD_BYTES, root: Path | No
     truncated, or made by someone else). With ``root``, no link on the way down from it is
     followed either: a run directory's records never read a host file."""
     try:
-        if root is not None:
-            data = textio.read_within(root, path, limit)
-        else:
-            data = textio.read_bounded(path, limit, follow_links=False)
+        data = textio.read_input(path, limit, root)
     except ValueError as exc:
         raise ArtifactError(f"{path}: cannot be read: {exc}") from None
     except OSError as exc:

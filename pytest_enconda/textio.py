@@ -143,3 +143,11 @@ def parse_toml(text: str) -> dict[str, Any]:
         raise ValueError("nested too deeply") from None
     except ValueError as exc:  # TOMLDecodeError, and int()'s "Exceeds the limit" on huge digits
         raise ValueError(str(exc)) from None
+
+
+def read_input(path: Path, limit: int, root: Path | None = None) -> bytes:
+    """A user's file, bounded and never through a link: with ``root``, none on the way down
+    from it either (a run directory's records cannot point outside it)."""
+    if root is not None:
+        return read_within(root, path, limit)
+    return read_bounded(path, limit, follow_links=False)

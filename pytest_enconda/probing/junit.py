@@ -56,10 +56,7 @@ def read_junit(path: Path, root: Path | None = None) -> dict[str, Outcome]:
     on the way (a run directory's record cannot point the verdict at another file)."""
     path = Path(path)
     try:
-        if root is not None:
-            data = textio.read_within(root, path, MAX_REPORT_BYTES)
-        else:
-            data = textio.read_bounded(path, MAX_REPORT_BYTES, follow_links=False)
+        data = textio.read_input(path, MAX_REPORT_BYTES, root)
     except OSError as exc:
         raise JUnitError(f"{path}: cannot read: {exc}") from None
     except ValueError as exc:
