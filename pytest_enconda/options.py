@@ -397,6 +397,13 @@ def add_options(parser: pytest.Parser) -> None:
         help="pullable image to use instead of a debootstrapped Debian root",
     )
     group.addoption(
+        "--image-registry",
+        default=None,
+        metavar="HOST:PORT[/PREFIX]",
+        help="a registry shared by the machines of a cluster: an image missing here is pulled "
+        "from it before it is built, and pushed to it after (same content-hash tags everywhere)",
+    )
+    group.addoption(
         "--gpus",
         type=_gpus,
         default="none",

@@ -50,6 +50,7 @@ class EncondaSettings(BaseModel):
     network_mode: str = "bridge"
     ca_bundle: Path | None = None
     base_image: str | None = None
+    image_registry: str | None = None
     gpus: str = "none"
     keep_containers: bool = False
     strip_proxy_credentials: bool = False

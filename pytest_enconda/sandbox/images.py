@@ -150,6 +150,8 @@ class ImageBuilder:
         self.run_id = run_id or ""
         self.recipes: dict[str, BaseRecipe] = dict(recipes or BASE_RECIPES)
         self.built: list[str] = []
+        self.pulled: list[str] = []
+        self.pushed: list[str] = []
 
     @property
     def client(self) -> docker.DockerClient:
@@ -457,6 +459,8 @@ class ImageBuilder:
         with file_lock(self.settings.cache_dir, f"base-{digest}", progress):
             if not force and self.image_id(tag) is not None:
                 return tag
+            if not force and self._pull_shared(tag, progress):
+                return tag
             started = time.monotonic()
             progress(f"building base image {tag} (first time: a few minutes)")
             self.ensure_rootfs(recipe, progress)
@@ -472,6 +476,7 @@ class ImageBuilder:
                 self._base_files(recipe), tag, labels, progress, f"base {recipe.name}", force
             )
             progress(f"base image {tag} built in {time.monotonic() - started:.0f}s")
+            self._push_shared(tag, progress)
         return tag
 
     def ensure_environment(
@@ -497,10 +502,11 @@ class ImageBuilder:
         lines += [f"RUN {command}" for command in layer.run]
         lines.append(f"WORKDIR {PROJECT_DIR}")
         with file_lock(self.settings.cache_dir, f"env-{digest}", progress):
-            if self.image_id(tag) is None:
+            if self.image_id(tag) is None and not self._pull_shared(tag, progress):
                 labels = self._labels(KIND_ENV, digest, parent=base_ref)
                 files = {"Dockerfile": ("\n".join(lines) + "\n").encode()}
                 self._stream_build(files, tag, labels, progress, "environment layer")
+                self._push_shared(tag, progress)
         return tag
 
     def task_hash(
@@ -544,10 +550,64 @@ class ImageBuilder:
         if self.image_id(tag) is not None:
             return tag
         with file_lock(self.settings.cache_dir, f"task-{digest}", progress):
-            if self.image_id(tag) is None:
+            if self.image_id(tag) is None and not self._pull_shared(tag, progress):
                 progress(f"building task image {tag} for {case_id}")
                 self._commit_task(env_ref, Path(repo_dir), normalized, case_id, tag, digest)
+                self._push_shared(tag, progress)
         return tag
+
+    # ----------------------------------------------------------------- a shared registry
+
+    def shared_ref(self, tag: str) -> str | None:
+        """``tag``'s name in the user's registry (``--image-registry``), if one is given."""
+        registry = self.settings.image_registry
+        return f"{registry}/{tag}" if registry else None
+
+    def _pull_shared(self, tag: str, progress: Progress) -> bool:
+        """Whether ``tag`` could be pulled from the registry (then tagged here as ``tag``).
+
+        A registry that lacks it or cannot be reached costs a build, never the case.
+        """
+        remote = self.shared_ref(tag)
+        if remote is None:
+            return False
+        import docker.errors
+
+        repository, _, version = remote.rpartition(":")
+        try:
+            image = self.client.images.pull(repository, tag=version)
+        except docker.errors.NotFound:
+            return False
+        except (docker.errors.APIError, OSError) as exc:
+            progress(
+                f"registry {self.settings.image_registry}: cannot pull {tag} ({exc}); building"
+            )
+            return False
+        local_repo, _, local_version = tag.rpartition(":")
+        image.tag(local_repo, tag=local_version)
+        self.pulled.append(tag)
+        progress(f"pulled {tag} from {self.settings.image_registry}")
+        return True
+
+    def _push_shared(self, tag: str, progress: Progress) -> None:
+        """Push what was just built, for the cluster's other machines; a failure only warns."""
+        remote = self.shared_ref(tag)
+        if remote is None:
+            return
+        import docker.errors
+
+        repository, _, version = remote.rpartition(":")
+        try:
+            image = self.client.images.get(tag)
+            image.tag(repository, tag=version)
+            for line in self.client.images.push(repository, tag=version, stream=True, decode=True):
+                if isinstance(line, dict) and line.get("error"):
+                    raise docker.errors.APIError(str(line["error"]))
+        except (docker.errors.APIError, OSError) as exc:
+            progress(f"registry {self.settings.image_registry}: cannot push {tag} ({exc})")
+            return
+        self.pushed.append(tag)
+        progress(f"pushed {tag} to {self.settings.image_registry}")
 
     def _commit_task(
         self,

@@ -70,6 +70,9 @@ class SandboxSettings(BaseModel):
     proxy_env: dict[str, str] = Field(default_factory=_host_proxy_env)
     strip_proxy_credentials: bool = False
     pull_base: str | None = None
+    # Clusters without a shared engine share images through a registry: tags are content
+    # hashes, so a pulled image is exactly the one this machine would have built.
+    image_registry: str | None = None
     debian_mirror: str = "http://deb.debian.org/debian"
     debian_security_mirror: str = "http://deb.debian.org/debian-security"
     cpus: Annotated[float, Field(gt=0)] = 2
@@ -103,6 +106,16 @@ class SandboxSettings(BaseModel):
             raise ValueError(f"CA bundle not found: {value}")
         return value
 
+    @field_validator("image_registry")
+    @classmethod
+    def _registry(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip().rstrip("/")
+        if not re.fullmatch(r"[A-Za-z0-9.-]+(:\d+)?(/[a-z0-9]+(?:[._/-][a-z0-9]+)*)?", value):
+            raise ValueError(f"expected a registry as HOST[:PORT][/PREFIX], got {value!r}")
+        return value
+
     @field_validator("image_prefix")
     @classmethod
     def _prefix(cls, value: str) -> str:
@@ -122,6 +135,8 @@ class SandboxSettings(BaseModel):
             values["ca_bundle"] = None if bundle.lower() == "none" else Path(bundle)
         if env.get("ENCONDA_PULL_BASE"):
             values["pull_base"] = env["ENCONDA_PULL_BASE"]
+        if env.get("ENCONDA_IMAGE_REGISTRY"):
+            values["image_registry"] = env["ENCONDA_IMAGE_REGISTRY"]
         if env.get("ENCONDA_DEBIAN_MIRROR"):
             values["debian_mirror"] = env["ENCONDA_DEBIAN_MIRROR"]
         if env.get("ENCONDA_STRIP_PROXY_CREDENTIALS"):

@@ -192,3 +192,42 @@ def test_a_harness_failure_on_the_node_is_the_items_error(cluster: Any, tmp_path
     dispatcher.submit([(case, ["execution"])])
     with pytest.raises(HarnessError, match="on node"):
         pipeline.verdict(case, "execution")
+
+
+def test_a_case_lost_twice_is_a_harness_error_naming_both_nodes(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Retried once, then given up: the error names every node that took it."""
+    import pytest_enconda.dispatch.ray as dispatch
+
+    plain = dispatch.case_resources
+
+    def on_loss_nodes(case: Case, gpus: float) -> dict[str, Any]:
+        return {**plain(case, gpus), "resources": {"loss": 1}}
+
+    monkeypatch.setattr(dispatch, "case_resources", on_loss_nodes)
+    nodes = [
+        cluster.add_node(num_cpus=1, resources={"loss": 1}, object_store_memory=STORE)
+        for _ in range(2)
+    ]
+    cluster.wait_for_nodes()
+    case = diagnosis_case(tmp_path, "twice", "sleep 30; echo built > built.txt\n")
+    pipeline, dispatcher = _driver(tmp_path, _settings(tmp_path))
+    dispatcher.submit([(case, ASPECTS)])
+    by_id = {node.node_id[:8]: node for node in nodes}
+    killed: list[str] = []
+    deadline = time.monotonic() + 120
+    while len(killed) < 2 and time.monotonic() < deadline:
+        attempts = dispatcher.attempts("twice")
+        if len(attempts) > len(killed):
+            node = attempts[len(killed)]
+            cluster.remove_node(by_id[node[:8]], allow_graceful=False)
+            killed.append(node)
+        time.sleep(0.2)
+    assert len(killed) == 2, f"the case was not retried: {dispatcher.attempts('twice')}"
+    with pytest.raises(HarnessError) as raised:
+        pipeline.verdict(case, "execution")
+    message = str(raised.value)
+    assert "after 2 attempt(s)" in message
+    for node in killed:
+        assert node in message

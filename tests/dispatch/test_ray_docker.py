@@ -58,3 +58,54 @@ def test_a_shipped_case_on_ray_matches_a_local_run(tmp_path: Path) -> None:
         check=False,
     ).stdout.split()
     assert left == []
+
+
+@pytest.mark.slow
+def test_ctrl_c_on_the_driver_cancels_the_case_and_removes_its_containers(
+    tmp_path: Path,
+) -> None:
+    """SIGINT to ``pytest --dispatch ray`` while the case's container runs on the node: the run
+    stops, and no container of the run is left on the engine."""
+    import signal
+    import time
+
+    if not _docker():
+        pytest.skip("no Docker daemon")
+    from pytest_enconda.dispatch.ray import node_run_dir
+
+    run_dir = tmp_path / "ray"
+    run_id = node_run_dir(run_dir.resolve()).name
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    driver = subprocess.Popen(
+        [
+            *("pytest", "-q", "-p", "no:cacheprovider", str(CASE)),
+            *("--run-dir", str(run_dir), "--dispatch", "ray"),
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+
+    def containers() -> list[str]:
+        return subprocess.run(
+            ["docker", "ps", "-aq", "--filter", f"label=io.enconda.run={run_id}"],
+            capture_output=True,
+            text=True,
+            check=False,
+        ).stdout.split()
+
+    try:
+        deadline = time.monotonic() + 300
+        while not containers() and time.monotonic() < deadline and driver.poll() is None:
+            time.sleep(0.5)
+        assert containers(), "no container of the run ever started"
+        driver.send_signal(signal.SIGINT)
+        output, _ = driver.communicate(timeout=180)
+    finally:
+        if driver.poll() is None:
+            driver.kill()
+    assert driver.returncode != 0
+    assert "ray: cancelling 1 cases on the cluster" in output, output[-3000:]
+    assert containers() == []
