@@ -29,6 +29,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     show.add_argument("--json", action="store_true", help="every triple as JSON")
     show.set_defaults(func=_cmd_show)
 
+    credit = msub.add_parser(
+        "credit",
+        help="add runs' counts (retrieved, used, helped) to the triples of FILE, once per run",
+    )
+    credit.add_argument("file", help="the memory file the runs were given (--memory)")
+    credit.add_argument("runs", nargs="+", help="run directories")
+    credit.set_defaults(func=_cmd_credit)
+
     query = msub.add_parser("query", help="the triples a text retrieves (BM25 or embeddings)")
     query.add_argument("file")
     query.add_argument("text")
@@ -101,6 +109,29 @@ def _cmd_show(args: argparse.Namespace) -> int:
             print(
                 f"  problem:  {hit.problem}\n  solution: {hit.solution}\n  action:   {hit.action}"
             )
+    return 0
+
+
+def _cmd_credit(args: argparse.Namespace) -> int:
+    from .credit import credit_runs
+
+    memory = Path(args.file)
+    if not memory.is_file():
+        raise EncondaError(f"no memory file {memory}")
+    runs = [Path(p) for p in args.runs]
+    missing = [str(p) for p in runs if not (p / "cases").is_dir()]
+    if missing:
+        raise EncondaError(f"not a run directory (no cases/ folder): {', '.join(missing)}")
+    report = credit_runs(memory, runs)
+    print(
+        f"{report.runs} runs credited ({report.cases} cases): retrieved +{report.retrieved}, "
+        f"used +{report.used}, helped +{report.helped}"
+        + (f"; {report.unknown_ids} ids not in {memory}" if report.unknown_ids else "")
+    )
+    for skipped in report.skipped_runs:
+        print(f"  already credited: {skipped}")
+    for problem in report.problems:
+        print(f"  skipped: {problem}")
     return 0
 
 

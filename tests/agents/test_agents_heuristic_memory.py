@@ -200,3 +200,48 @@ def test_extras_of_a_setup_py_written_with_variables(tmp_path: Path) -> None:
         "yaml": ["pyyaml>=6"],
         "all": ["pytest", "pytest-cov", "pyyaml>=6"],
     }
+
+
+def test_helped_counts_are_written_back_once_per_run(fake: FakeBackend, tmp_path: Path) -> None:
+    """The heuristic agent's real record of a repair, credited to the memory file by
+    ``pytest-enconda memory credit``: once, however often the run is given."""
+    import shutil
+    import subprocess
+    import sys
+
+    memory = memory_file(tmp_path / "m.db", "elsewhere/otherrepo")
+    run_agent(fake, tmp_path, USAGE, {}, memory=str(memory))
+    run = tmp_path / "bench-run"
+    (run / "cases" / "toy" / "agent").mkdir(parents=True)
+    shutil.copy(tmp_path / "run" / "agent" / "memory.json", run / "cases" / "toy" / "agent")
+    # A record that names another memory file is not credited to this one.
+    (run / "cases" / "other" / "agent").mkdir(parents=True)
+    (run / "cases" / "other" / "agent" / "memory.json").write_text(
+        json.dumps({"memory": str(tmp_path / "else.db"), "given": [1], "helped": [1]})
+    )
+    # Nor is a record that is a link out of the run directory.
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"given": [1], "used": [1], "helped": [1]}))
+    (run / "cases" / "linked" / "agent").mkdir(parents=True)
+    (run / "cases" / "linked" / "agent" / "memory.json").symlink_to(outside)
+
+    def credit() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest_enconda.cli", "memory", "credit", str(memory), str(run)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return done.stdout
+
+    first = credit()
+    assert "1 runs credited (1 cases): retrieved +1, used +1, helped +1" in first
+    assert "given by another memory file" in first and "linked" in first
+    second = credit()
+    assert "0 runs credited" in second and "already credited" in second
+    with MemoryStore(memory, readonly=True) as store:
+        row = store.db.execute(
+            "SELECT retrieved, used, helped FROM triples WHERE id = 1"
+        ).fetchone()
+        assert tuple(row) == (1, 1, 1)
+        assert store.stats()["helped"] == 1
