@@ -218,6 +218,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             workers=args.n,
             setup_seconds=args.setup_timeout,
             test_seconds=args.test_timeout,
+            min_pass_share=args.min_pass_share,
             only=tuple(args.repo or ()),
             redo=args.redo,
         ),
@@ -226,7 +227,8 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     counts = sidecar.counts()
     print(
         f"verify: {counts['verified']} of {counts['repositories']} repositories verified "
-        f"(non-empty PASS set)"
+        f"(the reference uses the checkout and passes at least {args.min_pass_share:.0%} of its "
+        "tests in both runs)"
     )
     return 0
 
@@ -394,7 +396,19 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--logs", help="folder for setup and test logs (default: reports/verify-*)")
     verify.add_argument("--repo", action="append", help="only this owner/name (repeatable)")
     verify.add_argument("--redo", action="store_true", help="verify recorded repositories again")
-    verify.add_argument("--setup-timeout", type=float, default=900, help="seconds per setup")
+    verify.add_argument(
+        "--setup-timeout",
+        type=float,
+        default=2400,
+        help="seconds per reference setup (default 2400: a large install on a loaded machine)",
+    )
+    verify.add_argument(
+        "--min-pass-share",
+        type=float,
+        default=0.5,
+        help="share of the tests that ran (skips left out) the reference must pass in both "
+        "runs to be verified (default 0.5)",
+    )
     verify.add_argument("--test-timeout", type=float, default=900, help="seconds per test run")
     verify.set_defaults(func=_cmd_verify)
 

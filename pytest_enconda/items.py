@@ -26,22 +26,14 @@ class AspectFailed(Exception):
 
 
 def _variant(config: pytest.Config, case: Case) -> Case:
-    if config.getoption("readme_variant") == "original" and case.original_readme_text is not None:
+    """The README the agent is shown. ``--readme-variant=original``: the case's original README,
+    else (a dataset without the file) the repository's own README at the pinned revision, read
+    when the repository is materialised; never the erroneous one silently."""
+    if config.getoption("readme_variant") != "original" or case.spec.suite != "diagnosis":
+        return case
+    if case.original_readme_text is not None:
         return case.with_original_readme()
-    return case
-
-
-def _no_original(config: pytest.Config, case: Case) -> str | None:
-    """Why a diagnosis case cannot run with ``--readme-variant=original``: never fall back to
-    the erroneous README silently."""
-    if config.getoption("readme_variant") != "original" or case.variant == "original":
-        return None
-    if case.spec.suite != "diagnosis":
-        return None
-    return (
-        f"--readme-variant=original: case {case.id} has no original README "
-        "(original_readme in case.toml, or README.* in a dataset's error_gen_<owner>_<name>/)"
-    )
+    return case.with_repository_readme()
 
 
 def case_timeout(case: Case) -> float:
@@ -58,7 +50,6 @@ def case_timeout(case: Case) -> float:
 def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | pytest.Collector]:
     """The case's graded aspects (diagnosis), then its probes (pyramid stages, user probes)."""
     case = _variant(parent.config, case)
-    no_original = _no_original(parent.config, case)
     parent.case = case  # type: ignore[attr-defined]  # probes' fixtures find their case here
     parent.extra_keyword_matches.update(case.keywords())
     timeout = case_timeout(case)
@@ -73,7 +64,6 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | p
             item.add_marker("gpu")
         # Signal method: the thread method kills xdist workers.
         item.add_marker(pytest.mark.timeout(timeout, method="signal"))
-        item.skip_reason = no_original
         yield item
 
 

@@ -73,6 +73,8 @@ def backend_for(settings: EncondaSettings, progress: Progress, run_id: str) -> B
         overrides["pull_base"] = settings.base_image
     if settings.strip_proxy_credentials:
         overrides["strip_proxy_credentials"] = True
+    if settings.image_registry:
+        overrides["image_registry"] = settings.image_registry
     sandbox_settings = SandboxSettings.from_env(**overrides)
     if has_credentials(sandbox_settings.proxy_env):
         progress(
@@ -330,15 +332,40 @@ class CasePipeline:
             self.progress(f"cost ceiling reached ({reason}); cases not started are skipped")
 
     def _agent_readme(self, case: Case) -> tuple[str, str]:
-        """The README the agent is given: the case's, or the repository's own (imported research).
+        """The README the agent is given: the case's, or the repository's own (imported research,
+        or the original variant of an instance whose dataset lacks the original README file).
 
-        An imported research case carries no README of its own; the repository's is only known
-        once it is materialised, which building the task image does.
+        The repository's README is only known once it is materialised: building the task image
+        does that, and an agent that needs no image (one answering from the README) has the
+        repository materialised for its README alone.
         """
         if README_FROM_REPOSITORY not in case.spec.tags:
             return Path(case.spec.readme_target).name, case.readme_text
-        self.task_image(case)
-        return self._repo_readmes.get(case.id, (Path(case.spec.readme_target).name, ""))
+        if case.id not in self._repo_readmes:
+            self._once(case, "repository-readme", lambda: self._read_repository_readme(case))
+        name, text = self._repo_readmes[case.id]
+        if not text.strip():
+            source = case.spec.repository
+            where = f"{source.url or source.path}@{source.revision or 'its folder'}"
+            raise HarnessError(
+                f"{case.id}: the repository has no README ({case.spec.readme_target} or "
+                f"README.*) at {where}"
+            )
+        return name, text
+
+    def _read_repository_readme(self, case: Case) -> None:
+        from .sandbox.repo import materialize
+
+        with tempfile.TemporaryDirectory(prefix="enconda-readme-") as tmp:
+            repo_dir = Path(tmp) / "repo"
+            materialize(
+                case.spec.repository,
+                case.case_dir,
+                repo_dir,
+                mirror_dir=self.settings.repo_mirror,
+                cache_dir=self.backend().cache_dir,
+            )
+            self._repo_readmes[case.id] = _repository_readme(repo_dir, case.spec.readme_target)
 
     @contextlib.contextmanager
     def _agent_box(self, case: Case) -> Iterator[Box]:

@@ -69,7 +69,8 @@ def instance_prompt(
                 "What to leave behind",
                 f"Write to `{OUTPUT_DIR}/` (create it):\n"
                 f"- `{SETUP}`: the complete bash script that builds this environment from a "
-                f"fresh container (it runs with `bash -eo pipefail` from `{workdir}`);\n"
+                f"fresh container (it is sourced in one `bash -eo pipefail` shell from "
+                f"`{workdir}`; what it exports, an activated venv say, stays for the probes);\n"
                 f"- `{REPORT}`: a JSON object describing the environment you built, with the "
                 f"keys {REPORT_KEYS}.",
             )
@@ -86,8 +87,9 @@ def instance_prompt(
                 '"error_description": "what is wrong and where", "fix_suggestion": "the '
                 'corrected command or step"}]}, one object per error found;\n'
                 f"- `{SETUP}`: the complete, corrected bash script that sets up the environment "
-                f"in a fresh container (it runs with `bash -eo pipefail` from `{workdir}`; the "
-                "tests run after it).",
+                f"in a fresh container (it is sourced in one `bash -eo pipefail` shell from "
+                f"`{workdir}`; the "
+                "tests run after it, with the variables it exported, an activated venv say).",
             )
         )
         parts.append(_section(f"README ({readme_name})", readme_text))
@@ -113,8 +115,9 @@ def zero_shot_prompt(
 ) -> str:
     parts = [
         f"# Task {case_id}\n\nThe repository is checked out at `{workdir}` in a fresh Linux "
-        "container where you are root. Its setup script will run there with "
-        f"`bash -eo pipefail` from `{workdir}`, then the repository's tests.\n",
+        "container where you are root. Its setup script will be sourced there in "
+        f"one `bash -eo pipefail` shell from `{workdir}`, then the repository's tests run with "
+        "the variables it exported.\n",
         _section("Base environment", environment),
         _section("File tree", file_tree),
         _section("Codebase profile (found automatically)", profile),

@@ -285,13 +285,14 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
         elif not record.verified:
             reference = ExecutionReference(
                 verified=False,
-                reason=f"{name}: {record.reason or 'empty PASS set'}",
+                reason=f"{name}: {record.why_unverified}",
                 sidecar=str(path),
             )
         else:
             reference = ExecutionReference(
                 verified=True,
                 test_tools=tuple(record.test_tools),
+                test_requirements=tuple(record.test_requirements),
                 pass_set=frozenset(record.pass_set),
                 sidecar=str(path),
             )

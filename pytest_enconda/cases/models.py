@@ -239,7 +239,8 @@ class ExecutionReference(BaseModel):
 
     Verified: the test command's result counts only on ``pass_set`` (the tests that passed twice
     in the reference environment); ``test_tools`` (pytest and plugins) are installed by the
-    harness before it. Unverified: the execution item is skipped with ``reason``.
+    harness before it, with ``test_requirements`` (what only the tests import).
+    Unverified: the execution item is skipped with ``reason``.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -247,6 +248,7 @@ class ExecutionReference(BaseModel):
     verified: bool
     reason: str = ""
     test_tools: tuple[str, ...] = ()
+    test_requirements: tuple[str, ...] = ()
     pass_set: frozenset[str] = frozenset()
     sidecar: str = Field(default="", description="the sidecar file it came from")
 
@@ -284,6 +286,19 @@ class Case(BaseModel):
         words = {self.spec.suite, f"level{self.level}", self.spec.id, *self.error_types}
         words.update(self.spec.tags)
         return words
+
+    def with_repository_readme(self) -> Case:
+        """The original variant read from the repository itself at its pinned revision: what a
+        dataset without the original README file still has (the README before injection)."""
+        tags = [*self.spec.tags, README_FROM_REPOSITORY]
+        return self.model_copy(
+            update={
+                "spec": self.spec.model_copy(update={"tags": tags}),
+                "readme_text": "",
+                "golden": GoldenAnswer(errors=[], level=0),
+                "variant": "original",
+            }
+        )
 
     def with_original_readme(self) -> Case:
         """The same case with its original README: no injected errors, so no golden errors."""

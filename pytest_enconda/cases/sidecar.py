@@ -16,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import textio
+from .checkout import CheckoutProof
 
 # A verification sidecar lists repositories and tests: far beyond this is not one.
 MAX_SIDECAR_BYTES = 64 << 20
@@ -32,6 +33,10 @@ __all__ = [
 ]
 
 SIDECAR_NAME = "enconda-verification.json"
+# A reference passing 7 of 56 tests describes a broken environment, not the repository: at least
+# half of the tests that ran (skips left out) must pass in both runs. Records made before the
+# share was recorded are held to it too, from their first run's counts.
+MIN_PASS_SHARE = 0.5
 FORMAT = 1
 
 
@@ -71,7 +76,31 @@ class RepoVerification(BaseModel):
         default_factory=list,
         description="pytest and its plugins, installed by the harness before the test command",
     )
+    test_requirements: list[str] = Field(
+        default_factory=list,
+        description="every declared test dependency (tox deps, test extras and groups, "
+        "requirement files, nox, CI), installed by the harness before the test command",
+    )
+    test_requirement_sources: dict[str, str] = Field(
+        default_factory=dict, description="where each test requirement is declared"
+    )
     reference_setup: str = Field(default="", description="the setup script that built it")
+    checkout_proof: CheckoutProof | None = Field(
+        default=None,
+        description="where the reference imports the project's packages from (a release "
+        "installed from an index is refused)",
+    )
+    pass_share: float | None = Field(
+        default=None, description="PASS set over the tests that ran (skips left out), run 1"
+    )
+    min_pass_share: float | None = Field(
+        default=None, description="the share it was held to (None: made before there was one)"
+    )
+    undeclared_programs: list[str] = Field(
+        default_factory=list,
+        description="programs the tests tried to run and the reference lacked (system packages "
+        "nothing declares)",
+    )
     reference_source: str = Field(
         default="", description="which strategy wrote it: 'agent:<name>' or 'recipe'"
     )
@@ -87,8 +116,37 @@ class RepoVerification(BaseModel):
     verified_at: str = ""
 
     @property
+    def share(self) -> float | None:
+        """``pass_share``, or for older records the PASS set over their first run's counts."""
+        if self.pass_share is not None:
+            return self.pass_share
+        if not self.runs:
+            return None
+        first = self.runs[0]
+        ran = first.passed + first.failed + first.errors
+        return len(self.pass_set) / ran if ran else None
+
+    @property
+    def below_share(self) -> bool:
+        threshold = MIN_PASS_SHARE if self.min_pass_share is None else self.min_pass_share
+        share = self.share
+        return share is not None and share < threshold
+
+    @property
     def verified(self) -> bool:
-        return self.status == "verified" and bool(self.pass_set)
+        return self.status == "verified" and bool(self.pass_set) and not self.below_share
+
+    @property
+    def why_unverified(self) -> str:
+        if self.verified:
+            return ""
+        if self.status == "verified" and self.below_share:
+            threshold = MIN_PASS_SHARE if self.min_pass_share is None else self.min_pass_share
+            return (
+                f"the reference passes {self.share:.0%} of the tests that ran, below "
+                f"{threshold:.0%}"
+            )
+        return self.reason or "empty PASS set"
 
 
 class Sidecar(BaseModel):

@@ -404,6 +404,7 @@ def _requirement_files(repo: Path) -> list[Path]:
         "dev*requirements*.txt",
         "requirements*/*test*.txt",
         "requirements*/dev*.txt",
+        "test*/requirements*.txt",
     ]
     found: list[Path] = []
     for pattern in patterns:

@@ -67,6 +67,7 @@ def run_execution(
     from ..backends import as_backend
     from ..backends.base import started as box_of
     from .junit import JUNIT_PATH, run_tests_command
+    from .shell import in_setup_env, setup_command
 
     started = time.monotonic()
     budgets = case.spec.budgets
@@ -74,20 +75,29 @@ def run_execution(
     reference = case.reference if case.reference is not None and case.reference.verified else None
     test_command = str(case.spec.test_command)
     if reference is not None:
-        test_command = run_tests_command(test_command, list(reference.test_tools))
+        test_command = run_tests_command(
+            test_command, list(reference.test_tools), list(reference.test_requirements)
+        )
     with box_of(as_backend(backend), image, case_id=case.id, role="execution") as container:
         container.copy_in(setup_script.encode(), SCRIPT_PATH)
+        # The record names the command as the user knows it; the shell plumbing that carries the
+        # setup's environment into the test step (probing/shell.py) is the harness's, not theirs.
         plan = [
-            ("setup", f"bash -eo pipefail {SCRIPT_PATH}", budgets.setup_seconds * scale),
-            ("test", test_command, budgets.test_seconds * scale),
+            (
+                "setup",
+                f"source {SCRIPT_PATH}",
+                setup_command(SCRIPT_PATH),
+                budgets.setup_seconds * scale,
+            ),
+            ("test", test_command, in_setup_env(test_command), budgets.test_seconds * scale),
         ]
-        for name, command, budget in plan:
+        for name, shown, command, budget in plan:
             log = case_dir.execution_log(name)
             result = container.exec(command, timeout=budget, workdir=WORKDIR, log_path=log)
             record.steps.append(
                 StepRecord(
                     name=name,  # type: ignore[arg-type]
-                    command=command,
+                    command=shown,
                     exit_code=result.exit_code,
                     timed_out=result.timed_out,
                     duration=result.duration,

@@ -50,13 +50,14 @@ def build_final_state(
     """Run ``setup_script`` in a fresh box of ``task_image`` and snapshot the result."""
     from ..backends import as_backend
     from ..backends.base import started
+    from .shell import setup_command
 
     log = case_dir.environment_log("setup")
     with started(as_backend(backend), task_image, case_id=case.id, role="agent-state") as box:
         box.copy_in(setup_script.encode(), SCRIPT_PATH)
         box.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)
         result = box.exec(
-            f"bash -eo pipefail {SCRIPT_PATH}",
+            setup_command(SCRIPT_PATH),
             timeout=case.spec.budgets.setup_seconds,
             workdir=WORKDIR,
             log_path=log,

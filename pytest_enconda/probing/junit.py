@@ -82,11 +82,17 @@ TIMEOUT_TOOL = "pytest-timeout"
 
 
 def run_tests_command(
-    test_command: str, tools: list[str], per_test_seconds: int = PER_TEST_SECONDS
+    test_command: str,
+    tools: list[str],
+    requirements: list[str] | tuple[str, ...] = (),
+    per_test_seconds: int = PER_TEST_SECONDS,
 ) -> str:
-    """The test step: install the test tools, then the test command writing its JUnit report.
+    """The test step: install the test tools and the test requirements, then the test command
+    writing its JUnit report.
 
-    A failed tools install does not stop the tests: the environment may already hold them.
+    A failed tools install does not stop the tests: the environment may already hold them. Test
+    requirements go in one pip call, and one by one when that fails, so one unavailable or
+    conflicting declaration costs only itself.
     pytest-timeout is always a tool; its limit is given as an ini override, which a pytest
     without the plugin ignores rather than refusing to start.
     """
@@ -106,6 +112,13 @@ def run_tests_command(
         lines.append(
             f"python -m pip install -q {words} || python -m pip install -q {bare} "
             "|| echo 'enconda: the test tools did not install' >&2"
+        )
+    if requirements:
+        words = " ".join(shlex.quote(spec) for spec in requirements)
+        lines.append(
+            f"python -m pip install -q {words} || for spec in {words}; do "
+            'python -m pip install -q "$spec" || echo "enconda: test requirement $spec did not '
+            'install" >&2; done'
         )
     lines.append(
         f"{test_command} -p no:cacheprovider -o timeout={per_test_seconds} --junitxml={JUNIT_PATH}"

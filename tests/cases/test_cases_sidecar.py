@@ -151,3 +151,31 @@ def test_unreadable_sidecar_is_a_problem_and_nothing_is_verified(tmp_path: Path)
     assert [problem.file for problem in loaded.problems] == [str(data / SIDECAR_NAME)]
     assert all(case.reference and not case.reference.verified for case in loaded.cases)
     assert all("cannot be used" in case.reference.reason for case in loaded.cases if case.reference)
+
+
+def test_a_reference_below_the_pass_share_is_unverified_also_from_older_records(
+    tmp_path: Path,
+) -> None:
+    from pytest_enconda.cases.sidecar import TestRun
+
+    # An older record: no share recorded, 2 of 9 tests that ran passed (the skips do not count).
+    old = verified("o/a", REV_A).model_copy(
+        update={"runs": [TestRun(exit_code=1, passed=2, failed=6, errors=1, skipped=30)]}
+    )
+    assert old.share == 2 / 9 and not old.verified
+    assert old.why_unverified == "the reference passes 22% of the tests that ran, below 50%"
+    # A record verified with a lower threshold keeps it.
+    lenient = old.model_copy(update={"pass_share": 0.22, "min_pass_share": 0.2})
+    assert lenient.verified
+    full = verified("o/b", REV_B).model_copy(
+        update={"runs": [TestRun(exit_code=0, passed=2, skipped=5)]}
+    )
+    assert full.verified and full.share == 1.0
+    data = make_dataset(tmp_path / "DATA")
+    side = tmp_path / "side.json"
+    write_sidecar(side, Sidecar(repositories={"o/a": old, "o/b": full}))
+    cases = {case.id: case for case in load_dataset(data, verification=side).cases}
+    assert cases["o/b/error_readme_1"].reference.verified
+    reference = cases["o/a/error_readme_1"].reference
+    assert not reference.verified
+    assert "22% of the tests that ran, below 50%" in reference.reason

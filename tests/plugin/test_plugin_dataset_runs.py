@@ -103,9 +103,12 @@ def test_both_spellings_given_together_collect_each_case_once(pytester: pytest.P
 # ----------------------------------------------------------------------------- 7.2
 
 
-def test_original_variant_shows_the_original_and_skips_instances_without_one(
+def test_original_variant_shows_the_original_and_names_a_repository_it_cannot_read(
     pytester: pytest.Pytester,
 ) -> None:
+    """``o/r`` has its original README in the dataset; ``p/q`` has none, so its repository's own
+    README at the pinned revision is the original, and without a mirror that repository cannot
+    be had: its items are harness errors naming it, never the erroneous README silently."""
     make_dataset(pytester.path / "DATA")
     run = pytester.path / "run"
     result = pytester.runpytest(
@@ -123,16 +126,47 @@ def test_original_variant_shows_the_original_and_skips_instances_without_one(
     # The readme agent follows what it is shown: the original README's command.
     assert seen["o/r/error_readme_1"]["setup_script"].count("pip install good") == 1
     assert "py-bad" not in seen["o/r/error_readme_1"]["setup_script"]
-    # No original: the agent never runs, and every item says why.
-    assert "p/q/error_readme_1" not in seen
     rows = results(run)
-    for aspect in ("error_types", "descriptions", "fixes"):
-        row = rows[("p/q/error_readme_1", aspect)]
-        assert row["outcome"] == "skipped"
-        assert "has no original README" in row["message"]
+    row = rows[("p/q/error_readme_1", "error_types")]
+    assert row["outcome"] == "error"
+    assert f"repository unavailable: https://github.com/p/q@{REVISION}" in row["message"]
     assert rows[("o/r/error_readme_1", "error_types")]["outcome"] == "passed"
-    result.stdout.fnmatch_lines(["*--readme-variant=original: case p/q/error_readme_1 has no*"])
-    result.assert_outcomes(passed=1, skipped=5, deselected=2)
+    # Descriptions and fixes: an original README has no injected error to describe.
+    result.assert_outcomes(passed=1, skipped=4, errors=1, deselected=2)
+
+
+def test_original_variant_reads_the_repository_readme_at_its_revision(
+    pytester: pytest.Pytester,
+) -> None:
+    from gitutil import git
+
+    work = pytester.path / "work"
+    work.mkdir()
+    git(work, "init", "--quiet", "--initial-branch=main")
+    (work / "README.md").write_text("# q\n\n```bash\npip install from-the-repository\n```\n")
+    git(work, "add", "-A")
+    git(work, "commit", "--quiet", "-m", "one")
+    revision = git(work, "rev-parse", "HEAD")
+    (work / "README.md").write_text("# q\n\n```bash\npip install a-later-readme\n```\n")
+    git(work, "commit", "--quiet", "-am", "two")
+    mirror = pytester.path / "mirror"
+    git(pytester.path, "clone", "--quiet", "--bare", str(work), str(mirror / "p+q" / "repo"))
+    data = make_dataset(pytester.path / "DATA")
+    lines = [
+        {"repository": "o/r", "revision": REVISION},
+        {"repository": "p/q", "revision": revision},
+    ]
+    (data / "repo_info.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        *("--cases", "DATA", "--agent=readme", "--readme-variant=original"),
+        *("--repo-mirror", str(mirror), "-k", "error_types", "--run-dir", str(run)),
+    )
+    script = outcomes(run)["p/q/error_readme_1"]["setup_script"]
+    assert "pip install from-the-repository" in script
+    assert "a-later-readme" not in script and "py-bad" not in script
+    # No injected error in either original: the empty diagnosis is right.
+    result.assert_outcomes(passed=2, deselected=6)
 
 
 def test_erroneous_variant_is_unchanged_by_an_original(pytester: pytest.Pytester) -> None:

@@ -136,6 +136,8 @@ def test_verify_then_oracle_readme_and_skips(pytester: pytest.Pytester) -> None:
     assert good["reference_source"] == "agent:readme"
     assert good["reference_setup"] == "#!/bin/bash\npip install -e .\n"
     assert good["test_command_source"] == "default"
+    assert good["checkout_proof"]["verdict"] == "checkout"
+    assert good["pass_share"] == 0.5
     assert [run["passed"] for run in good["runs"]] == [1, 1]
     assert [run["failed"] for run in good["runs"]] == [1, 1]
     assert bad["status"] == "unverified"
@@ -176,3 +178,74 @@ def test_verify_then_oracle_readme_and_skips(pytester: pytest.Pytester) -> None:
     # A documentation-only error does not break setup: the README's own commands still pass.
     assert found["o/good/error_readme_2"][0] == "passed"
     assert found["o/bad/error_readme_1"][0] == "skipped"
+
+
+SRC_PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "six"
+version = "1.16.0"
+
+[project.optional-dependencies]
+test = ["iniconfig"]
+"""
+
+
+def test_verify_refuses_a_reference_that_tests_the_released_package(
+    pytester: pytest.Pytester,
+) -> None:
+    """The original README installs the release from PyPI; the checkout (src layout) is never
+    imported, though its test passes. That reference is refused, and the recipe, which installs
+    the checkout, becomes the reference. A test-only dependency declared as an extra is installed
+    before the tests (the test imports it)."""
+    work = pytester.path / "work" / "six"
+    (work / "src").mkdir(parents=True)
+    git(work, "init", "--quiet", "--initial-branch=main")
+    (work / "pyproject.toml").write_text(SRC_PYPROJECT)
+    (work / "src" / "six.py").write_text("PY3 = True\nFROM_CHECKOUT = True\n")
+    (work / "tests").mkdir()
+    (work / "tests" / "test_six.py").write_text(
+        "import iniconfig\nimport six\n\ndef test_py3():\n    assert six.PY3\n"
+    )
+    (work / "README.md").write_text("# six\n\n```bash\npip install six==1.16.0\n```\n")
+    git(work, "add", "-A")
+    git(work, "commit", "--quiet", "-m", "one")
+    revision = git(work, "rev-parse", "HEAD")
+    mirror = pytester.path / "mirror"
+    git(pytester.path, "clone", "--quiet", "--bare", str(work), str(mirror / "o+six" / "repo"))
+    data = pytester.path / "DATA"
+    folder = data / "instances" / "error_gen_o_six" / "o_six_error_readme_1"
+    folder.mkdir(parents=True)
+    (data / "repo_info.jsonl").write_text(
+        json.dumps({"repository": "o/six", "revision": revision}) + "\n"
+    )
+    (folder / "README.md").write_text(BROKEN_README)
+    (folder / "README.json").write_text(json.dumps({"level": "level1", "errors": [ERROR]}))
+    sidecar_path = pytester.path / "side.json"
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "pytest_enconda.cli", "verify", str(data)),
+            *("--repo-mirror", str(mirror), "--out", str(sidecar_path)),
+            *("--logs", str(pytester.path / "verify-logs")),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=1200,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    record = json.loads(sidecar_path.read_text())["repositories"]["o/six"]
+    assert record["attempts"][0].startswith("agent:readme: not a reference of the checkout: six")
+    assert "-packages/six.py (installed distribution six)" in record["attempts"][0]
+    assert record["status"] == "verified", record["attempts"]
+    assert record["reference_source"] == "recipe"
+    assert record["checkout_proof"]["verdict"] == "checkout"
+    assert record["test_requirements"] == ["iniconfig"]
+    assert record["pass_share"] == 1.0
+    assert record["pass_set"] == ["tests.test_six::test_py3"]
+    # Progress per step, not one line per repository at the end.
+    for step in ("o/six: fetching", "o/six: building its image", "o/six: agent:readme: setup"):
+        assert step in done.stdout

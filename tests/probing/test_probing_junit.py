@@ -84,3 +84,29 @@ def test_test_step_installs_tools_then_writes_the_report() -> None:
     pinned = run_tests_command("python -m pytest", ["pytest", "pytest-timeout>=2"])
     assert "pytest-timeout>=2 pytest-timeout" not in pinned
     assert run_tests_command("python -m pytest", []).count("pip install") == 0
+
+
+def test_test_requirements_install_together_or_one_by_one(tmp_path: Path) -> None:
+    """A real shell runs the step with a stand-in ``python`` that logs each pip call and refuses
+    one requirement: the others still install, and the test command still runs."""
+    import os
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls.log"
+    stub = bin_dir / "python"
+    stub.write_text(
+        f'#!/bin/sh\necho "$*" >> {log}\ncase "$*" in *"no-such-dist"*) exit 1;; esac\nexit 0\n'
+    )
+    stub.chmod(0o755)
+    command = run_tests_command("true", [], ["parameterized", "no-such-dist==9", "django"])
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True)
+    calls = log.read_text().splitlines()
+    assert calls[0] == "-m pip install -q parameterized no-such-dist==9 django"
+    assert calls[1:] == [
+        "-m pip install -q parameterized",
+        "-m pip install -q no-such-dist==9",
+        "-m pip install -q django",
+    ]
+    assert "test requirement no-such-dist==9 did not install" in result.stderr

@@ -1,0 +1,142 @@
+"""A reference must use the pinned checkout: which packages are the checkout's, and the verdict
+on where the reference environment imports them from (``probes/checkout_proof.py``'s report).
+
+For cantools, the literal agent on the original README ran ``pip install cantools``: the tests
+then exercised the PyPI release, and the PASS set described a different program than the one at
+the pinned revision. A reference whose project packages resolve to an installed release is no
+reference.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+__all__ = ["CheckoutProof", "checkout_packages", "judge_checkout"]
+
+# Folders at the top of a repository that are never the project's importable package.
+_NOT_PACKAGES = {
+    "test",
+    "tests",
+    "testing",
+    "doc",
+    "docs",
+    "example",
+    "examples",
+    "benchmark",
+    "benchmarks",
+    "script",
+    "scripts",
+    "tools",
+    "build",
+    "dist",
+    "site-packages",
+    "node_modules",
+}
+_NOT_MODULES = {"setup", "conftest", "noxfile", "tasks", "fabfile", "manage", "versioneer"}
+# Namespace packages seen at the top of a checkout (PEP 420: no __init__.py of their own).
+_NAMESPACES = {
+    "sphinxcontrib",
+    "jaraco",
+    "zope",
+    "google",
+    "azure",
+    "backports",
+    "ansible_collections",
+}
+_IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+MAX_PACKAGES = 8
+
+
+def checkout_packages(repo: Path) -> list[str]:
+    """Top-level packages of the checkout (``src/`` layout too); single modules when none."""
+    repo = Path(repo)
+    packages: list[str] = []
+    modules: list[str] = []
+    for base in (repo / "src", repo):
+        if not base.is_dir() or base.is_symlink():
+            continue
+        for entry in sorted(base.iterdir()):
+            if entry.is_symlink() or not _IDENTIFIER.match(entry.stem):
+                continue
+            if entry.is_dir() and entry.name.lower() in _NOT_PACKAGES:
+                continue
+            if entry.is_dir() and (entry / "__init__.py").is_file():
+                if entry.name not in packages:
+                    packages.append(entry.name)
+            elif entry.is_dir() and (base.name == "src" or entry.name in _NAMESPACES):
+                # A namespace package (sphinxcontrib/spelling/): its regular subpackages.
+                packages += [
+                    f"{entry.name}.{child.name}"
+                    for child in sorted(entry.iterdir())
+                    if child.is_dir()
+                    and not child.is_symlink()
+                    and _IDENTIFIER.match(child.name)
+                    and (child / "__init__.py").is_file()
+                ]
+            elif entry.suffix == ".py" and entry.is_file():
+                name = entry.stem
+                if name not in _NOT_MODULES and not name.startswith(("test_", "_")):
+                    modules.append(name)
+    return (packages or modules)[:MAX_PACKAGES]
+
+
+class ModuleOrigin(BaseModel):
+    name: str
+    file: str | None = None
+    distribution: str | None = None
+    direct_url: str | None = None
+    from_checkout: bool = False
+    error: str | None = None
+
+
+class CheckoutProof(BaseModel):
+    """How the reference environment imports the project: the sidecar keeps it per repository."""
+
+    verdict: Literal["checkout", "release", "not-importable", "no-packages", "unmeasured"]
+    detail: str = ""
+    modules: list[ModuleOrigin] = Field(default_factory=list)
+
+    @property
+    def refuses(self) -> bool:
+        """A reference proven to import an installed release instead of the checkout."""
+        return self.verdict == "release"
+
+
+def judge_checkout(packages: list[str], report: dict[str, Any] | None) -> CheckoutProof:
+    """The verdict on the probe's report (``None`` when the probe did not run)."""
+    if not packages:
+        return CheckoutProof(
+            verdict="no-packages", detail="no top-level package or module found in the checkout"
+        )
+    if report is None or report.get("error"):
+        why = (report or {}).get("error") or "the probe did not run"
+        return CheckoutProof(verdict="unmeasured", detail=str(why)[:500])
+    origins = [
+        ModuleOrigin.model_validate({k: v for k, v in m.items() if k in ModuleOrigin.model_fields})
+        for m in report.get("modules", [])
+        if isinstance(m, dict)
+    ]
+    found = [m for m in origins if m.file]
+    elsewhere = [m for m in found if not m.from_checkout]
+    if elsewhere:
+        first = elsewhere[0]
+        release = f" (installed distribution {first.distribution})" if first.distribution else ""
+        return CheckoutProof(
+            verdict="release",
+            detail=f"{first.name} is imported from {first.file}{release}, not from the checkout",
+            modules=origins,
+        )
+    if not found:
+        return CheckoutProof(
+            verdict="not-importable",
+            detail="none of " + ", ".join(packages) + " is importable by the test interpreter",
+            modules=origins,
+        )
+    names = ", ".join(m.name for m in found)
+    return CheckoutProof(
+        verdict="checkout", detail=f"{names} imported from the checkout", modules=origins
+    )

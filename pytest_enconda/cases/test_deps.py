@@ -1,0 +1,440 @@
+"""Every test dependency a repository declares, wherever it declares it, with where it came from.
+
+A reference environment that installs the project but not what its tests import (cantools' tox
+``deps = parameterized``, testfixtures' ``extras_require=dict(test=[...])`` in setup.py) makes
+those tests fail in the reference, so they never enter the PASS set, and Pass@1 then measures a
+smaller suite than the repository has. The harness installs these *test requirements* before the
+test command, for the reference and every graded agent alike (like the test tools): the project's
+own dependencies stay the agent's job, what only the tests need does not decide Pass@1.
+
+Read, without running any of the repository's code:
+- extras and groups named for tests (``test``, ``tests``, ``testing``, ``dev``, ``ci``, ...):
+  PEP 621 ``optional-dependencies``, PEP 735 ``dependency-groups`` (with ``include-group``),
+  Poetry groups and ``dev-dependencies``, PDM ``dev-dependencies``, Hatch test environments
+  (``dependencies``, ``extra-dependencies``, ``features``), setup.cfg ``extras_require`` and
+  ``tests_require``;
+- ``setup.py``'s ``extras_require``/``tests_require`` as Python: a dict literal or ``dict(...)``
+  call, values that are lists, names of lists assigned earlier, and list concatenations;
+- requirement files named for tests (``-r`` includes followed inside the repository);
+- tox ``deps`` and ``extras`` of every test environment; nox ``session.install(...)``;
+- ``pip install`` lines of the CI workflows.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from .test_commands import (
+    _TEST_EXTRAS,
+    _ini,
+    _poetry_spec,
+    _read,
+    _requirement_files,
+    _toml,
+    _tox_sections,
+    _valid_requirement,
+    _workflows,
+)
+
+__all__ = ["TestRequirement", "declared_test_requirements", "extra_requirements"]
+
+_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+# Packages that run or lint tests but are no test's import: installing them is only slower.
+_TOOLING = {
+    "tox",
+    "nox",
+    "pre-commit",
+    "black",
+    "flake8",
+    "isort",
+    "ruff",
+    "mypy",
+    "pylint",
+    "sphinx",
+    "twine",
+    "build",
+    "wheel",
+    "setuptools",
+    "pip",
+    "check-manifest",
+    "bump2version",
+    "codecov",
+    "coveralls",
+}
+# Names starting so are linters, docs themes or type stubs.
+_TOOLING_PREFIXES = ("sphinx", "flake8", "mypy", "types-", "tox-", "pre-commit", "pylint")
+_TOOLING |= {
+    "virtualenv",
+    "poetry",
+    "cython",
+    "minimum-dependencies",
+    "codespell",
+    "bandit",
+    "darglint",
+    "pyroma",
+    "check-wheel-contents",
+    "myst-parser",
+    "furo",
+    "rstcheck",
+    "toml-sort",
+    "coverage",
+    "pydocstyle",
+    "pyupgrade",
+    "autopep8",
+    "yapf",
+}
+# Windows-only packages that CI installs under a Windows matrix entry.
+_WINDOWS_ONLY = {"pypiwin32", "pywin32", "wmi", "pywinpty", "colorama-win"}
+_MAX_INCLUDES = 8
+
+
+class TestRequirement(BaseModel):
+    """One declared test dependency (a PEP 508 specifier) and the file and field it is from."""
+
+    __test__ = False
+
+    spec: str
+    source: str
+
+
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _literal(node: ast.AST, names: dict[str, ast.AST], depth: int = 0) -> object:
+    """A list/dict/str value of ``node`` with names and ``+`` resolved; None when unknowable."""
+    if depth > 8:
+        return None
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.Name) and node.id in names:
+        return _literal(names[node.id], names, depth + 1)
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        items = [_literal(item, names, depth + 1) for item in node.elts]
+        flat: list[str] = []
+        for item in items:
+            if isinstance(item, str):
+                flat.append(item)
+            elif isinstance(item, list):
+                flat += item
+        return flat
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left = _literal(node.left, names, depth + 1)
+        right = _literal(node.right, names, depth + 1)
+        if isinstance(left, list) and isinstance(right, list):
+            return left + right
+        return left if isinstance(left, list) else right if isinstance(right, list) else None
+    if isinstance(node, ast.Dict):
+        out: dict[str, object] = {}
+        for key, value in zip(node.keys, node.values, strict=False):
+            key_value = _literal(key, names, depth + 1) if key is not None else None
+            if isinstance(key_value, str):
+                out[key_value] = _literal(value, names, depth + 1)
+        return out
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        return {kw.arg: _literal(kw.value, names, depth + 1) for kw in node.keywords if kw.arg}
+    return None
+
+
+def _setup_py(repo: Path) -> tuple[dict[str, list[str]], list[str]]:
+    """``(extras_require, tests_require)`` of setup.py, read as Python, never run."""
+    try:
+        tree = ast.parse(_read(repo / "setup.py"))
+    except (SyntaxError, ValueError):
+        return {}, []
+    names: dict[str, ast.AST] = {}
+    extras: dict[str, list[str]] = {}
+    tests: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1:
+            target = node.targets[0]
+            if isinstance(target, ast.Name):
+                names[target.id] = node.value
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        for keyword in node.keywords:
+            if keyword.arg == "extras_require":
+                value = _literal(keyword.value, names)
+                if isinstance(value, dict):
+                    for key, items in value.items():
+                        if isinstance(items, list):
+                            extras[key] = [i for i in items if isinstance(i, str)]
+                        elif isinstance(items, str):
+                            extras[key] = [items]
+            elif keyword.arg == "tests_require":
+                value = _literal(keyword.value, names)
+                if isinstance(value, list):
+                    tests += [i for i in value if isinstance(i, str)]
+    return extras, tests
+
+
+def extra_requirements(repo: Path) -> dict[str, list[str]]:
+    """Every declared extra (any name) and its requirement specifiers."""
+    repo = Path(repo)
+    extras: dict[str, list[str]] = {}
+    pyproject = _toml(repo / "pyproject.toml")
+    optional = pyproject.get("project", {}).get("optional-dependencies", {})
+    if isinstance(optional, dict):
+        for name, value in optional.items():
+            if isinstance(value, list):
+                extras[_norm(str(name))] = [v for v in value if isinstance(v, str)]
+    poetry = pyproject.get("tool", {}).get("poetry", {})
+    poetry_deps = poetry.get("dependencies", {}) if isinstance(poetry, dict) else {}
+    poetry_extras = poetry.get("extras", {}) if isinstance(poetry, dict) else {}
+    if isinstance(poetry_extras, dict) and isinstance(poetry_deps, dict):
+        for name, members in poetry_extras.items():
+            if isinstance(members, list):
+                extras[_norm(str(name))] = [
+                    _poetry_spec(m, poetry_deps.get(m)) for m in members if isinstance(m, str)
+                ]
+    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
+        for name, value in setup_cfg.items("options.extras_require"):
+            extras[_norm(name)] = [line for line in value.splitlines() if line.strip()]
+    for name, value in _setup_py(repo)[0].items():
+        extras.setdefault(_norm(name), value)
+    return extras
+
+
+def _requirements_file(repo: Path, path: Path, seen: set[Path]) -> list[str]:
+    """Specifiers of a requirements file, ``-r`` includes followed inside the repository."""
+    root = repo.resolve()
+    try:
+        resolved = path.resolve()
+    except OSError:
+        return []
+    if path.is_symlink() or root not in resolved.parents or resolved in seen:
+        return []
+    if len(seen) >= _MAX_INCLUDES:
+        return []
+    seen.add(resolved)
+    specs: list[str] = []
+    for line in _read(path).splitlines():
+        line = line.split(" #", 1)[0].strip()
+        if not line or line.startswith("#"):
+            continue
+        match = re.match(r"^(?:-r|--requirement)\s*=?\s*(\S+)$", line)
+        if match:
+            specs += _requirements_file(repo, path.parent / match.group(1), seen)
+        elif not line.startswith("-"):
+            specs.append(line)
+    return specs
+
+
+def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> list[str]:
+    """Specifiers among ``pip install`` words: ``-r`` files read, ``.[test]`` extras expanded."""
+    specs: list[str] = []
+    skip_next = False
+    for index, word in enumerate(words):
+        if skip_next:
+            skip_next = False
+            continue
+        glued = re.match(r"^(?:-r|--requirement=)(.+)$", word)
+        if (word in ("-r", "--requirement") and index + 1 < len(words)) or glued:
+            target = glued.group(1) if glued else words[index + 1]
+            target = target.removeprefix("{toxinidir}/")
+            if not target.startswith("/") and ".." not in Path(target).parts and "{" not in target:
+                specs += _requirements_file(repo, repo / target, set())
+            skip_next = not glued
+            continue
+        if word in ("-e", "--editable", "-c", "--constraint", "-i", "--index-url"):
+            skip_next = word not in ("-e", "--editable")
+            continue
+        if word.startswith("-"):
+            continue
+        local = re.match(r"^\.(?:/)?\[([^\]]+)\]$", word)
+        if local:
+            for extra in local.group(1).split(","):
+                specs += extras.get(_norm(extra.strip()), [])
+            continue
+        if word in (".", "./") or word.startswith(("./", "/", "git+", "http:", "https:", "$")):
+            continue
+        specs.append(word)
+    return specs
+
+
+def _nox(repo: Path, extras: dict[str, list[str]]) -> list[str]:
+    try:
+        tree = ast.parse(_read(repo / "noxfile.py"))
+    except (SyntaxError, ValueError):
+        return []
+    specs: list[str] = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef) or not _is_test_name(function.name):
+            continue
+        for node in ast.walk(function):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "install"
+            ):
+                words = [
+                    arg.value
+                    for arg in node.args
+                    if isinstance(arg, ast.Constant) and isinstance(arg.value, str)
+                ]
+                specs += _pip_words(words, repo, extras)
+    return specs
+
+
+def _is_test_name(name: str) -> bool:
+    return bool(re.search(r"test|pytest|unit|ci|check", name, re.IGNORECASE))
+
+
+def _pip_line(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
+    """Specifiers of a shell line's ``pip install``, up to the next command on the line."""
+    match = re.search(r"pip3?\s+install\s+(.*)$", line)
+    if not match:
+        return []
+    # CI expressions (${{ matrix.x }}) and tox substitutions cannot be resolved here.
+    text = re.sub(r"\$\{\{.*?\}\}|\{[^}]*\}", " ", match.group(1).split(" #", 1)[0])
+    text = re.split(r"&&|\|\||;|\|", text, maxsplit=1)[0]
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return []
+    return _pip_words(words, repo, extras)
+
+
+def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
+    found: list[tuple[str, str]] = []
+    for workflow in _workflows(repo):
+        rel = workflow.relative_to(repo).as_posix()
+        for line in _read(workflow).splitlines():
+            found += [(spec, rel) for spec in _pip_line(line, repo, extras)]
+    return found
+
+
+def _group_tables(pyproject: dict) -> list[tuple[str, dict]]:
+    tool = pyproject.get("tool", {}) if isinstance(pyproject.get("tool"), dict) else {}
+    poetry = tool.get("poetry", {}) if isinstance(tool.get("poetry"), dict) else {}
+    pdm = tool.get("pdm", {}) if isinstance(tool.get("pdm"), dict) else {}
+    return [
+        ("pyproject.toml [dependency-groups]", pyproject.get("dependency-groups", {})),
+        ("pyproject.toml [tool.poetry.group]", poetry.get("group", {})),
+        ("pyproject.toml [tool.poetry.dev-dependencies]", {"dev": poetry.get("dev-dependencies")}),
+        ("pyproject.toml [tool.pdm.dev-dependencies]", pdm.get("dev-dependencies", {})),
+    ]
+
+
+def _group_specs(table: dict, name: str, depth: int = 0) -> list[str]:
+    value = table.get(name)
+    if isinstance(value, dict) and "dependencies" in value:
+        value = value["dependencies"]
+    specs: list[str] = []
+    if isinstance(value, list):
+        for item in value:
+            if isinstance(item, str):
+                specs.append(item)
+            elif (
+                isinstance(item, dict) and isinstance(item.get("include-group"), str) and depth < 4
+            ):
+                specs += _group_specs(table, item["include-group"], depth + 1)
+    elif isinstance(value, dict):
+        for key, spec in value.items():
+            if str(key).lower() != "python" and isinstance(spec, str | dict):
+                specs.append(_poetry_spec(str(key), spec if isinstance(spec, str) else "*"))
+    return specs
+
+
+def declared_test_requirements(repo: Path) -> list[TestRequirement]:
+    """Every test dependency, deduplicated by name (the first declaration wins), valid only."""
+    repo = Path(repo)
+    extras = extra_requirements(repo)
+    found: list[tuple[str, str]] = []
+    for name, value in extras.items():
+        if _TEST_EXTRAS.match(name) and name != "all":
+            found += [(spec, f"extra [{name}]") for spec in value]
+    pyproject = _toml(repo / "pyproject.toml")
+    for source, table in _group_tables(pyproject):
+        if not isinstance(table, dict):
+            continue
+        for name in table:
+            if _TEST_EXTRAS.match(str(name)) and str(name).lower() != "all":
+                found += [(spec, f"{source} {name}") for spec in _group_specs(table, name)]
+    envs = pyproject.get("tool", {}).get("hatch", {}).get("envs", {})
+    if isinstance(envs, dict):
+        for name, env in envs.items():
+            if not isinstance(env, dict) or not (_is_test_name(name) or name == "default"):
+                continue
+            source = f"pyproject.toml [tool.hatch.envs.{name}]"
+            for field in ("dependencies", "extra-dependencies"):
+                value = env.get(field)
+                if isinstance(value, list):
+                    found += [(s, source) for s in value if isinstance(s, str)]
+            features = env.get("features")
+            if isinstance(features, list):
+                for feature in features:
+                    found += [(s, source) for s in extras.get(_norm(str(feature)), [])]
+    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    if setup_cfg is not None and setup_cfg.has_option("options", "tests_require"):
+        value = setup_cfg.get("options", "tests_require")
+        found += [(line, "setup.cfg tests_require") for line in value.splitlines()]
+    found += [(spec, "setup.py tests_require") for spec in _setup_py(repo)[1]]
+    for path in _requirement_files(repo):
+        rel = path.relative_to(repo).as_posix()
+        found += [(spec, rel) for spec in _requirements_file(repo, path, set())]
+    for name, parser in _tox_sections(repo):
+        for section in parser.sections():
+            if not section.startswith("testenv"):
+                continue
+            source = f"{name} [{section}]"
+            deps = parser.get(section, "deps", fallback="")
+            for line in deps.splitlines():
+                line = line.strip().replace("{toxinidir}/", "")
+                if not line or line.startswith("#") or "{" in line:
+                    continue  # a tox substitution cannot be resolved here
+                words = line.split()
+                found += [(spec, source) for spec in _pip_words(words, repo, extras)]
+            for field in ("commands_pre", "commands"):
+                for line in parser.get(section, field, fallback="").splitlines():
+                    found += [(spec, f"{source} {field}") for spec in _pip_line(line, repo, extras)]
+            for extra in re.split(r"[\s,]+", parser.get(section, "extras", fallback="")):
+                if extra and "{" not in extra:
+                    found += [(s, f"{source} extras") for s in extras.get(_norm(extra), [])]
+    found += [(spec, "noxfile.py session.install") for spec in _nox(repo, extras)]
+    found += _ci(repo, extras)
+    return _dedupe(repo, found)
+
+
+def _project_name(repo: Path) -> str:
+    pyproject = _toml(repo / "pyproject.toml")
+    name = pyproject.get("project", {}).get("name") or pyproject.get("tool", {}).get(
+        "poetry", {}
+    ).get("name")
+    if not name:
+        setup_cfg = _ini(_read(repo / "setup.cfg"))
+        if setup_cfg is not None:
+            name = setup_cfg.get("metadata", "name", fallback="")
+    return _norm(str(name)) if name else ""
+
+
+def _dedupe(repo: Path, found: list[tuple[str, str]]) -> list[TestRequirement]:
+    own = _project_name(repo)
+    seen: set[str] = set()
+    out: list[TestRequirement] = []
+    for raw, source in found:
+        # Markers (``; python_version < "3.8"``) are kept: pip evaluates them in the container.
+        spec = raw.split(" #", 1)[0].strip()
+        match = _NAME.match(spec)
+        if not match or spec.startswith("-"):
+            continue
+        name = _norm(match.group(1))
+        if name in seen or name == own or name in _TOOLING or name in _WINDOWS_ONLY:
+            continue
+        # pytest and its plugins are the test tools, pinned with pytest by test_tools().
+        if name == "pytest" or name.startswith(("pytest-", "pytest_")):
+            continue
+        if name.startswith(_TOOLING_PREFIXES):
+            continue
+        if not _valid_requirement(spec):
+            continue
+        seen.add(name)
+        out.append(TestRequirement(spec=spec, source=source))
+    return out

@@ -1,0 +1,169 @@
+"""Test dependencies are read wherever a repository declares them (issue 23's cantools and
+testfixtures cases among them), never by running its code."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_enconda.cases.test_deps import declared_test_requirements, extra_requirements
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    return repo
+
+
+def _specs(repo: Path) -> dict[str, str]:
+    return {req.spec: req.source for req in declared_test_requirements(repo)}
+
+
+def test_tox_deps_that_are_not_pytest_plugins_and_tox_extras(tmp_path: Path) -> None:
+    # cantools: parameterized is a tox dep, 'plot' an extra the tests need.
+    repo = _repo(
+        tmp_path,
+        {
+            "setup.cfg": "[metadata]\nname = cantools\n"
+            "[options.extras_require]\nplot = matplotlib\n",
+            "tox.ini": "[testenv]\ndeps =\n    parameterized\n    -r{toxinidir}/reqs.txt\n"
+            "extras = plot\ncommands = pytest\n",
+        },
+    )
+    specs = _specs(repo)
+    assert specs["parameterized"] == "tox.ini [testenv]"
+    assert specs["matplotlib"] == "tox.ini [testenv] extras"
+    assert not any("toxinidir" in spec for spec in specs)
+
+
+def test_setup_py_extras_written_with_dict_calls_and_variables(tmp_path: Path) -> None:
+    # testfixtures: extras_require=dict(test=...) built from names and a concatenation.
+    repo = _repo(
+        tmp_path,
+        {
+            "setup.py": "from setuptools import setup\n"
+            "common = ['mock']\n"
+            "test_requires = common + ['django', 'sybil>=3']\n"
+            "setup(name='testfixtures', extras_require=dict(test=test_requires, build=['wheel']),"
+            " tests_require=['zope.component'])\n"
+        },
+    )
+    specs = _specs(repo)
+    assert set(specs) == {"mock", "django", "sybil>=3", "zope.component"}
+    assert extra_requirements(repo)["build"] == ["wheel"]
+
+
+def test_setup_py_is_read_not_run(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    repo = _repo(
+        tmp_path,
+        {"setup.py": f"open({str(marker)!r}, 'w')\nsetup(extras_require={{'test': ['x1']}})\n"},
+    )
+    assert "x1" in _specs(repo)
+    assert not marker.exists()
+
+
+def test_pyproject_groups_of_every_tool(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            "pyproject.toml": """
+[project]
+name = "demo"
+[project.optional-dependencies]
+test = ["pep621-dep"]
+docs = ["not-a-test-dep"]
+[dependency-groups]
+base = ["included-dep"]
+test = [{include-group = "base"}, "pep735-dep"]
+[tool.poetry.group.test.dependencies]
+poetry-dep = "^1.2"
+python = "^3.8"
+[tool.pdm.dev-dependencies]
+test = ["pdm-dep"]
+[tool.hatch.envs.test]
+dependencies = ["hatch-dep"]
+features = ["test"]
+[tool.hatch.envs.docs]
+dependencies = ["hatch-docs-dep"]
+"""
+        },
+    )
+    specs = _specs(repo)
+    for name in ("pep621-dep", "included-dep", "pep735-dep", "poetry-dep>=1.2", "pdm-dep"):
+        assert name in specs
+    assert "hatch-dep" in specs
+    assert "not-a-test-dep" not in specs and "hatch-docs-dep" not in specs
+    assert not any(spec.startswith("python") for spec in specs)
+
+
+def test_requirement_files_nox_and_ci(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            "requirements-test.txt": "-r requirements-base.txt\nhypothesis  # fuzz\n-e .\n",
+            "requirements-base.txt": "attrs\n",
+            "noxfile.py": "import nox\n@nox.session\ndef tests(session):\n"
+            "    session.install('-r', 'requirements-base.txt', 'freezegun', '.')\n"
+            "@nox.session\ndef docs(session):\n    session.install('sphinx-theme-x')\n",
+            ".github/workflows/test.yml": "jobs:\n  t:\n    steps:\n"
+            "      - run: pip install responses 'yarl<2' .[test]\n",
+            "pyproject.toml": '[project]\nname="demo"\n'
+            '[project.optional-dependencies]\ntest=["via-ci-extra"]\n',
+        },
+    )
+    specs = _specs(repo)
+    assert specs["hypothesis"] == "requirements-test.txt"
+    assert "attrs" in specs and "freezegun" in specs
+    assert "sphinx-theme-x" not in specs
+    assert specs["responses"] == ".github/workflows/test.yml"
+    assert "yarl<2" in specs
+    assert "via-ci-extra" in specs
+
+
+def test_the_project_itself_tooling_and_invalid_lines_are_left_out(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {
+            "pyproject.toml": '[project]\nname = "My_Pkg"\n'
+            '[project.optional-dependencies]\ntest = ["my-pkg[extra]", "tox", "black", '
+            '"ok-dep", "bad spec !!"]\n'
+        },
+    )
+    assert list(_specs(repo)) == ["ok-dep"]
+
+
+def test_includes_outside_the_repository_are_not_followed(tmp_path: Path) -> None:
+    (tmp_path / "outside.txt").write_text("secret-dep\n")
+    repo = _repo(tmp_path, {"requirements-test.txt": "-r ../outside.txt\nin-dep\n"})
+    (repo / "requirements-dev.txt").symlink_to(tmp_path / "outside.txt")
+    assert list(_specs(repo)) == ["in-dep"]
+
+
+def test_include_loops_end(tmp_path: Path) -> None:
+    repo = _repo(
+        tmp_path,
+        {"requirements-test.txt": "-r requirements-test.txt\nloop-dep\n"},
+    )
+    assert list(_specs(repo)) == ["loop-dep"]
+
+
+def test_glued_includes_tox_commands_and_ci_expressions(tmp_path: Path) -> None:
+    # tablib: deps = -rtests/requirements.txt, pandas installed in commands_pre.
+    repo = _repo(
+        tmp_path,
+        {
+            "tests/requirements.txt": "odfpy\npytest-cov\n",
+            "tox.ini": "[testenv]\ndeps =\n    -rtests/requirements.txt\n"
+            "commands_pre =\n    - {envpython} -m pip install --only-binary :all: pandas\n",
+            ".github/workflows/ci.yml": "steps:\n"
+            "  - run: pip install ${{ matrix.django-version }} wmi && pytest\n"
+            "  - run: python -m pip install pytest==7.2 sphinx-rtd-theme mypy types-requests\n",
+        },
+    )
+    specs = _specs(repo)
+    assert specs == {
+        "odfpy": "tests/requirements.txt",
+        "pandas": "tox.ini [testenv] commands_pre",
+    }

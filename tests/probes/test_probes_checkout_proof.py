@@ -1,0 +1,126 @@
+"""probes/checkout_proof.py as a real process: the checkout, an installed release, and a release
+installed from the checkout (PEP 610) told apart; and the verdict the sidecar keeps."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from pytest_enconda.cases.checkout import checkout_packages, judge_checkout
+from pytest_enconda.probing.scripts import probe_script
+
+
+def _probe(project: Path, *modules: str, site: Path | None = None) -> dict:
+    env = {"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
+    if site is not None:
+        env["PYTHONPATH"] = str(site)
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(probe_script("checkout_proof.py")),
+            "--project",
+            str(project),
+            *modules,
+        ],
+        cwd=project,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    return json.loads(done.stdout)
+
+
+def _release(site: Path, name: str, direct_url: str | None = None) -> None:
+    """An installed distribution ``name`` 1.0 in ``site``, as pip leaves one."""
+    (site / name).mkdir(parents=True)
+    (site / name / "__init__.py").write_text("")
+    info = site / f"{name}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+    (info / "top_level.txt").write_text(f"{name}\n")
+    (info / "RECORD").write_text(f"{name}/__init__.py,,\n{info.name}/METADATA,,\n")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(json.dumps({"url": direct_url, "dir_info": {}}))
+
+
+def test_a_flat_package_is_imported_from_the_checkout(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "demo").mkdir(parents=True)
+    (project / "demo" / "__init__.py").write_text("")
+    site = tmp_path / "site"
+    _release(site, "demo")  # the checkout wins: its folder is first, as under python -m pytest
+    report = _probe(project, "demo", site=site)
+    (module,) = report["modules"]
+    assert module["under_checkout"] and module["from_checkout"]
+    assert judge_checkout(["demo"], report).verdict == "checkout"
+
+
+def test_a_src_layout_with_the_release_installed_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src" / "demo").mkdir(parents=True)
+    (project / "src" / "demo" / "__init__.py").write_text("")
+    site = tmp_path / "site"
+    _release(site, "demo")
+    report = _probe(project, "demo", site=site)
+    proof = judge_checkout(checkout_packages(project), report)
+    assert proof.verdict == "release" and proof.refuses
+    assert "installed distribution demo" in proof.detail
+    assert str(site / "demo") in proof.detail
+
+
+def test_a_release_built_from_the_checkout_counts_as_the_checkout(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src" / "demo").mkdir(parents=True)
+    (project / "src" / "demo" / "__init__.py").write_text("")
+    site = tmp_path / "site"
+    _release(site, "demo", direct_url=f"file://{project}")
+    report = _probe(project, "demo", site=site)
+    assert report["modules"][0]["direct_url"] == f"file://{project}"
+    assert judge_checkout(["demo"], report).verdict == "checkout"
+
+
+def test_a_release_from_elsewhere_on_disk_is_not_the_checkout(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "src" / "demo").mkdir(parents=True)
+    (project / "src" / "demo" / "__init__.py").write_text("")
+    site = tmp_path / "site"
+    _release(site, "demo", direct_url=f"file://{tmp_path}/project-other")
+    assert judge_checkout(["demo"], _probe(project, "demo", site=site)).refuses
+
+
+def test_nothing_importable_and_no_probe_are_recorded_not_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    report = _probe(project, "nowhere_to_be_found")
+    assert report["modules"][0]["error"] == "not importable"
+    assert judge_checkout(["nowhere_to_be_found"], report).verdict == "not-importable"
+    assert judge_checkout(["x"], None).verdict == "unmeasured"
+    assert judge_checkout([], None).verdict == "no-packages"
+    assert not judge_checkout(["x"], {"error": "boom"}).refuses
+
+
+def test_checkout_packages_skips_tests_docs_and_setup(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    for folder in ("tests", "docs", "src/lib_a", "lib_b", "not-an-identifier"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "__init__.py").write_text("")
+    assert checkout_packages(repo) == ["lib_a", "lib_b"]
+    single = tmp_path / "single"
+    single.mkdir()
+    for name in ("setup.py", "conftest.py", "tool.py", "test_tool.py"):
+        (single / name).write_text("")
+    assert checkout_packages(single) == ["tool"]
+
+
+def test_namespace_packages_name_their_subpackages(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    (repo / "sphinxcontrib" / "spelling").mkdir(parents=True)
+    (repo / "sphinxcontrib" / "spelling" / "__init__.py").write_text("")
+    (repo / "src" / "acme" / "tool").mkdir(parents=True)
+    (repo / "src" / "acme" / "tool" / "__init__.py").write_text("")
+    (repo / "notes").mkdir()
+    assert checkout_packages(repo) == ["acme.tool", "sphinxcontrib.spelling"]
