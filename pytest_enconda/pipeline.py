@@ -417,6 +417,32 @@ class CasePipeline:
 
     # ----------------------------------------------------------------- replay and final state
 
+    def golden_timing(self, case: Case, ceilings: dict[str, float]) -> Any:
+        """The case's golden setup timed on this machine in this run (``GoldenTiming``), once
+        per case and kept in its folder (``--resume`` reuses it); None without a golden setup."""
+        from .probing.execution import GoldenTiming, measure_golden
+
+        paths = self.case_dir(case)
+
+        def produce() -> GoldenTiming | None:
+            if paths.golden_record.is_file():
+                return read_model(paths.golden_record, GoldenTiming)
+            if not (case.golden_setup_text or "").strip():
+                return None
+            image = self.task_image(case)
+            self.progress(f"{case.id}: timing the golden setup to calibrate the budgets")
+            budget = ceilings.get("setup", 0.0)
+            with (
+                harness_step(f"timing the golden setup of {case.id}"),
+                heartbeat(self.progress, f"{case.id}: running the golden setup", budget),
+            ):
+                timing = measure_golden(self.backend(), image, case, paths, ceilings)
+            if timing is not None:
+                write_model(paths.golden_record, timing)
+            return timing
+
+        return self._once(case, "golden-timing", produce)
+
     def execution_record(self, case: Case) -> ExecutionRecord:
         from .probing.execution import ExecutionRecord, run_execution
 
@@ -435,6 +461,7 @@ class CasePipeline:
                     outcome.setup_script,
                     paths,
                     scale=self.settings.budget_scale,
+                    golden=lambda ceilings: self.golden_timing(case, ceilings),
                 )
             write_model(paths.execution_record, record)
             return record

@@ -83,6 +83,15 @@ class CaseDir:
     def junit(self) -> Path:
         return self.root / "execution" / "junit.xml"
 
+    @property
+    def golden_dir(self) -> Path:
+        """The golden setup measured on this machine (the execution budgets' calibration)."""
+        return self.root / "execution" / "golden"
+
+    @property
+    def golden_record(self) -> Path:
+        return self.golden_dir / "timing.json"
+
     # -- grading
     @property
     def grading_dir(self) -> Path:

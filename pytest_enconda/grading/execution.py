@@ -32,18 +32,30 @@ def grade_execution(
         },
         "duration": round(record.duration, 3),
     }
+    if record.calibration is not None:
+        numbers["calibration"] = record.calibration.model_dump(mode="json", exclude={"golden"})
     verified = reference is not None and reference.verified
     for step in record.steps:
         if step.exit_code != 0 and not (verified and step.name == "test" and not step.timed_out):
             if step.timed_out:
                 why = f"timed out after {step.budget:g} s"
+                calibration = record.calibration
+                if calibration is not None and step.name in calibration.golden_seconds:
+                    why += (
+                        f" (the golden setup took {calibration.golden_seconds[step.name]:.0f} s "
+                        f"here; budget max({calibration.case_budgets[step.name]:g} s, "
+                        f"{calibration.factor:g} x that))"
+                    )
             else:
                 why = f"exited with {step.exit_code}"
             message = (
-                f"{step.name} step {why}: {step.command}\n"
+                ("TIMEOUT: " if step.timed_out else "")
+                + f"{step.name} step {why}: {step.command}\n"
                 f"--- last output of {step.name} ({step.log}) ---\n{step.output_tail}"
             )
-            return ItemVerdict(outcome="failed", message=message, numbers=numbers)
+            return ItemVerdict(
+                outcome="failed", message=message, numbers=numbers, timed_out=step.timed_out
+            )
     if [step.name for step in record.steps] != ["setup", "test"]:
         return ItemVerdict(
             outcome="error", message="execution record is incomplete", numbers=numbers

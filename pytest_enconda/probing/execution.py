@@ -1,16 +1,31 @@
 """Pass@1: replay the agent's setup script in a fresh box, then the case's test command.
 
 The record is written to the case's artifact folder; grading reads it without Docker.
+
+**Budget calibration.** A step's budget is the case's (``[budgets]``) times ``--budget-scale``,
+and never less. A pip install that takes 100 s on an idle machine can take 400 s on a loaded
+one, so a step that runs out of that budget is not yet a timeout: the case's golden setup (the
+reference) is measured on this machine, in this run (``golden_timing``: once per case, kept in
+the case's ``execution/golden/`` folder and reused by ``--resume``), and the replay is run again
+with ``max(case budget x scale, CALIBRATION_FACTOR x the golden's time)`` for each step. Only a
+step that runs out of that calibrated budget is a timeout. A script that finishes within the
+case's budget is not affected (a larger budget would not change what it did), so only timed-out
+replays pay for the measurement. A script identical to the golden one (the oracle's) is measured
+and replayed at once: the measurement is its replay.
 """
 
 from __future__ import annotations
 
+import hashlib
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from ..backends.base import Backend
     from ..cases.models import Case
     from ..records import CaseDir
@@ -31,11 +46,58 @@ class StepRecord(BaseModel):
     log: str = Field(description="log file, relative to the case folder")
 
 
+# The calibrated budget of a step is this many times the golden setup's time on this machine
+# (a reference that took 100 s gives a replay 300 s), never less than the case's budget.
+CALIBRATION_FACTOR = 3.0
+
+
+class GoldenTiming(BaseModel):
+    """The golden setup (and the test command after it) run on this machine in this run: what
+    the execution budgets are calibrated against. Each step ran with a ceiling of
+    ``CALIBRATION_FACTOR`` x its case budget x ``--budget-scale``."""
+
+    case_id: str
+    image: str
+    script_sha256: str = Field(description="sha256 of the golden setup script measured")
+    steps: list[StepRecord] = Field(default_factory=list)
+    measured_at: float = Field(description="when it was measured (seconds since the epoch)")
+
+    def seconds(self, step: str) -> float | None:
+        return next((s.duration for s in self.steps if s.name == step), None)
+
+
+class Calibration(BaseModel):
+    """How a replay's budgets were set: the case's, or stretched by the golden's time."""
+
+    factor: float = CALIBRATION_FACTOR
+    case_budgets: dict[str, float] = Field(
+        description="each step's budget before calibration: the case's times --budget-scale"
+    )
+    golden_seconds: dict[str, float] = Field(
+        default_factory=dict, description="each step's time in the golden run on this machine"
+    )
+    budgets: dict[str, float] = Field(description="each step's budget the replay ran with")
+    golden: str | None = Field(
+        default=None, description="the golden run's record, relative to the case folder"
+    )
+    note: str = ""
+
+
 class ExecutionRecord(BaseModel):
     case_id: str
     image: str
     steps: list[StepRecord] = Field(default_factory=list)
     duration: float = 0.0
+    calibration: Calibration | None = Field(
+        default=None,
+        description="present when a step ran out of the case's budget and the golden setup was "
+        "measured to calibrate it",
+    )
+    first_attempt: list[StepRecord] | None = Field(
+        default=None,
+        description="the replay's steps under the case's budgets, when one of them timed out and "
+        "the replay was run again with calibrated budgets",
+    )
     junit: str | None = Field(
         default=None,
         description="the test runner's JUnit XML report, relative to the case folder (cases "
@@ -47,6 +109,32 @@ def _tail(text: str, limit: int = 4000) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
+def script_digest(script: str) -> str:
+    return hashlib.sha256(script.encode("utf-8")).hexdigest()
+
+
+# (the calibration ceilings) -> the golden's timing, measured once per case, or None when the
+# case has no golden setup to measure.
+GoldenTimer = Callable[[dict[str, float]], GoldenTiming | None]
+
+
+def case_budgets(case: Case, scale: float) -> dict[str, float]:
+    budgets = case.spec.budgets
+    return {"setup": budgets.setup_seconds * scale, "test": budgets.test_seconds * scale}
+
+
+def calibrated_budgets(
+    base: dict[str, float], golden: GoldenTiming, factor: float = CALIBRATION_FACTOR
+) -> dict[str, float]:
+    """Each step's ``max(base, factor x golden's time)``; a step the golden did not reach keeps
+    its base budget."""
+    out = {}
+    for name, budget in base.items():
+        seconds = golden.seconds(name)
+        out[name] = budget if seconds is None else max(budget, round(factor * seconds, 3))
+    return out
+
+
 def run_execution(
     backend: Backend | Sandbox,
     image: str,
@@ -55,22 +143,125 @@ def run_execution(
     case_dir: CaseDir,
     *,
     scale: float = 1.0,
+    golden: GoldenTimer | None = None,
 ) -> ExecutionRecord:
     """Run setup then tests; the test step is skipped (not run) when setup fails.
 
     ``scale`` (``--budget-scale``) multiplies the case's setup and test budgets: a slow or
-    loaded machine must not turn a correct script into a failure.
+    loaded machine must not turn a correct script into a failure. ``golden`` measures the case's
+    golden setup on this machine: a step that runs out of its budget is run again with budgets
+    calibrated on it (the module's docstring).
 
     With a verified reference the test step installs the test tools first and writes pytest's
     JUnit XML report, copied next to the logs for grading against the PASS set.
     """
+    base = case_budgets(case, scale)
+    ceilings = {name: CALIBRATION_FACTOR * budget for name, budget in base.items()}
+    if golden is not None and case.golden_setup_text == setup_script and setup_script.strip():
+        # The oracle's script: the golden's measurement is its replay, with the budgets its
+        # own time calibrates (it can only run out of one at the measurement's ceiling).
+        timing = golden(ceilings)
+        if timing is not None and timing.script_sha256 == script_digest(setup_script):
+            budgets = calibrated_budgets(base, timing)
+            steps = [
+                step.model_copy(
+                    update={
+                        "budget": budgets[step.name],
+                        "timed_out": step.timed_out or step.duration > budgets[step.name],
+                    }
+                )
+                for step in timing.steps
+            ]
+            return ExecutionRecord(
+                case_id=case.id,
+                image=image,
+                steps=steps,
+                duration=sum(step.duration for step in steps),
+                junit=_golden_junit(case_dir, timing),
+                calibration=Calibration(
+                    case_budgets=base,
+                    golden_seconds={s.name: s.duration for s in timing.steps},
+                    budgets=budgets,
+                    golden=case_dir.relative(case_dir.golden_record),
+                    note="the script is the golden setup: its measurement is its replay",
+                ),
+            )
+    record = replay(backend, image, case, setup_script, case_dir, base)
+    if golden is None or not any(step.timed_out for step in record.steps):
+        return record
+    timing = golden(ceilings)
+    if timing is None:
+        return record
+    budgets = calibrated_budgets(base, timing)
+    calibration = Calibration(
+        case_budgets=base,
+        golden_seconds={s.name: s.duration for s in timing.steps},
+        budgets=budgets,
+        golden=case_dir.relative(case_dir.golden_record),
+    )
+    if all(budgets[s.name] <= base[s.name] for s in record.steps if s.timed_out):
+        calibration.note = "the golden setup was fast enough: the case's budgets stand"
+        record.calibration = calibration
+        return record
+    first = record.steps
+    # The first attempt's logs are kept beside the new ones.
+    for step in first:
+        log = case_dir.execution_log(step.name)
+        if log.is_file():
+            moved = case_dir.execution_log(f"{step.name}.first-attempt")
+            log.replace(moved)
+            step.log = case_dir.relative(moved)
+    record = replay(backend, image, case, setup_script, case_dir, budgets)
+    record.first_attempt = first
+    record.calibration = calibration
+    return record
+
+
+def _golden_junit(case_dir: CaseDir, timing: GoldenTiming) -> str | None:
+    report = case_dir.golden_dir / "junit.xml"
+    return case_dir.relative(report) if report.is_file() else None
+
+
+def measure_golden(
+    backend: Backend | Sandbox,
+    image: str,
+    case: Case,
+    case_dir: CaseDir,
+    ceilings: dict[str, float],
+) -> GoldenTiming | None:
+    """The case's golden setup and test command run with ``ceilings``; None without one."""
+    script = case.golden_setup_text
+    if not script or not script.strip():
+        return None
+    started = time.time()
+    record = replay(backend, image, case, script, case_dir, ceilings, folder=case_dir.golden_dir)
+    return GoldenTiming(
+        case_id=case.id,
+        image=image,
+        script_sha256=script_digest(script),
+        steps=record.steps,
+        measured_at=started,
+    )
+
+
+def replay(
+    backend: Backend | Sandbox,
+    image: str,
+    case: Case,
+    setup_script: str,
+    case_dir: CaseDir,
+    budgets: dict[str, float],
+    *,
+    folder: Path | None = None,
+) -> ExecutionRecord:
+    """One replay in a fresh box with the given step budgets; logs (and the JUnit report) go
+    to ``folder`` (the case's ``execution/`` folder unless given)."""
     from ..backends import as_backend
     from ..backends.base import started as box_of
     from .junit import JUNIT_PATH, run_tests_command
     from .shell import in_setup_env, setup_command
 
     started = time.monotonic()
-    budgets = case.spec.budgets
     record = ExecutionRecord(case_id=case.id, image=image)
     reference = case.reference if case.reference is not None and case.reference.verified else None
     test_command = str(case.spec.test_command)
@@ -83,16 +274,14 @@ def run_execution(
         # The record names the command as the user knows it; the shell plumbing that carries the
         # setup's environment into the test step (probing/shell.py) is the harness's, not theirs.
         plan = [
-            (
-                "setup",
-                f"source {SCRIPT_PATH}",
-                setup_command(SCRIPT_PATH),
-                budgets.setup_seconds * scale,
-            ),
-            ("test", test_command, in_setup_env(test_command), budgets.test_seconds * scale),
+            ("setup", f"source {SCRIPT_PATH}", setup_command(SCRIPT_PATH), budgets["setup"]),
+            ("test", test_command, in_setup_env(test_command), budgets["test"]),
         ]
         for name, shown, command, budget in plan:
-            log = case_dir.execution_log(name)
+            log = (folder / f"{name}.log") if folder else case_dir.execution_log(name)
+            log.parent.mkdir(parents=True, exist_ok=True)
+            if log.is_file():
+                log.unlink()  # a rerun's log is its own, not appended to an earlier one
             result = container.exec(command, timeout=budget, workdir=WORKDIR, log_path=log)
             record.steps.append(
                 StepRecord(
@@ -109,7 +298,7 @@ def run_execution(
             if result.exit_code != 0 and name == "setup":
                 break
         if reference is not None and len(record.steps) == 2:
-            report = case_dir.junit
+            report = (folder / "junit.xml") if folder else case_dir.junit
             try:
                 container.copy_out(JUNIT_PATH, report)
                 record.junit = case_dir.relative(report)
