@@ -319,6 +319,8 @@ class CaseItem(pytest.Item):
             pytest.fail(f"{self.case.id}::{self.aspect}: {failure}", pytrace=False)
         for key, value in self.verdict.numbers.items():
             self.user_properties.append((key, value))
+        if self.verdict.timed_out:
+            self.user_properties.append(("enconda_timed_out", True))
         if self.verdict.outcome == "skipped":
             pytest.skip(self.verdict.message)
         if self.verdict.outcome == "error":

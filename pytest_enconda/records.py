@@ -368,17 +368,31 @@ class ResultRow(BaseModel):
     duration: float = 0.0
     nodeid: str = ""
     stage: str | None = None
+    timed_out: bool = Field(
+        default=False,
+        description="a failed item whose step ran out of its calibrated budget (``label``)",
+    )
 
     @property
     def key(self) -> tuple[str, str]:
         return (self.case, self.item)
 
     def to_json(self) -> dict[str, Any]:
-        """The line's object: ``stage`` only on probe rows, as rows have always been written."""
+        """The line's object: ``stage`` only on probe rows, ``timed_out`` only on timeouts, as
+        rows have always been written."""
         data = self.model_dump(mode="json")
         if data.get("stage") is None:
             data.pop("stage", None)
+        if not data.get("timed_out"):
+            data.pop("timed_out", None)
         return data
+
+
+def outcome_label(row: Mapping[str, Any]) -> str:
+    """A result row's outcome as the records count it: a timed-out failure is ``timeout``,
+    apart from plain failures (pytest still counts it among its failures)."""
+    outcome = str(row.get("outcome", ""))
+    return "timeout" if outcome == "failed" and row.get("timed_out") else outcome
 
 
 Results = dict[tuple[str, str], dict[str, Any]]

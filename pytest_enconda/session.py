@@ -270,6 +270,7 @@ class EncondaSession:
             duration=round(self._durations.get(report.nodeid, report.duration), 3),
             nodeid=report.nodeid,
             stage=props.get("enconda_stage") or None,
+            timed_out=bool(props.get("enconda_timed_out")) and outcome == "failed",
         )
         replaced = row.key in self._results
         self._results[row.key] = row.to_json()

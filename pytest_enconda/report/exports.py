@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import atomic_write_text
-from ..records import CaseDir, RunDir, case_efficiency
+from ..records import CaseDir, RunDir, case_efficiency, outcome_label
 from .evidence import read_json
 
 CSV_COLUMNS = [
@@ -66,7 +66,7 @@ def results_csv(
             {
                 "case": case,
                 "item": row["item"],
-                "outcome": row["outcome"],
+                "outcome": outcome_label(row),
                 "level": "" if row.get("level") is None else row["level"],
                 "stage": row.get("stage") or "",
                 "golden_types": golden,

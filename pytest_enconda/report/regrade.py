@@ -166,6 +166,9 @@ def regrade(
                 "outcome": verdict.outcome,
                 "message": _message(case, item, verdict),
             }
+            results[(case, item)].pop("timed_out", None)
+            if verdict.label == "timeout":
+                results[(case, item)]["timed_out"] = True
 
     write_model(run.judge_stats("regrade"), grader.stats())
     run.results_file.rewrite(results.values())

@@ -225,12 +225,24 @@ def summary_section(
     items = summary.get("items") or {}
     if items:
         rows = [
-            [item, *(str(counts.get(k, 0)) for k in ("passed", "failed", "skipped", "error"))]
+            [
+                item,
+                *(
+                    str(counts.get(k, 0))
+                    for k in ("passed", "failed", "timeout", "skipped", "error")
+                ),
+            ]
             for item, counts in items.items()
         ]
         parts.append("<h3>Items</h3>")
         parts.append(
-            _table(["Item", "Passed", "Failed", "Skipped", "Error"], rows, "enconda-items")
+            _table(
+                ["Item", "Passed", "Failed", "Timeout", "Skipped", "Error"], rows, "enconda-items"
+            )
+        )
+        parts.append(
+            '<p class="meta">Timeout: failed items whose step ran out of its calibrated budget '
+            "(pytest counts them as failed; Pass@1 counts them as not passed).</p>"
         )
     if _has_diagnosis(summary):
         parts += [

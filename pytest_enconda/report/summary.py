@@ -15,14 +15,16 @@ from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
 from ..grading.diagnosis import DiagnosisGrade
 from ..grading.judges.base import JudgeStats
-from ..records import CaseDir, Results, RunDir, case_efficiency
+from ..records import CaseDir, Results, RunDir, case_efficiency, outcome_label
 from .tables import render_markdown
 
 
 def _outcomes(results: Results) -> dict[str, dict[str, int]]:
+    """Each item's counts by outcome; a timed-out failure counts as ``timeout``, not ``failed``
+    (pytest's own count has it among its failures)."""
     per_item: dict[str, Counter[str]] = {}
     for (_case, item), row in results.items():
-        per_item.setdefault(item, Counter())[row["outcome"]] += 1
+        per_item.setdefault(item, Counter())[outcome_label(row)] += 1
     return {item: dict(counts) for item, counts in sorted(per_item.items())}
 
 
@@ -131,6 +133,8 @@ def summarize(
     summary["efficiency"] = efficiency_summary(run_dir, results)
     execution = [row for (_c, item), row in results.items() if item == "execution"]
     summary["items"] = _outcomes(results)
+    # Timeouts counted apart (each is also one of pytest's failures): per item, and in all.
+    summary["timeouts"] = sum(outcome_label(row) == "timeout" for row in results.values())
     summary["execution_errors"] = sum(row["outcome"] == "error" for row in execution)
     if execution:
         # How many instances Pass@1 speaks for: imported ones without a verified reference skip.

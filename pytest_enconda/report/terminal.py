@@ -43,6 +43,12 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
 
         terminalreporter.write_line("Runtime pyramid (ResearchEnvBench's main table)")
         terminalreporter.write_line(pyramid_table(summary["pyramid"]))
+    timeouts = summary.get("timeouts") or 0
+    if timeouts:
+        terminalreporter.write_line(
+            f"timeouts: {timeouts} item(s) ran out of their calibrated budget (counted apart "
+            "in summary.json, results.csv and report.html; pytest counts them as failed)"
+        )
     usage = summary.get("agent_usage") or {}
     if usage.get("calls"):
         cost = usage.get("cost_usd")

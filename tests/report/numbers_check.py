@@ -142,7 +142,7 @@ def assert_numbers_agree(run_dir: Path, terminal_text: str) -> dict[str, Any]:
     html_items = {row[0]: row[1:] for row in page["enconda-items"][1:]}
     for item, c in summary["items"].items():
         assert html_items[item] == [
-            str(c.get(k, 0)) for k in ("passed", "failed", "skipped", "error")
+            str(c.get(k, 0)) for k in ("passed", "failed", "timeout", "skipped", "error")
         ]
     html_types = {row[0]: row for row in page["enconda-types"][1:]}
     md_types = {row[0]: row for row in markdown_table(md, "Per error type")[1:]}

@@ -1,0 +1,67 @@
+"""A step that ran out of its calibrated budget is a timeout: pytest counts it among its
+failures, the records count it apart (terminal, summary.json, results.jsonl, results.csv,
+report.html); a plain failure stays a failure. Fake backend (fakeruns.py)."""
+
+from __future__ import annotations
+
+import csv
+import json
+
+import pytest
+from fakeruns import fake_project, predictions, timed_case
+
+pytest_plugins = ["pytester"]
+
+BUILD = "touch ok\n"
+
+
+def test_a_timed_out_step_is_counted_apart_from_failures(pytester: pytest.Pytester) -> None:
+    fake_project(pytester.path)
+    timed_case(pytester.path, "slow", BUILD)
+    timed_case(pytester.path, "broken", BUILD)
+    timed_case(pytester.path, "fine", BUILD)
+    answers = predictions(
+        pytester.path, {"slow": "sleep 4\n" + BUILD, "broken": "exit 3\n", "fine": BUILD}
+    )
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "-k",
+        "execution",
+        "--agent",
+        "replay",
+        "--predictions",
+        str(answers),
+        "--run-dir",
+        str(run),
+        "-p",
+        "no:randomly",
+    )
+    result.assert_outcomes(passed=1, failed=2)
+    text = result.stdout.str()
+    assert "TIMEOUT: setup step timed out after 1 s" in text
+    assert "timeouts: 1 item(s) ran out of their calibrated budget" in text
+
+    rows = {
+        json.loads(line)["case"]: json.loads(line)
+        for line in (run / "results.jsonl").read_text().splitlines()
+    }
+    assert rows["slow"]["outcome"] == "failed" and rows["slow"]["timed_out"] is True
+    assert rows["broken"]["outcome"] == "failed" and "timed_out" not in rows["broken"]
+
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["items"]["execution"] == {"passed": 1, "failed": 1, "timeout": 1}
+    assert summary["timeouts"] == 1
+    # Pass@1 still counts the timeout as not passed.
+    assert summary["pass_at_1"] == pytest.approx(1 / 3)
+    assert summary["execution"] == {"run": 3, "passed": 1}
+
+    with (run / "results.csv").open() as handle:
+        csv_rows = {row["case"]: row for row in csv.DictReader(handle)}
+    assert [csv_rows[c]["outcome"] for c in ("broken", "fine", "slow")] == [
+        "failed",
+        "passed",
+        "timeout",
+    ]
+    html = (run / "report.html").read_text()
+    assert "<th>Timeout</th>" in html
