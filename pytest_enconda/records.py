@@ -540,6 +540,21 @@ def case_efficiency(case: CaseDir) -> dict[str, float | None]:
     )
 
 
+def case_timing(case: CaseDir, rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
+    """Where a case's time went: ``agent_seconds`` on the agent's own clock (from its container
+    being ready: what its budget counts) and ``harness_seconds``, the rest of its items' time
+    (image builds, boxes, snapshots, the execution replay and its calibration, probes, grading).
+    ``item_seconds`` is their sum: the pytest durations of the case's items."""
+    items = sum(float(row.get("duration") or 0.0) for row in rows)
+    outcome = _quiet_json(case.agent_outcome, case.run_dir) or {}
+    agent = float(outcome.get("wall_time") or 0.0)
+    return {
+        "agent_seconds": round(agent, 3),
+        "harness_seconds": round(max(0.0, items - agent), 3),
+        "item_seconds": round(items, 3),
+    }
+
+
 def _quiet_json(path: Path, root: Path | None = None) -> dict[str, Any] | None:
     if not path.is_file():
         return None

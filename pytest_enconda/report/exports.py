@@ -28,6 +28,8 @@ CSV_COLUMNS = [
     "model",
     "judge",
     "duration_s",
+    "agent_seconds",
+    "harness_seconds",
     "time_to_ready_s",
     "tokens",
     "cost_usd",
@@ -75,6 +77,12 @@ def results_csv(
                 "model": summary.get("model") or "",
                 "judge": summary.get("judge_name") or "",
                 "duration_s": row.get("duration", ""),
+                # The case's agent and harness time (summary.json's ``timing``), on each row.
+                **{
+                    key: timing.get(key, "")
+                    for key in ("agent_seconds", "harness_seconds")
+                    for timing in [(summary.get("timing") or {}).get("cases", {}).get(case, {})]
+                },
                 **{key: "" if value is None else value for key, value in eff.items()},
                 "message": message.splitlines()[-1][:300] if message else "",
             }

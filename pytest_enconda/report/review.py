@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import atomic_write_text, safe_name
-from ..records import RunDir
+from ..records import RunDir, outcome_label
 from . import tables
 from .evidence import CaseEvidence, Tail, efficiency, load_case
 
@@ -61,7 +61,17 @@ document.querySelectorAll('table.sortable').forEach(function (table) {
 });
 """
 
-ITEM_COLUMNS = ["Case", "Item", "Outcome", "Error types", "Level", "Agent", "Duration (s)"]
+ITEM_COLUMNS = [
+    "Case",
+    "Item",
+    "Outcome",
+    "Error types",
+    "Level",
+    "Agent",
+    "Duration (s)",
+    "Case agent time (s)",
+    "Case harness time (s)",
+]
 
 
 def esc(value: Any) -> str:
@@ -110,6 +120,8 @@ def efficiency_rows(summary: Mapping[str, Any]) -> list[list[str]]:
         ("tokens", "agent tokens"),
         ("cost_usd", "agent cost (USD)"),
         ("env_size_bytes", "environment size (MB)"),
+        ("agent_seconds", "agent time (s; its own clock)"),
+        ("harness_seconds", "harness time (s; builds, replay, probes)"),
     ):
         entry = eff.get(key) or {}
         mean = entry.get("mean")
@@ -556,7 +568,10 @@ def items_table(
     evidence: Mapping[str, CaseEvidence],
     agent: str,
     href: Href,
+    timing: Mapping[str, Mapping[str, float]] | None = None,
 ) -> str:
+    """One row per item; ``timing`` is summary.json's per-case agent and harness time."""
+    timing = timing or {}
     head = "".join(f'<th class="sortable">{esc(name)}</th>' for name in ITEM_COLUMNS)
     rows = []
     # The case's own evidence goes on one row per case: execution's, else the first item's.
@@ -567,7 +582,14 @@ def items_table(
         ev = evidence[str(row["case"])]
         anchor = f"evidence-{safe_name(str(row['case']))}"
         is_primary = primary[str(row["case"])] == str(row["item"])
-        outcome = str(row.get("outcome"))
+        outcome = outcome_label(row)
+        case_time = timing.get(str(row["case"])) or {}
+        times = "".join(
+            f'<td class="num" data-value="{esc(case_time.get(key, ""))}">'
+            + ("-" if case_time.get(key) is None else f"{float(case_time[key]):.1f}")
+            + "</td>"
+            for key in ("agent_seconds", "harness_seconds")
+        )
         types = " ".join(ev.golden_types)
         level = "" if row.get("level") is None else row["level"]
         last = message_line(row)
@@ -583,7 +605,7 @@ def items_table(
             f'<td>{esc(types)}</td><td class="num">{esc(level)}</td>'
             f"<td>{esc(agent)}</td>"
             f'<td class="num" data-value="{esc(row.get("duration", 0))}">'
-            f"{float(row.get('duration') or 0):.1f}</td>"
+            f"{float(row.get('duration') or 0):.1f}</td>{times}"
             f"<td><details><summary>{esc(last)}"
             f"</summary>{evidence_block}</details></td></tr>"
         )
@@ -617,8 +639,14 @@ def render_report(
         f"{summary_section(summary, cases)}"
         f"<h2>Items ({len(results)})</h2>"
         '<p class="note">click a column to sort; open a row for its evidence</p>'
-        f"{items_table(results, evidence, str(summary.get('agent', '?')), href)}"
-        f"<script>{SORT_JS}</script></body></html>\n"
+        + items_table(
+            results,
+            evidence,
+            str(summary.get("agent", "?")),
+            href,
+            (summary.get("timing") or {}).get("cases"),
+        )
+        + f"<script>{SORT_JS}</script></body></html>\n"
     )
 
 

@@ -15,7 +15,14 @@ from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
 from ..grading.diagnosis import DiagnosisGrade
 from ..grading.judges.base import JudgeStats
-from ..records import CaseDir, Results, RunDir, case_efficiency, outcome_label
+from ..records import (
+    CaseDir,
+    Results,
+    RunDir,
+    case_efficiency,
+    case_timing,
+    outcome_label,
+)
 from .tables import render_markdown
 
 
@@ -131,6 +138,13 @@ def summarize(
         "sha256": case_set_hash(results),
     }
     summary["efficiency"] = efficiency_summary(run_dir, results)
+    summary["timing"] = timing_summary(run_dir, results)
+    for key in ("agent_seconds", "harness_seconds"):
+        values = [case[key] for case in summary["timing"]["cases"].values()]
+        summary["efficiency"][key] = {
+            "mean": sum(values) / len(values) if values else None,
+            "cases": len(values),
+        }
     execution = [row for (_c, item), row in results.items() if item == "execution"]
     summary["items"] = _outcomes(results)
     # Timeouts counted apart (each is also one of pytest's failures): per item, and in all.
@@ -252,6 +266,22 @@ def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     subset = markdown_side_by_side(summary)
     markdown = render_markdown(summary) + ("\n" + subset if subset else "")
     atomic_write_text(run.summary_md, markdown)
+
+
+def timing_summary(run_dir: Path, results: Results) -> dict[str, Any]:
+    """Agent time and harness time apart, per case and in all (``records.case_timing``): a
+    score must not depend on how long the harness took, and this shows that it did not."""
+    by_case: dict[str, list[Mapping[str, Any]]] = {}
+    for (case, _item), row in results.items():
+        by_case.setdefault(case, []).append(row)
+    cases = {
+        case: case_timing(CaseDir(run_dir, case), rows) for case, rows in sorted(by_case.items())
+    }
+    return {
+        "agent_seconds": round(sum(c["agent_seconds"] for c in cases.values()), 3),
+        "harness_seconds": round(sum(c["harness_seconds"] for c in cases.values()), 3),
+        "cases": cases,
+    }
 
 
 def efficiency_summary(run_dir: Path, results: Results) -> dict[str, dict[str, Any]]:

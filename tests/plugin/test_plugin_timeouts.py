@@ -16,7 +16,7 @@ BUILD = "touch ok\n"
 
 
 def test_a_timed_out_step_is_counted_apart_from_failures(pytester: pytest.Pytester) -> None:
-    fake_project(pytester.path)
+    fake_project(pytester.path, build_seconds=1.0)
     timed_case(pytester.path, "slow", BUILD)
     timed_case(pytester.path, "broken", BUILD)
     timed_case(pytester.path, "fine", BUILD)
@@ -65,3 +65,36 @@ def test_a_timed_out_step_is_counted_apart_from_failures(pytester: pytest.Pytest
     ]
     html = (run / "report.html").read_text()
     assert "<th>Timeout</th>" in html
+    assert '<td class="outcome timeout">timeout</td>' in html
+
+
+def test_agent_time_and_harness_time_are_recorded_apart(pytester: pytest.Pytester) -> None:
+    """A cold image build of 1 s is the harness's time; the agent's clock is its own."""
+    fake_project(pytester.path, build_seconds=1.0)
+    timed_case(pytester.path, "fine", BUILD, setup_seconds=30)
+    answers = predictions(pytester.path, {"fine": BUILD})
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "-k",
+        "execution",
+        "--agent",
+        "replay",
+        "--predictions",
+        str(answers),
+        "--run-dir",
+        str(run),
+    )
+    result.assert_outcomes(passed=1)
+    timing = json.loads((run / "summary.json").read_text())["timing"]
+    case = timing["cases"]["fine"]
+    assert case["harness_seconds"] >= 1.0 and case["agent_seconds"] < 1.0
+    assert case["item_seconds"] == pytest.approx(case["agent_seconds"] + case["harness_seconds"])
+    assert timing["harness_seconds"] == case["harness_seconds"]
+    with (run / "results.csv").open() as handle:
+        row = next(csv.DictReader(handle))
+    assert float(row["agent_seconds"]) == case["agent_seconds"]
+    assert float(row["harness_seconds"]) == case["harness_seconds"]
+    html = (run / "report.html").read_text()
+    assert '<th class="sortable">Case harness time (s)</th>' in html
+    assert f'data-value="{case["harness_seconds"]}"' in html
