@@ -369,10 +369,16 @@ class CasePipeline:
 
     @contextlib.contextmanager
     def _agent_box(self, case: Case) -> Iterator[Box]:
-        from .backends.base import started
+        from .backends.base import download_cache_key, started
 
         image = self.task_image(case)
-        with started(self.backend(), image, case_id=case.id, role="agent") as box:
+        with started(
+            self.backend(),
+            image,
+            case_id=case.id,
+            role="agent",
+            download_cache=download_cache_key(case),
+        ) as box:
             yield box
             if case.spec.suite == "research" and getattr(self.agent, "acts_in_container", False):
                 self._freeze_agent_box(case, box)

@@ -86,6 +86,11 @@ class _Context:
         self.images = ImageBuilder(settings, run_id=run_id)
         self.lock = threading.Lock()
 
+    @property
+    def download_cache(self) -> str:
+        """The base image's tag: the pip and uv caches a benchmark run on that base shares."""
+        return self.images.base_tag(self.images.recipe(self.options.base_image))
+
 
 def repositories_of(dataset: Path) -> list[tuple[str, str]]:
     """(owner/name, revision) of every repository with at least one loadable instance."""
@@ -275,7 +280,9 @@ def _agent_script(
         log_path=logs / "agent.log",
         trajectory_path=logs / "trajectory.jsonl",
         run_dir=options.logs,
-        start_container=lambda: ctx.sandbox.container(image, case_id=spec.id, role="agent"),
+        start_container=lambda: ctx.sandbox.container(
+            image, case_id=spec.id, role="agent", download_cache=ctx.download_cache
+        ),
     )
     outcome = agent.run(task)
     if outcome.status not in ("completed",) and not outcome.setup_script.strip():
@@ -303,7 +310,9 @@ def _attempt(
     phase = time.monotonic()
     snapshot = None
     try:
-        with ctx.sandbox.container(image, case_id=case_id, role="verify-setup") as box:
+        with ctx.sandbox.container(
+            image, case_id=case_id, role="verify-setup", download_cache=ctx.download_cache
+        ) as box:
             box.copy_in(script.encode(), SETUP_SCRIPT)
             step = f"{record.repository}: {label}: setup"
             ctx.progress(step)
@@ -378,7 +387,9 @@ def _test_run(
     ctx: _Context, record: RepoVerification, image: str, log: Path
 ) -> tuple[dict[str, str], TestRun]:
     case_id = f"verify/{record.repository}"
-    with ctx.sandbox.container(image, case_id=case_id, role="verify-test") as box:
+    with ctx.sandbox.container(
+        image, case_id=case_id, role="verify-test", download_cache=ctx.download_cache
+    ) as box:
         command = in_setup_env(
             run_tests_command(record.test_command, record.test_tools, record.test_requirements)
         )

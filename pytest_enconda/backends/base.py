@@ -21,16 +21,34 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ..sandbox.common import Progress
-from ..sandbox.containers import BindMount, ExecResult
+from ..sandbox.containers import PACKAGE_CACHES, BindMount, ExecResult
 
 if TYPE_CHECKING:
     from ..cases.models import Case
 
-__all__ = ["Backend", "BindMount", "Box", "ExecResult", "Gpus", "host_gpu_count", "started"]
+__all__ = [
+    "DOWNLOAD_CACHE_DIRS",
+    "Backend",
+    "BindMount",
+    "Box",
+    "ExecResult",
+    "Gpus",
+    "download_cache_key",
+    "host_gpu_count",
+    "started",
+]
 
 # "none", "all" or a number of devices (the first ones), as ``--gpus`` takes them.
 Gpus = Literal["none", "all"] | int
 PROJECT_DIR = "/data/project"
+# Where pip and uv keep what they download, in a box started with a ``download_cache`` key.
+DOWNLOAD_CACHE_DIRS: Mapping[str, str] = PACKAGE_CACHES
+
+
+def download_cache_key(case: Case) -> str:
+    """The key of the download cache a case's setup boxes share: its base image (wheels built
+    for one Python and C library are not reused by another)."""
+    return f"base:{case.spec.base_image}"
 
 
 @runtime_checkable
@@ -109,9 +127,16 @@ class Backend(Protocol):
         network: bool = True,
         gpus: Gpus | None = None,
         workdir: str = PROJECT_DIR,
+        download_cache: str | None = None,
     ) -> Box:
         """A running box of ``image``; the caller removes it (or uses ``started``). ``gpus``
-        None means the run's default (``--gpus``); ``mounts`` lend host folders read-only."""
+        None means the run's default (``--gpus``); ``mounts`` lend host folders read-only.
+
+        ``download_cache`` is a key (``download_cache_key``: the case's base image): every box
+        started with the same key shares one read-write pip and uv download cache at
+        ``DOWNLOAD_CACHE_DIRS`` (a warm re-run downloads nothing), and no box with another key
+        (or none) sees it. A backend whose boxes already share the host's own caches (the
+        host backend) has nothing to mount."""
         ...
 
     def image_exists(self, image: str) -> bool: ...

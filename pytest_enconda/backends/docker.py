@@ -94,6 +94,7 @@ class DockerBackend:
         network: bool = True,
         gpus: Gpus | None = None,
         workdir: str = PROJECT_DIR,
+        download_cache: str | None = None,
     ) -> Box:
         box = self.sandbox.create(
             image,
@@ -104,6 +105,7 @@ class DockerBackend:
             network=network,
             gpus=gpus,
             workdir=workdir,
+            download_cache=None if download_cache is None else self._cache_identity(download_cache),
         )
         if not network:
             try:
@@ -115,6 +117,17 @@ class DockerBackend:
 
     def image_exists(self, image: str) -> bool:
         return self.images.image_id(image) is not None
+
+    def _cache_identity(self, key: str) -> str:
+        """The download cache's identity: a base image key names the base image's content-hash
+        tag (a rebuilt base gets a fresh cache); any other key is its own identity."""
+        if key.startswith("base:"):
+            name = key.removeprefix("base:")
+            try:
+                return self.images.base_tag(self.images.recipe(name))
+            except Exception:  # a base pulled by name (--base-image): the name is its identity
+                return name
+        return key
 
     def task_image(
         self,

@@ -15,6 +15,7 @@ It is no sandbox: a command can still reach the host. Tests run their own comman
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HarnessError
 from ..sandbox.containers import BindMount, ExecResult
-from .base import PROJECT_DIR, Gpus
+from .base import DOWNLOAD_CACHE_DIRS, PROJECT_DIR, Gpus
 from .local import copy_tree_out, run_local
 
 if TYPE_CHECKING:
@@ -274,9 +275,18 @@ class FakeBackend:
         network: bool = True,
         gpus: Gpus | None = None,
         workdir: str = PROJECT_DIR,
+        download_cache: str | None = None,
     ) -> FakeBox:
         if image not in self.images:
             raise HarnessError(f"image {image} not found (build it first)")
+        mounts = list(mounts or [])
+        if download_cache is not None:
+            # One folder per key and tool under the backend's root, lent read-write.
+            digest = hashlib.sha256(download_cache.encode("utf-8")).hexdigest()[:16]
+            for tool, target in DOWNLOAD_CACHE_DIRS.items():
+                source = self.root / "download-caches" / digest / tool
+                source.mkdir(parents=True, exist_ok=True)
+                mounts.append(BindMount(source=source, target=target, read_only=False))
         root = self.root / "boxes" / uuid.uuid4().hex[:12]
         shutil.copytree(self.images[image], root, symlinks=True)
         box = FakeBox(
@@ -294,7 +304,14 @@ class FakeBackend:
             FakeCall(
                 "start",
                 box.name,
-                {"image": image, "role": role, "network": network, "gpus": gpus, "mounts": mounts},
+                {
+                    "image": image,
+                    "role": role,
+                    "network": network,
+                    "gpus": gpus,
+                    "mounts": mounts,
+                    "download_cache": download_cache,
+                },
             )
         )
         self.live[box.id] = box

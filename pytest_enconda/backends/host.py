@@ -158,7 +158,10 @@ class HostBackend:
         network: bool = True,
         gpus: Gpus | None = None,
         workdir: str = PROJECT_DIR,
+        download_cache: str | None = None,
     ) -> HostBox:
+        # ``download_cache``: the host's own pip and uv caches are already shared by every
+        # command run here; there is nothing to mount.
         if image != EXISTING:
             raise HarnessError(f"the host backend runs only its existing environment, not {image}")
         if mounts:

@@ -257,6 +257,7 @@ def replay(
     """One replay in a fresh box with the given step budgets; logs (and the JUnit report) go
     to ``folder`` (the case's ``execution/`` folder unless given)."""
     from ..backends import as_backend
+    from ..backends.base import download_cache_key
     from ..backends.base import started as box_of
     from .junit import JUNIT_PATH, run_tests_command
     from .shell import in_setup_env, setup_command
@@ -269,7 +270,13 @@ def replay(
         test_command = run_tests_command(
             test_command, list(reference.test_tools), list(reference.test_requirements)
         )
-    with box_of(as_backend(backend), image, case_id=case.id, role="execution") as container:
+    with box_of(
+        as_backend(backend),
+        image,
+        case_id=case.id,
+        role="execution",
+        download_cache=download_cache_key(case),
+    ) as container:
         container.copy_in(setup_script.encode(), SCRIPT_PATH)
         # The record names the command as the user knows it; the shell plumbing that carries the
         # setup's environment into the test step (probing/shell.py) is the harness's, not theirs.

@@ -49,11 +49,17 @@ def build_final_state(
 ) -> FinalState:
     """Run ``setup_script`` in a fresh box of ``task_image`` and snapshot the result."""
     from ..backends import as_backend
-    from ..backends.base import started
+    from ..backends.base import download_cache_key, started
     from .shell import setup_command
 
     log = case_dir.environment_log("setup")
-    with started(as_backend(backend), task_image, case_id=case.id, role="agent-state") as box:
+    with started(
+        as_backend(backend),
+        task_image,
+        case_id=case.id,
+        role="agent-state",
+        download_cache=download_cache_key(case),
+    ) as box:
         box.copy_in(setup_script.encode(), SCRIPT_PATH)
         box.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)
         result = box.exec(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import hashlib
 import io
 import os
 import shutil
@@ -425,7 +426,7 @@ class Sandbox:
         self._stream_client: docker.DockerClient | None = None
         self._live: dict[str, Container] = {}
         self._lock = threading.Lock()
-        self._volumes_ready = False
+        self._volumes_ready: set[str] = set()
         self._ncpu: int | None = None
         # A weak reference: the exit hook must not keep every Sandbox of a session alive.
         atexit.register(_close_at_exit, weakref.ref(self))
@@ -459,26 +460,41 @@ class Sandbox:
             f"{prefix}.keep": "1" if self.settings.keep_containers else "",
         }
 
-    def _cache_mounts(self) -> list[Any]:
-        from docker.errors import NotFound
+    def cache_volumes(self, identity: str) -> dict[str, str]:
+        """The download cache volumes of ``identity`` (a base image's tag), by mount target:
+        ``<prefix>-<tool>-cache-<sha256(identity)[:16]>``, one per tool."""
+        prefix = self.settings.image_prefix.replace("/", "-")
+        digest = hashlib.sha256(identity.encode("utf-8")).hexdigest()[:16]
+        return {
+            target: f"{prefix}-{tool}-cache-{digest}" for tool, target in PACKAGE_CACHES.items()
+        }
+
+    def _cache_mounts(self, identity: str | None) -> list[Any]:
+        from docker.errors import APIError, NotFound
         from docker.types import Mount
 
-        if not self.settings.package_cache:
+        if identity is None or not self.settings.package_cache:
             return []
-        prefix = self.settings.image_prefix.replace("/", "-")
-        names = {f"{prefix}-{tool}-cache": target for tool, target in PACKAGE_CACHES.items()}
-        if not self._volumes_ready:
-            for name in names:
+        volumes = self.cache_volumes(identity)
+        for name in volumes.values():
+            if name in self._volumes_ready:
+                continue
+            try:
+                self.client.volumes.get(name)
+            except NotFound:
+                labels = {
+                    f"{self.settings.labels_prefix}.tool": TOOL,
+                    f"{self.settings.labels_prefix}.kind": "cache",
+                    f"{self.settings.labels_prefix}.cache-key": identity[:200],
+                }
                 try:
-                    self.client.volumes.get(name)
-                except NotFound:
-                    labels = {
-                        f"{self.settings.labels_prefix}.tool": TOOL,
-                        f"{self.settings.labels_prefix}.kind": "cache",
-                    }
                     self.client.volumes.create(name, labels=labels)
-            self._volumes_ready = True
-        return [Mount(target=target, source=name, type="volume") for name, target in names.items()]
+                except APIError:  # made by another worker meanwhile
+                    self.client.volumes.get(name)
+            self._volumes_ready.add(name)
+        return [
+            Mount(target=target, source=name, type="volume") for target, name in volumes.items()
+        ]
 
     def _nano_cpus(self) -> int:
         if self._ncpu is None:
@@ -497,8 +513,10 @@ class Sandbox:
         network: bool = True,
         gpus: Literal["none", "all"] | int | None = None,
         workdir: str = PROJECT_DIR,
+        download_cache: str | None = None,
     ) -> Container:
-        """Create and start a container; the caller must ``remove()`` it (or use ``container``)."""
+        """Create and start a container; the caller must ``remove()`` it (or use ``container``).
+        ``download_cache`` (a base image's tag) mounts that base's pip and uv cache volumes."""
         from docker.errors import APIError, ImageNotFound
         from docker.types import Mount
 
@@ -515,7 +533,7 @@ class Sandbox:
                 )
             else:
                 docker_mounts.append(mount)
-        docker_mounts += self._cache_mounts()
+        docker_mounts += self._cache_mounts(download_cache)
         environment = {**DETERMINISM_ENV, **self.settings.proxy_env, **(env or {})}
         name = "-".join(
             [

@@ -7,6 +7,7 @@ unit test elsewhere stands for what the real ones do.
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sys
 import tarfile
@@ -163,3 +164,36 @@ def test_backends_by_name(tmp_path: Path) -> None:
     assert fake.name == "fake" and isinstance(fake, Backend)
     with pytest.raises(KeyError, match="available: docker, fake, host"):
         get_backend("podman")
+
+
+def test_boxes_share_a_download_cache_by_key_and_only_by_key(subject: Subject) -> None:
+    """Two boxes started with one key see one read-write pip (and uv) cache; a box with another
+    key, or none, does not. On Docker the caches are volumes named from the key's hash."""
+    from pytest_enconda.backends.base import DOWNLOAD_CACHE_DIRS
+    from pytest_enconda.backends.host import HostBackend
+
+    if isinstance(subject.backend, HostBackend):
+        pytest.skip("the host backend's commands share the host's own caches: nothing to mount")
+    keys = [f"test-cache-{uuid.uuid4().hex[:8]}" for _ in range(2)]
+    marker = f"{DOWNLOAD_CACHE_DIRS['pip']}/marker"
+    uv_marker = f"{DOWNLOAD_CACHE_DIRS['uv']}/marker"
+
+    def run(key: str | None, command: str) -> tuple[int | None, str]:
+        with started(
+            subject.backend, subject.image, case_id="t/cache", role="cache", download_cache=key
+        ) as opened:
+            result = opened.exec(command, timeout=60, workdir="/")
+            return result.exit_code, result.output.strip()
+
+    try:
+        assert run(keys[0], f"echo wheel > {marker} && echo uv > {uv_marker}") == (0, "")
+        assert run(keys[0], f"cat {marker} {uv_marker}") == (0, "wheel\nuv")
+        assert run(keys[1], f"test -e {marker} || echo absent") == (0, "absent")
+        assert run(None, f"test -e {marker} || echo absent") == (0, "absent")
+    finally:
+        sandbox = getattr(subject.backend, "sandbox", None)
+        if sandbox is not None:  # Docker: the test's volumes go, others' stay
+            for key in keys:
+                for name in sandbox.cache_volumes(key).values():
+                    with contextlib.suppress(Exception):
+                        sandbox.client.volumes.get(name).remove()
