@@ -97,6 +97,9 @@ def test_a_slow_machine_stretches_the_budget_by_the_golden_setups_time(tmp_path:
     assert verdict.numbers["calibration"]["budgets"]["setup"] == record.steps[0].budget
     # First attempt, golden, rerun: three boxes; the first attempt's log kept apart.
     assert _execution_boxes(backend) == 3
+    # Every replay shares the base image's download cache (a warm rerun downloads nothing).
+    keys = {c.detail["download_cache"] for c in backend.calls if c.op == "start"}
+    assert keys == {"base:bookworm-py3.11"}
     paths = CaseDir(tmp_path / "run", "slow")
     assert paths.execution_log("setup.first-attempt").is_file()
     assert (paths.golden_dir / "setup.log").is_file()
