@@ -67,7 +67,7 @@ def _positive_float(value: str) -> float:
     return number
 
 
-def _model_price(value: str) -> tuple[float, float]:
+def _price(option: str, value: str) -> tuple[float, float]:
     parts = value.split(",")
     try:
         prices = [float(part) for part in parts]
@@ -75,10 +75,18 @@ def _model_price(value: str) -> tuple[float, float]:
         prices = []
     if len(prices) != 2 or not all(0 <= price < float("inf") for price in prices):
         raise pytest.UsageError(
-            f"--model-price: expected IN,OUT in USD per million prompt and completion tokens "
+            f"{option}: expected IN,OUT in USD per million prompt and completion tokens "
             f"(e.g. 0.15,0.6), got {value!r}"
         )
     return prices[0], prices[1]
+
+
+def _model_price(value: str) -> tuple[float, float]:
+    return _price("--model-price", value)
+
+
+def _judge_price(value: str) -> tuple[float, float]:
+    return _price("--judge-price", value)
 
 
 def _scale(value: str) -> float:
@@ -243,7 +251,16 @@ def add_options(parser: pytest.Parser) -> None:
         metavar="IN,OUT",
         help="USD per million prompt and completion tokens, for every model-driven agent: "
         "prices a model litellm cannot (a local server), so --max-cost and cost figures count "
-        "it (the llm judge keeps litellm's prices)",
+        "it; also the llm judge's price when the judge's model is --model",
+    )
+    group.addoption(
+        "--judge-price",
+        type=_judge_price,
+        default=None,
+        metavar="IN,OUT",
+        help="USD per million prompt and completion tokens for the llm judge's model (default: "
+        "--model-price when the judge runs --model, else litellm's price); the judge's calls "
+        "count against --max-cost like the agent's",
     )
     group.addoption(
         "--judge",

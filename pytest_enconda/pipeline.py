@@ -152,6 +152,7 @@ class CasePipeline:
     @property
     def judge(self) -> Any:
         if self._judge is None:
+            from .agents.llm import CostLedger
             from .cache import default_cache_dir
             from .grading.judges import create_judge
 
@@ -160,6 +161,8 @@ class CasePipeline:
                 api_base=self.settings.judge_api_base,
                 cache_dir=default_cache_dir() / "judge",
                 concurrency=self.settings.judge_concurrency,
+                price=self.judge_price(),
+                ledger=CostLedger(self.run.root, self.settings.max_cost),
             )
         return self._judge
 
@@ -295,6 +298,31 @@ class CasePipeline:
         atomic_write_text(paths.setup_script, outcome.setup_script)
         write_model(paths.agent_outcome, outcome)
         return outcome
+
+    def judge_price(self) -> tuple[float, float] | None:
+        """``--judge-price``, else ``--model-price`` when the judge runs the agent's model."""
+        settings = self.settings
+        if settings.judge_price is not None:
+            return settings.judge_price
+        model = settings.judge.partition(":")[2] if settings.judge.startswith("llm:") else None
+        return settings.model_price if model and model == settings.model else None
+
+    def judge_pricing_warning(self) -> str | None:
+        """Why the llm judge's calls cannot count against ``--max-cost``, if they cannot."""
+        settings = self.settings
+        if settings.max_cost is None or not settings.judge.startswith("llm:"):
+            return None
+        if self.judge_price() is not None:
+            return None
+        from .agents.llm import litellm_prices, model_for
+
+        model = settings.judge.partition(":")[2]
+        if litellm_prices(model_for(model, settings.judge_api_base)):
+            return None
+        return (
+            f"warning: --max-cost ${settings.max_cost:g} cannot count the llm judge's calls: "
+            f"litellm has no price for {model}; give one with --judge-price IN,OUT"
+        )
 
     def pricing_warning(self) -> str | None:
         """Why ``--max-cost`` cannot be enforced for this run's model, if it cannot: litellm has
@@ -675,7 +703,11 @@ class CasePipeline:
             from .grading.diagnosis import grade_diagnosis
 
             outcome = self.agent_outcome(case)
-            grade = grade_diagnosis(case.golden, outcome.diagnosis, self.judge)
+            try:
+                grade = grade_diagnosis(case.golden, outcome.diagnosis, self.judge)
+            except RunStopped as exc:  # the llm judge reached --max-cost
+                self._say_ceiling(str(exc))
+                raise
             write_model(self.case_dir(case).diagnosis, grade)
             return grade
 

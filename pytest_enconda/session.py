@@ -68,9 +68,9 @@ class EncondaSession:
         )
         _interrupt_on_sigterm()
         if self.worker_id is None and settings.max_cost is not None:
-            warning = self.pipeline.pricing_warning()
-            if warning:
-                self.progress(warning)
+            for warning in (self.pipeline.pricing_warning(), self.pipeline.judge_pricing_warning()):
+                if warning:
+                    self.progress(warning)
         self._results: dict[tuple[str, str], dict[str, Any]] = {}
         self._results_loaded = False
         self._durations: dict[str, float] = {}

@@ -27,6 +27,7 @@ class EncondaSettings(BaseModel):
     api_base: str | None = None
     max_cost: float | None = None
     model_price: tuple[float, float] | None = None
+    judge_price: tuple[float, float] | None = None
     budget_scale: float = 1.0
     judge: str = "offline"
     judge_api_base: str | None = None

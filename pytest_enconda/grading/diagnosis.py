@@ -24,6 +24,7 @@ from ..agents.base import PredictedError
 from ..aspects import DIAGNOSIS_ASPECTS
 from ..cases.models import MAX_GOLDEN_ERRORS, GoldenAnswer, GoldenError
 from ..error_types import ERROR_TYPES
+from ..errors import RunStopped
 from .judges.base import Aspect, Judge, JudgeRequest, Verdict
 from .verdict import ItemVerdict
 
@@ -189,6 +190,8 @@ def _judge_pairs(
             verdicts = list(judge.judge_many(batch))
             if len(verdicts) != len(batch):
                 raise ValueError(f"{len(verdicts)} verdicts for {len(batch)} requests")
+        except RunStopped:
+            raise  # --max-cost reached: not graded, which is neither a verdict nor an error
         except Exception as exc:
             # A broken judge (a third-party one, say) is the judge's failure, not the agent's.
             failed = Verdict.judge_error(f"judge {judge.name!r} raised {type(exc).__name__}: {exc}")

@@ -232,3 +232,85 @@ def test_parse_answer_accepts_the_usual_wrappings(content: str, similar: bool) -
 def test_parse_answer_rejects_what_is_not_a_verdict(content: str) -> None:
     with pytest.raises(ValueError):
         parse_answer(content)
+
+
+def test_a_priced_judge_counts_in_the_runs_ledger(
+    llm_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """--judge-price prices a local judge model; its calls are settled in the run's ledger
+    (the one the agents' calls share), so --max-cost sees them."""
+    from pytest_enconda.agents.llm import CostLedger
+
+    ledger = CostLedger(tmp_path / "run", max_cost=1.0)
+    judge = make_judge(llm_server, tmp_path / "cache", price=(1000.0, 2000.0), ledger=ledger)
+    [verdict] = judge.judge_many([REQUEST])
+    expected = (120 * 1000.0 + 20 * 2000.0) / 1e6
+    assert verdict.cost_usd == pytest.approx(expected)
+    state = ledger.state()
+    assert state.spent_usd == pytest.approx(expected) and state.calls == 1
+    assert state.reserved_usd == 0
+    assert judge.stats().cost_unknown == 0
+
+
+def test_a_judge_past_the_ceiling_stops_grading_instead_of_erring(
+    llm_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """Once the run's spending reaches --max-cost, the judge sends nothing more and the grading
+    is not run (RunStopped: its items are skipped as not run), never a judge error."""
+    from pytest_enconda.agents.llm import CostLedger
+    from pytest_enconda.errors import RunStopped
+
+    ledger = CostLedger(tmp_path / "run", max_cost=0.1)
+    judge = make_judge(llm_server, tmp_path / "cache", price=(1000.0, 2000.0), ledger=ledger)
+    judge.judge_many([REQUEST])  # $0.16: over the ceiling
+    other = REQUEST.model_copy(update={"predicted": "pip install lhotse==1.0"})
+    with pytest.raises(RunStopped, match=r"run-wide cost limit reached.*llm judge"):
+        grade_diagnosis(
+            GoldenAnswer(
+                level=1,
+                errors=[
+                    GoldenError(
+                        error_type="E1",
+                        error_description="the package name is wrong",
+                        correction_candidates=["pip install lhotse", "pip install lhotse-x"],
+                        golden_answer="pip install lhotse",
+                    )
+                ],
+            ),
+            [
+                PredictedError(
+                    error_type="E1", error_description="x", fix_suggestion=other.predicted
+                )
+            ],
+            judge,
+        )
+    assert len(llm_server.requests) == 1
+
+
+def test_a_local_judge_uses_the_providers_usual_key_variable(
+    llm_server: ScriptedServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("ENCONDA_JUDGE_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-usual")
+    assert make_judge(llm_server, tmp_path / "cache").api_key == "sk-usual"
+    monkeypatch.delenv("OPENAI_API_KEY")
+    assert make_judge(llm_server, tmp_path / "cache").api_key == "no-key"
+
+
+def test_an_unpriced_judge_under_a_ceiling_is_warned_about(tmp_path: Path) -> None:
+    from pytest_enconda.pipeline import CasePipeline
+    from pytest_enconda.settings import EncondaSettings
+
+    def pipeline(**settings: Any) -> CasePipeline:
+        return CasePipeline(
+            EncondaSettings(run_dir=tmp_path / "run", judge="llm:local-judge", **settings),
+            progress=lambda _: None,
+        )
+
+    warning = pipeline(max_cost=1.0).judge_pricing_warning()
+    assert warning is not None and "--judge-price" in warning
+    assert pipeline(max_cost=1.0, judge_price=(1.0, 2.0)).judge_pricing_warning() is None
+    # --model-price prices the judge when it runs the agent's own model.
+    same = pipeline(max_cost=1.0, model="local-judge", model_price=(1.0, 2.0))
+    assert same.judge_price() == (1.0, 2.0) and same.judge_pricing_warning() is None
+    assert pipeline(model="other", model_price=(1.0, 2.0)).judge_price() is None

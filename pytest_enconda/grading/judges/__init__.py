@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from importlib.metadata import EntryPoint
 from pathlib import Path
+from typing import Any
 
 from ...registry import Registry
 from .base import ENTRY_POINT_GROUP, Judge, JudgeRequest, JudgeStats, Verdict
@@ -46,6 +47,8 @@ def create_judge(
     concurrency: int = 4,
     timeout: float = 60,
     retries: int = 3,
+    price: tuple[float, float] | None = None,
+    ledger: Any = None,
 ) -> Judge:
     """The judge named by ``spec``; ``ValueError`` names the problem for a bad spec."""
     name, sep, arg = spec.strip().partition(":")
@@ -65,6 +68,8 @@ def create_judge(
             concurrency=concurrency,
             timeout=timeout,
             retries=retries,
+            price=price,
+            ledger=ledger,
         )
     entry_point = JUDGES.get(name) if name in JUDGES else None
     if entry_point is None:

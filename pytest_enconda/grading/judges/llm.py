@@ -124,7 +124,12 @@ class LlmJudge:
         retries: int = 3,
         backoff: float = 1.0,
         completion_kwargs: Mapping[str, Any] | None = None,
+        price: tuple[float, float] | None = None,
+        ledger: Any = None,
     ) -> None:
+        """``price``: USD per million prompt and completion tokens (``--judge-price``) for a
+        model litellm cannot price; ``ledger``: the run's ``CostLedger``, which each request
+        reserves from before it is sent and settles after, as the agents' calls do."""
         if not model:
             raise ValueError("llm judge: expected a model name, as in llm:<model>")
         if concurrency < 1:
@@ -139,7 +144,14 @@ class LlmJudge:
         self.api_base = api_base
         self.api_key = api_key or os.environ.get("ENCONDA_JUDGE_API_KEY")
         if api_base and not self.api_key:
-            self.api_key = "no-key"  # local servers ignore it; the OpenAI client requires one
+            # The provider's usual variable, as for the agents; local servers ignore the
+            # placeholder, which the OpenAI client requires.
+            from ...agents.llm import PROVIDER_KEYS
+
+            provider = self.model.partition("/")[0] or "openai"
+            self.api_key = os.environ.get(PROVIDER_KEYS.get(provider, ""), "") or "no-key"
+        self.price = price
+        self.ledger = ledger
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
         self.concurrency = concurrency
         self.timeout = timeout
@@ -213,11 +225,22 @@ class LlmJudge:
         return module.completion(**kwargs)
 
     def _cost(self, response: Any) -> float | None:
-        try:
-            cost = litellm().completion_cost(completion_response=response)
-        except Exception:
-            return None  # local and unlisted models have no price
-        return float(cost) if cost is not None else None
+        """The user's price first, else litellm's; None (unknown, not free) without either."""
+        from ...agents.llm import response_cost
+
+        return response_cost(response, self.model, self.price)
+
+    def _reserve(self) -> float:
+        """Reserve a request's estimated cost from the run's ledger; past ``--max-cost`` the
+        request is not sent and the grading is not run (``RunStopped``)."""
+        if self.ledger is None:
+            return 0.0
+        estimate, reason = self.ledger.reserve()
+        if reason is not None:
+            from ...errors import RunStopped
+
+            raise RunStopped(f"not run: {reason} (llm judge)")
+        return estimate
 
     def judge(self, request: JudgeRequest) -> Verdict:
         self._count(calls=1)
@@ -232,10 +255,13 @@ class LlmJudge:
             if attempt:
                 self._count(retries=1)
                 time.sleep(self.backoff * 2 ** (attempt - 1))
+            estimate = self._reserve()
             self._count(requests=1)
             try:
                 response = self._complete(messages)
             except Exception as exc:
+                if self.ledger is not None:
+                    self.ledger.settle(estimate, None, called=False)
                 status = getattr(exc, "status_code", None)
                 last_error = f"{type(exc).__name__}: {exc}"[:500]
                 if status in _PERMANENT_STATUS:
@@ -245,6 +271,8 @@ class LlmJudge:
             prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
             completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
             cost = self._cost(response)
+            if self.ledger is not None:
+                self.ledger.settle(estimate, cost)
             self._count(
                 prompt_tokens=prompt_tokens,
                 completion_tokens=completion_tokens,
