@@ -519,13 +519,18 @@ class CasePipeline:
                 self.progress(f"{case.id}: snapshot {state.image} is gone; rebuilding it")
             image = self.task_image(case)
             self.progress(f"{case.id}: building the agent's final state")
-            budget = case.spec.budgets.setup_seconds
+            budget = case.spec.budgets.setup_seconds * self.settings.budget_scale
             with (
                 harness_step(f"final state of {case.id}"),
                 heartbeat(self.progress, f"{case.id}: running the setup script", budget),
             ):
                 state = build_final_state(
-                    self.backend(), image, case, outcome.setup_script, self.case_dir(case)
+                    self.backend(),
+                    image,
+                    case,
+                    outcome.setup_script,
+                    self.case_dir(case),
+                    scale=self.settings.budget_scale,
                 )
             write_model(path, state)
             return state

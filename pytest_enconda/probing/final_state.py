@@ -45,9 +45,16 @@ class FinalState(BaseModel):
 
 
 def build_final_state(
-    backend: Backend | Sandbox, task_image: str, case: Case, setup_script: str, case_dir: CaseDir
+    backend: Backend | Sandbox,
+    task_image: str,
+    case: Case,
+    setup_script: str,
+    case_dir: CaseDir,
+    *,
+    scale: float = 1.0,
 ) -> FinalState:
-    """Run ``setup_script`` in a fresh box of ``task_image`` and snapshot the result."""
+    """Run ``setup_script`` in a fresh box of ``task_image`` and snapshot the result; the setup
+    gets the case's budget times ``scale`` (``--budget-scale``)."""
     from ..backends import as_backend
     from ..backends.base import download_cache_key, started
     from .shell import setup_command
@@ -64,7 +71,7 @@ def build_final_state(
         box.exec(f"mkdir -p {OUTPUT_DIR}", timeout=30)
         result = box.exec(
             setup_command(SCRIPT_PATH),
-            timeout=case.spec.budgets.setup_seconds,
+            timeout=case.spec.budgets.setup_seconds * scale,
             workdir=WORKDIR,
             log_path=log,
         )

@@ -171,3 +171,20 @@ def test_c0_in_a_box_scans_with_the_image_python_and_lends_pyright_by_mounts(
     mounted = [call.detail["mounts"] for call in fake.ops("start") if call.detail["mounts"]]
     assert len(mounted) == 1
     assert {Path(m.target).name for m in mounted[0]} == {"node", "basedpyright", "config"}
+
+
+def test_budget_scale_stretches_the_final_states_setup(
+    fake: FakeBackend, case: Case, tmp_path: Path
+) -> None:
+    """--budget-scale applies to a research case's setup replay too (its final state)."""
+    image = task_image(fake, case)
+    recorded: list[float] = []
+
+    def respond(box: FakeBox, command: str, timeout: float, *_: object) -> None:
+        if "setup.sh" in command:
+            recorded.append(timeout)
+        return None
+
+    fake.responder = respond
+    build_final_state(fake, image, case, "true\n", CaseDir(tmp_path / "run", case.id), scale=2.5)
+    assert recorded == [case.spec.budgets.setup_seconds * 2.5]
