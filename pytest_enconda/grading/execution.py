@@ -40,7 +40,9 @@ def grade_execution(
             if step.timed_out:
                 why = f"timed out after {step.budget:g} s"
                 calibration = record.calibration
-                if calibration is not None and step.name in calibration.golden_seconds:
+                if calibration is not None and calibration.note.startswith("the golden setup "):
+                    why += f" ({calibration.note})"
+                elif calibration is not None and step.name in calibration.golden_seconds:
                     why += (
                         f" (the golden setup took {calibration.golden_seconds[step.name]:.0f} s "
                         f"here; budget max({calibration.case_budgets[step.name]:g} s, "

@@ -163,6 +163,10 @@ def run_execution(
         timing = golden(ceilings)
         if timing is not None and timing.script_sha256 == script_digest(setup_script):
             budgets = calibrated_budgets(base, timing)
+            # A step the measurement's ceiling stopped had that ceiling as its budget.
+            for step in timing.steps:
+                if step.timed_out:
+                    budgets[step.name] = step.budget
             steps = [
                 step.model_copy(
                     update={
@@ -172,6 +176,7 @@ def run_execution(
                 )
                 for step in timing.steps
             ]
+            stopped = any(step.timed_out for step in timing.steps)
             return ExecutionRecord(
                 case_id=case.id,
                 image=image,
@@ -183,7 +188,12 @@ def run_execution(
                     golden_seconds={s.name: s.duration for s in timing.steps},
                     budgets=budgets,
                     golden=case_dir.relative(case_dir.golden_record),
-                    note="the script is the golden setup: its measurement is its replay",
+                    note=(
+                        f"the golden setup itself ran out of {CALIBRATION_FACTOR:g} x the "
+                        "case's budget here"
+                        if stopped
+                        else "the script is the golden setup: its measurement is its replay"
+                    ),
                 ),
             )
     record = replay(backend, image, case, setup_script, case_dir, base)

@@ -143,3 +143,16 @@ def test_a_script_on_time_needs_no_calibration(tmp_path: Path) -> None:
     assert _execution_boxes(backend) == 1
     assert pipeline.execution_record(case).calibration is None
     assert not CaseDir(tmp_path / "run", "slow").golden_record.exists()
+
+
+def test_a_golden_setup_out_of_its_ceiling_is_a_timeout_at_that_ceiling(tmp_path: Path) -> None:
+    """The oracle's script needs more than 3 x its 1 s budget here: a timeout after 3 s, saying
+    the golden setup itself ran out."""
+    case = _case(tmp_path, "sleep 30\n" + BUILD)
+    pipeline = _pipeline(tmp_path, FakeBackend(tmp_path / "fake"), None)
+    verdict = pipeline.verdict(case, "execution")
+    assert verdict.outcome == "failed" and verdict.timed_out
+    assert verdict.message.startswith(
+        "TIMEOUT: setup step timed out after 3 s (the golden setup itself ran out of 3 x"
+    )
+    assert pipeline.execution_record(case).steps[0].budget == 3.0
