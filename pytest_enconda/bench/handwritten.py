@@ -236,12 +236,13 @@ def agreement_line(path: Path = AGREEMENT_FILE) -> str | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         d, f = data["aspects"]["description"], data["aspects"]["fix"]
-        return (
+        line = (
             "offline judge agreement on the hand-written set: "
-            f"descriptions {d['accuracy']:.2f}, fixes {f['accuracy']:.2f} "
-            f"({data['pairs']} pairs; balanced {d['balanced_accuracy']:.2f} / "
-            f"{f['balanced_accuracy']:.2f}); use --judge llm:<model> for paper-comparable accuracy"
+            f"descriptions {d['accuracy']:.2f}, fixes {f['accuracy']:.2f} ({data['pairs']} pairs"
         )
+        if d["balanced_accuracy"] is not None and f["balanced_accuracy"] is not None:
+            line += f"; balanced {d['balanced_accuracy']:.2f} / {f['balanced_accuracy']:.2f}"
+        return line + "); use --judge llm:<model> for paper-comparable accuracy"
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
