@@ -14,8 +14,9 @@ of ``python -m pytest_enconda.bench judge``, which its own judge can learn.
 Each pair is judged with the request grading builds (``grading.diagnosis``: the golden error's
 text, its correction candidates and the error type with the other aspect as context). Prints
 accuracy and balanced accuracy per aspect, per error type and per style. ``--json`` writes the
-figures (never the pairs); the committed ``offline_agreement.json`` beside the pairs is what a
-run's report quotes when the offline judge graded it.
+figures (never the pairs); ``--json pytest_enconda/grading/judges/offline_agreement.json`` (run
+with the offline judge, after pairs are added) refreshes the figures a run's report quotes when
+the offline judge graded it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -40,7 +41,10 @@ from .grading import DEFAULT_DATA, Confusion
 
 PAIRS_DIR = Path(__file__).resolve().parents[2] / "benchmark_cases" / "judge_pairs"
 DEFAULT_PAIRS = PAIRS_DIR / "pairs.jsonl"
-AGREEMENT_FILE = PAIRS_DIR / "offline_agreement.json"
+# Shipped with the package: a run's report quotes it when the offline judge graded the run.
+AGREEMENT_FILE = (
+    Path(__file__).resolve().parents[1] / "grading" / "judges" / "offline_agreement.json"
+)
 
 Aspect = Literal["description", "fix"]
 ErrorTypeName = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
@@ -231,19 +235,37 @@ def summary(table: dict[str, Confusion], judge: str, skipped: int) -> dict[str, 
     return out
 
 
-def agreement_line(path: Path = AGREEMENT_FILE) -> str | None:
-    """One line for a run's report, from the committed figures; ``None`` when absent/unreadable."""
+def read_agreement(path: Path = AGREEMENT_FILE) -> dict[str, Any] | None:
+    """The offline judge's figures on the hand-written set, for a run's summary; ``None`` when
+    the file is absent or not the bench's output."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         d, f = data["aspects"]["description"], data["aspects"]["fix"]
-        line = (
-            "offline judge agreement on the hand-written set: "
-            f"descriptions {d['accuracy']:.2f}, fixes {f['accuracy']:.2f} ({data['pairs']} pairs"
-        )
-        if d["balanced_accuracy"] is not None and f["balanced_accuracy"] is not None:
-            line += f"; balanced {d['balanced_accuracy']:.2f} / {f['balanced_accuracy']:.2f}"
-        return line + "); use --judge llm:<model> for paper-comparable accuracy"
+        return {
+            "set": "hand-written pairs (benchmark_cases/judge_pairs)",
+            "judge": str(data["judge"]),
+            "pairs": int(data["pairs"]),
+            "description_accuracy": float(d["accuracy"]),
+            "fix_accuracy": float(f["accuracy"]),
+            "description_balanced": d["balanced_accuracy"],
+            "fix_balanced": f["balanced_accuracy"],
+        }
     except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def agreement_line(figures: Mapping[str, Any] | None) -> str | None:
+    """The one line a run's report shows for ``read_agreement``'s figures."""
+    if not figures:
+        return None
+    try:
+        return (
+            f"{figures['judge']} judge agreement on the hand-written set: descriptions "
+            f"{float(figures['description_accuracy']):.2f}, fixes "
+            f"{float(figures['fix_accuracy']):.2f} ({int(figures['pairs'])} pairs); "
+            "use --judge llm:<model> for paper-comparable description and fix accuracy"
+        )
+    except (KeyError, TypeError, ValueError):
         return None
 
 

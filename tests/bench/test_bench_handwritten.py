@@ -15,6 +15,7 @@ from pytest_enconda.bench.handwritten import (
     PairsFormatError,
     agreement_line,
     load_pairs,
+    read_agreement,
     resolve,
 )
 from pytest_enconda.grading.judges import JudgeRequest, JudgeStats, Verdict
@@ -193,9 +194,11 @@ def test_bench_prints_and_writes_figures(
     assert figures["aspects"]["description"]["n"] == 1
     assert figures["pairs"] == 4 and figures["skipped"] == 1
     assert figures["by_key"]["fix type E2"]["n"] == 3
-    line = agreement_line(out)
-    assert line is not None and "descriptions 1.00, fixes 0.67 (4 pairs" in line
-    assert "--judge llm:<model>" in line
+    agreement = read_agreement(out)
+    assert agreement is not None and agreement["judge"] == "keyword"
+    line = agreement_line(agreement)
+    assert line is not None and "descriptions 1.00, fixes 0.67 (4 pairs)" in line
+    assert line.startswith("keyword judge agreement") and "--judge llm:<model>" in line
 
 
 def test_bench_skips_without_the_data(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -213,10 +216,11 @@ def test_bench_refuses_an_invalid_pairs_file(
     assert "line 1: aspect:" in capsys.readouterr().err
 
 
-def test_agreement_line_is_none_without_figures(tmp_path: Path) -> None:
-    assert agreement_line(tmp_path / "missing.json") is None
+def test_no_agreement_without_figures(tmp_path: Path) -> None:
+    assert read_agreement(tmp_path / "missing.json") is None
     (tmp_path / "bad.json").write_text("{}", encoding="utf-8")
-    assert agreement_line(tmp_path / "bad.json") is None
+    assert read_agreement(tmp_path / "bad.json") is None
+    assert agreement_line(None) is None and agreement_line({"judge": "offline"}) is None
 
 
 def test_shipped_pairs_validate() -> None:
