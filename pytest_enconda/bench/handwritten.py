@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
 from ..cases.loader import load_golden
 from ..cases.models import GoldenError
@@ -61,7 +61,16 @@ class HandPair(BaseModel):
     error: int = Field(ge=0, description="index of the golden error in the instance's errors")
     error_type: ErrorTypeName
     aspect: Aspect
-    candidate: str = Field(min_length=1, description="the hand-written description or fix")
+    candidate: str = Field(
+        default="", description="the hand-written description or fix (or empty: candidate_from)"
+    )
+    candidate_from: int | None = Field(
+        default=None,
+        validate_default=True,
+        ge=0,
+        description="instead of a text: the golden error's own correction candidate of this "
+        "index, read from the dataset (its text is never stored here)",
+    )
     label: bool = Field(description="true: it matches the golden one (CRITERIA.md)")
     style: str = Field(pattern=r"^[a-z][a-z-]*$", description="how it is written / near-miss kind")
     reason: str = Field(min_length=1, description="one line: why the label")
@@ -74,11 +83,21 @@ class HandPair(BaseModel):
             raise ValueError(f"expected instances/<repo folder>/<instance folder>, got {value!r}")
         return value
 
-    @field_validator("candidate", "reason")
+    @field_validator("reason")
     @classmethod
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("must not be blank")
+        return value
+
+    @field_validator("candidate_from")
+    @classmethod
+    def _one_candidate(cls, value: int | None, info: ValidationInfo) -> int | None:
+        text = info.data.get("candidate")
+        if text is not None and (text.strip() == "") == (value is None):
+            raise ValueError(
+                "expected exactly one of candidate (a non-blank text) and candidate_from"
+            )
         return value
 
 
@@ -111,7 +130,8 @@ def load_pairs(path: Path) -> list[HandPair]:
                 where = ".".join(str(part) for part in err["loc"]) or "<line>"
                 problems.append(f"line {number}: {where}: {err['msg']}")
             continue
-        key = (pair.instance, pair.error, pair.aspect, " ".join(pair.candidate.split()))
+        text = " ".join(pair.candidate.split()) or f"#{pair.candidate_from}"
+        key = (pair.instance, pair.error, pair.aspect, text)
         if key in seen:
             problems.append(f"line {number}: candidate: the same pair as line {seen[key]}")
         seen.setdefault(key, number)
@@ -163,6 +183,19 @@ def resolve(pairs: Sequence[HandPair], data: Path) -> Resolved:
                     f"the pair says {pair.error_type}",
                 )
             )
+        elif pair.candidate_from is not None:
+            candidates = errors[pair.error].correction_candidates
+            if pair.candidate_from >= len(candidates):
+                out.skipped.append(
+                    (
+                        pair,
+                        f"{pair.instance} error {pair.error} has {len(candidates)} correction "
+                        f"candidates, no index {pair.candidate_from}",
+                    )
+                )
+            else:
+                text = candidates[pair.candidate_from]
+                out.pairs.append((pair.model_copy(update={"candidate": text}), errors[pair.error]))
         else:
             out.pairs.append((pair, errors[pair.error]))
     return out

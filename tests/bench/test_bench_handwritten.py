@@ -113,7 +113,7 @@ def test_every_problem_is_named_by_line_and_field(tmp_path: Path) -> None:
     assert any(p.startswith("line 4: instance:") and "instances/<repo" in p for p in problems)
     assert any(p.startswith("line 5: error_type:") for p in problems)
     assert any(p.startswith("line 6: reason:") and "required" in p.lower() for p in problems)
-    assert any(p.startswith("line 7: candidate:") for p in problems)
+    assert any(p.startswith("line 7: candidate_from:") for p in problems)
     assert any(p.startswith("line 8: extra:") for p in problems)
     assert any(p.startswith("line 9: candidate: the same pair as line 1") for p in problems)
     assert not any(p.startswith("line 1:") for p in problems)
@@ -245,3 +245,17 @@ def test_shipped_pairs_on_the_dev_split(tmp_path: Path, capsys: pytest.CaptureFi
     assert figures["pairs"] == len(pairs) and figures["judge"] == "offline"
     for aspect in ("description", "fix"):
         assert figures["aspects"][aspect]["judge_errors"] == 0
+
+
+def test_a_dataset_candidate_is_referenced_never_stored(data: Path) -> None:
+    """``candidate_from`` names one of the golden error's own correction candidates: the text
+    comes from the dataset at run time, and a pair must have exactly one of the two."""
+    pair = HandPair.model_validate(
+        _pair(candidate="", candidate_from=0, label=False, style="other-candidate")
+    )
+    resolved = resolve([pair, HandPair.model_validate(_pair(candidate="", candidate_from=7))], data)
+    assert [p.candidate for p, _ in resolved.pairs] == ["pip install requirements.txt"]
+    assert "has 2 correction candidates, no index 7" in resolved.skipped[0][1]
+    for bad in ({"candidate_from": 0}, {"candidate": "", "candidate_from": None}):
+        with pytest.raises(ValueError, match="exactly one of candidate"):
+            HandPair.model_validate(_pair(**bad))
