@@ -14,6 +14,7 @@ from collections.abc import Sequence
 COMMANDS: dict[str, str] = {
     "grading": "pytest_enconda.bench.grading",
     "judge": "pytest_enconda.bench.judge_set",
+    "judge-handwritten": "pytest_enconda.bench.handwritten",
     "collection": "pytest_enconda.bench.collection",
     "sandbox": "pytest_enconda.bench.sandbox",
     "overhead": "pytest_enconda.bench.overhead",

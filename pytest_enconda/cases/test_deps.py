@@ -23,6 +23,7 @@ Read, without running any of the repository's code:
 from __future__ import annotations
 
 import ast
+import configparser
 import re
 import shlex
 from pathlib import Path
@@ -382,7 +383,7 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
         found += [(spec, rel) for spec in _requirements_file(repo, path, set())]
     for name, parser in _tox_sections(repo):
         for section in parser.sections():
-            if not section.startswith("testenv"):
+            if not section.startswith("testenv") or _tests_another_project(parser, section):
                 continue
             source = f"{name} [{section}]"
             deps = parser.get(section, "deps", fallback="")
@@ -401,6 +402,19 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
     found += [(spec, "noxfile.py session.install") for spec in _nox(repo, extras)]
     found += _ci(repo, extras)
     return _dedupe(repo, found)
+
+
+def _tests_another_project(parser: configparser.RawConfigParser, section: str) -> bool:
+    """A tox environment that clones another repository, or leaves the project's folder, runs
+    *that* project's tests against this one (asdf's downstream jwst, sunpy, ... environments):
+    its dependencies are not this project's test dependencies."""
+    if section == "testenv":
+        return False
+    steps = " ".join(parser.get(section, key, fallback="") for key in ("commands_pre", "commands"))
+    change_dir = parser.get(section, "change_dir", fallback="") or parser.get(
+        section, "changedir", fallback=""
+    )
+    return "git clone" in steps or "{env_tmp_dir}" in change_dir or "{envtmpdir}" in change_dir
 
 
 def _project_name(repo: Path) -> str:

@@ -270,6 +270,9 @@ def summary_section(
             _table(tables.LEVEL_ACC_HEADER, tables.level_accuracy_rows(summary), "enconda-levels"),
             f'<p class="note">{esc(tables.judge_line(summary))}</p>',
         ]
+        agreement = tables.agreement_note(summary)
+        if agreement:
+            parts.append(f'<p class="note judge-agreement">{esc(agreement)}</p>')
     pyramid = summary.get("pyramid")
     if pyramid:
         parts += [

@@ -132,6 +132,13 @@ def summarize(
         agent=agent, model=model, judge=judge_stats(run_dir, judge)
     )
     summary["harness_version"] = __version__
+    if judge.strip() == "offline":
+        # How far its description/fix accuracy can be trusted: agreement with hand-written labels.
+        from ..bench.handwritten import read_agreement
+
+        agreement = read_agreement()
+        if agreement is not None:
+            summary["judge_agreement"] = agreement
     summary["case_set"] = {
         "cases": len({case for case, _item in results}),
         "items": len(results),

@@ -175,6 +175,14 @@ def judge_line(summary: Mapping[str, Any]) -> str:
     return ", ".join(parts)
 
 
+def agreement_note(summary: Mapping[str, Any]) -> str | None:
+    """The offline judge's agreement on the hand-written set, when the run was graded by it."""
+    from ..bench.handwritten import agreement_line
+
+    figures = summary.get("judge_agreement")
+    return agreement_line(figures) if isinstance(figures, Mapping) else None
+
+
 def notes(summary: Mapping[str, Any]) -> list[str]:
     out = []
     without = _get(summary, "paper.instances_without_errors")
@@ -230,6 +238,7 @@ def render_markdown(summary_json: Mapping[str, Any]) -> str:
         _markdown_table(LEVEL_ACC_HEADER, level_accuracy_rows(summary_json)),
         "## Judge",
         judge_line(summary_json),
+        *filter(None, [agreement_note(summary_json)]),
         "## Notes",
         "\n".join(f"- {line}" for line in notes(summary_json)),
     ]
@@ -298,6 +307,9 @@ def render_terminal(
         )
     )
     console.print(judge_line(summary_json))
+    agreement = agreement_note(summary_json)
+    if agreement:
+        console.print(agreement)
     for line in notes(summary_json):
         console.print(f"- {line}")
     return buffer.getvalue()

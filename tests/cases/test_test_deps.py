@@ -167,3 +167,22 @@ def test_glued_includes_tox_commands_and_ci_expressions(tmp_path: Path) -> None:
         "odfpy": "tests/requirements.txt",
         "pandas": "tox.ini [testenv] commands_pre",
     }
+
+
+def test_tox_environments_that_test_another_project_are_left_out(tmp_path: Path) -> None:
+    # asdf: downstream environments clone jwst, sunpy, ... and run their tests against asdf;
+    # installing every downstream package's test extras broke asdf's own test run.
+    repo = _repo(
+        tmp_path,
+        {
+            "tox.ini": "[testenv]\ndeps =\n    psutil\ncommands = pytest\n"
+            "[testenv:jwst]\nchange_dir = {env_tmp_dir}\ncommands_pre =\n"
+            "    git clone https://github.com/spacetelescope/jwst.git\n"
+            "    pip install -e jwst[test]\ncommands = pytest jwst\n"
+            "[testenv:sunpy]\ncommands_pre =\n    git clone https://github.com/sunpy/sunpy\n"
+            "    pip install sunpy[tests]\ncommands = pytest sunpy\n"
+            "[testenv:py311-extra]\ndeps =\n    lz4\ncommands = pytest\n",
+        },
+    )
+    specs = _specs(repo)
+    assert specs == {"psutil": "tox.ini [testenv]", "lz4": "tox.ini [testenv:py311-extra]"}

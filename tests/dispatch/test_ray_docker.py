@@ -1,11 +1,12 @@
-"""A shipped diagnosis case through ``--dispatch ray`` (a local Ray instance, the node's Docker)
-gives the same item outcomes as a local run, and leaves no container behind."""
+"""A shipped diagnosis case and a research case through ``--dispatch ray`` (a local Ray instance,
+the node's Docker) give the same item outcomes as a local run, and leave no container behind."""
 
 from __future__ import annotations
 
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,8 @@ if os.environ.get("CI") != "true":  # .ci/run installs the dev extra: there, ray
 
 ROOT = Path(__file__).resolve().parents[2]
 CASE = ROOT / "benchmark_cases" / "diagnosis" / "wordstat-e2"
+# The case factory lives beside the plugin tests; this module may be collected without them.
+sys.path.insert(0, str(ROOT / "tests" / "plugin"))
 
 
 def _docker() -> bool:
@@ -24,10 +27,10 @@ def _docker() -> bool:
         return False
 
 
-def _outcomes(run_dir: Path, *extra: str) -> dict[str, str]:
+def _outcomes(run_dir: Path, *extra: str, case: Path = CASE) -> dict[str, str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     subprocess.run(
-        ["pytest", "-q", "-p", "no:cacheprovider", str(CASE), "--run-dir", str(run_dir), *extra],
+        ["pytest", "-q", "-p", "no:cacheprovider", str(case), "--run-dir", str(run_dir), *extra],
         cwd=ROOT,
         env=env,
         capture_output=True,
@@ -58,6 +61,25 @@ def test_a_shipped_case_on_ray_matches_a_local_run(tmp_path: Path) -> None:
         check=False,
     ).stdout.split()
     assert left == []
+
+
+@pytest.mark.slow
+def test_a_research_case_on_ray_matches_a_local_run(tmp_path: Path) -> None:
+    """The research pyramid runs on the node: the agent's venv, C0 imports, C1 on CPU; the GPU
+    stages skip on a cluster that declares no GPU, exactly as they do locally."""
+    if not _docker():
+        pytest.skip("no Docker daemon")
+    from casefactory import write_research_case
+
+    case = write_research_case(tmp_path / "cases", "ray-research")
+    local = _outcomes(tmp_path / "local", "--agent=oracle", case=case)
+    dispatched = _outcomes(tmp_path / "ray", "--agent=oracle", "--dispatch", "ray", case=case)
+    assert dispatched == local, (local, dispatched)
+    stage = {item.split("::test_")[1][:2]: outcome for item, outcome in local.items()}
+    assert (stage["c0"], stage["c1"]) == ("passed", "passed"), local
+    assert (stage["c2"], stage["c3"], stage["c4"]) == ("skipped",) * 3, local
+    record = json.loads((tmp_path / "ray" / "cases" / "ray-research" / "dispatch.json").read_text())
+    assert record["failures"] == {} and len(record["attempts"]) == 1
 
 
 @pytest.mark.slow

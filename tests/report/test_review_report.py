@@ -266,3 +266,24 @@ def test_pyramid_funnel_with_denominators_and_c5_kinds() -> None:
     assert c5[1] == ["1", "1", "1", "0", "2", "1", "1", "0"]
     pytest.importorskip("matplotlib")
     assert "Pyramid: C0 missing 1/40 imports, C5 2 hallucinations" in page
+
+
+def test_offline_judge_runs_quote_its_agreement_on_the_hand_written_set(run: Path) -> None:
+    from pytest_enconda.bench.handwritten import agreement_line, read_agreement
+    from pytest_enconda.report.tables import render_markdown as tables_markdown
+
+    figures = read_agreement()
+    assert figures is not None and figures["pairs"] >= 300
+    line = agreement_line(figures)
+    assert line is not None
+    assert line.startswith("offline judge agreement on the hand-written set: descriptions 0.")
+    assert f"({figures['pairs']} pairs)" in line and "--judge llm:<model>" in line
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["judge_name"] == "offline" and summary["judge_agreement"] == figures
+    assert line in (run / "summary.md").read_text(encoding="utf-8")
+    assert line in (run / "tables.md").read_text(encoding="utf-8")
+    assert "judge-agreement" in (run / "report.html").read_text(encoding="utf-8")
+    assert line in render_terminal(summary, console_width=400)
+    # Another judge's run has no such line: the figures are the offline judge's.
+    del summary["judge_agreement"]
+    assert "hand-written set" not in tables_markdown(summary)
