@@ -92,7 +92,7 @@ def test_a_slow_machine_stretches_the_budget_by_the_golden_setups_time(tmp_path:
     calibration = record.calibration
     assert calibration is not None and calibration.factor == CALIBRATION_FACTOR == 3.0
     golden = calibration.golden_seconds["setup"]
-    assert 1.5 <= golden < 3.0
+    assert golden >= 1.5
     assert record.steps[0].budget == pytest.approx(3.0 * golden, abs=0.01)
     assert verdict.numbers["calibration"]["budgets"]["setup"] == record.steps[0].budget
     # First attempt, golden, rerun: three boxes; the first attempt's log kept apart.
