@@ -241,7 +241,11 @@ def enconda_stage(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
     marker = request.node.get_closest_marker("pyramid")
     if marker is None or not marker.args:
         raise pytest.UsageError(f"{request.node.nodeid}: enconda_stage needs @pytest.mark.pyramid")
-    return session_of(request.config).pipeline.stage(enconda_case, str(marker.args[0]))
+    result = session_of(request.config).pipeline.stage(enconda_case, str(marker.args[0]))
+    if result.outcome == "failed" and (result.numbers or {}).get("setup_timed_out"):
+        # What failed is an unfinished setup: the records count the item as a timeout.
+        request.node.user_properties.append(("enconda_timed_out", True))
+    return result
 
 
 def pytest_sessionfinish(session: pytest.Session) -> None:

@@ -98,3 +98,22 @@ def test_agent_time_and_harness_time_are_recorded_apart(pytester: pytest.Pyteste
     html = (run / "report.html").read_text()
     assert '<th class="sortable">Case harness time (s)</th>' in html
     assert f'data-value="{case["harness_seconds"]}"' in html
+
+
+def test_a_stage_failed_by_an_unfinished_research_setup_is_a_timeout(
+    pytester: pytest.Pytester,
+) -> None:
+    """A research setup past its budget: the stage probes that fail on what it left count as
+    timeouts, not plain failures."""
+    from casefactory import write_research_case
+
+    fake_project(pytester.path)
+    setup = "python3 -m venv --without-pip .venv\nsleep 30\n"
+    write_research_case(pytester.path, "tiny", setup=setup, setup_seconds=1)
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess("cases", "-k", "C1", "--run-dir", str(run))
+    result.assert_outcomes(failed=1)
+    [row] = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    assert row["outcome"] == "failed" and row["timed_out"] is True, row
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["timeouts"] == 1
