@@ -65,6 +65,11 @@ class VerifyOptions(BaseModel):
     # A torch-size install on a loaded machine takes more than 15 minutes: 900 s verified two
     # held-out repositories only on a second try with 2,400 s.
     setup_seconds: float = 2400
+    # The agent's attempt follows the repository's own README, which often ends by starting a
+    # server or a notebook in the foreground (pyftpdlib's `python -m pyftpdlib`): such a setup
+    # never exits and held a repository for the whole 2,400 s. The recipe, tried next, gets
+    # setup_seconds; with no recipe to fall back on, the agent gets setup_seconds too.
+    agent_setup_seconds: float = 900
     test_seconds: float = 900
     min_pass_share: float = MIN_PASS_SHARE
     base_image: str = "bookworm-py3.11"
@@ -287,6 +292,14 @@ class _NoScript(EncondaError):
     pass
 
 
+def setup_budget(options: VerifyOptions, label: str) -> float:
+    """Seconds a strategy's setup may take: the agent's attempt is bounded apart when the
+    recipe follows it."""
+    if label.startswith("agent:") and options.recipe_fallback:
+        return min(options.agent_setup_seconds, options.setup_seconds)
+    return options.setup_seconds
+
+
 def _attempt(
     ctx: _Context,
     record: RepoVerification,
@@ -307,16 +320,17 @@ def _attempt(
             box.copy_in(script.encode(), SETUP_SCRIPT)
             step = f"{record.repository}: {label}: setup"
             ctx.progress(step)
-            with heartbeat(ctx.progress, step, options.setup_seconds):
+            budget = setup_budget(options, label)
+            with heartbeat(ctx.progress, step, budget):
                 setup = box.exec(
                     setup_command(SETUP_SCRIPT),
-                    timeout=options.setup_seconds,
+                    timeout=budget,
                     log_path=logs / f"{tag}-setup.log",
                 )
             record.timings[f"{tag}_setup_s"] = round(time.monotonic() - phase, 1)
             if setup.exit_code != 0:
                 why = (
-                    f"timed out after {options.setup_seconds:g} s"
+                    f"timed out after {budget:g} s"
                     if setup.timed_out
                     else f"exited with {setup.exit_code}"
                 )
