@@ -120,20 +120,28 @@ def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sideca
     progress(f"verify: {len(todo)} repositories to verify, writing {options.out}")
     ctx = _Context(options, progress)
     ctx.sandbox.reap_orphans()
+    pool = ThreadPoolExecutor(max_workers=max(1, options.workers))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-            futures = {
-                pool.submit(verify_repository, ctx, name, revision): name for name, revision in todo
-            }
-            for future in as_completed(futures):
-                record = future.result()
-                with ctx.lock:
-                    sidecar.repositories[record.repository] = record
-                    write_sidecar(options.out, sidecar)
-                word = "verified" if record.verified else f"unverified: {record.why_unverified}"
-                progress(f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)")
+        futures = {
+            pool.submit(verify_repository, ctx, name, revision): name for name, revision in todo
+        }
+        for future in as_completed(futures):
+            record = future.result()
+            with ctx.lock:
+                sidecar.repositories[record.repository] = record
+                write_sidecar(options.out, sidecar)
+            word = "verified" if record.verified else f"unverified: {record.why_unverified}"
+            progress(f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)")
+    except BaseException:
+        # Ctrl-C: the executor's own exit would wait for the running setups (up to 2,400 s
+        # each) and then start every queued repository. Queued ones are cancelled; removing the
+        # open containers ends the running ones' commands; the recorded ones stay in the sidecar.
+        pool.shutdown(wait=False, cancel_futures=True)
+        progress("verify: interrupted: queued repositories cancelled, containers removed")
+        raise
     finally:
         ctx.sandbox.close()
+    pool.shutdown(wait=True)
     return sidecar
 
 

@@ -63,3 +63,38 @@ def test_a_never_ending_agent_setup_is_stopped_at_the_agent_budget(tmp_path: Pat
     verified = _attempt(ctx, record, "img", "agent:readme", "python -m srv\n", tmp_path, [])  # type: ignore[arg-type]
     assert not verified and box.timeouts == [5]
     assert record.attempts == ["agent:readme: setup timed out after 5 s: serving on 0.0.0.0:2121"]
+
+
+def test_ctrl_c_cancels_the_queued_repositories_and_removes_containers(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The executor's own exit would have waited for the running setup and then verified every
+    queued repository; interrupted, verify runs no further repository and closes its sandbox."""
+    import pytest
+
+    from pytest_enconda import verify
+
+    started: list[str] = []
+    closed: list[bool] = []
+
+    class _Ctx:
+        def __init__(self, options: VerifyOptions, progress: Any) -> None:
+            self.sandbox = SimpleNamespace(
+                reap_orphans=lambda: [], close=lambda: closed.append(True)
+            )
+            self.lock = __import__("threading").Lock()
+
+    def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
+        started.append(name)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(verify, "_Context", _Ctx)
+    monkeypatch.setattr(verify, "verify_repository", fake_verify)
+    monkeypatch.setattr(
+        verify, "repositories_of", lambda _d: [("a/one", "1"), ("b/two", "2"), ("c/three", "3")]
+    )
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        verify.verify_dataset(_options(tmp_path, workers=1), progress=lines.append)
+    assert started == ["a/one"] and closed == [True]
+    assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
