@@ -217,6 +217,12 @@ class RunDir:
         return self.root / "import_problems.json"
 
     @property
+    def input_warnings(self) -> Path:
+        """Input the run read past (replay records naming no case, result lines ``--resume``
+        dropped): ``[{"file", "reason"}]``, also shown in the terminal summary."""
+        return self.root / "input_warnings.json"
+
+    @property
     def cases_dir(self) -> Path:
         return self.root / "cases"
 

@@ -164,3 +164,26 @@ def test_harness_errors_get_artifact_links(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(errors=1)
     html = (pytester.path / "report.html").read_text()
     assert (run / "cases" / "one").resolve().as_uri() in html
+
+
+def test_replay_records_naming_no_case_are_warned_about(pytester: pytest.Pytester) -> None:
+    """Every case has its prediction, so nothing fails: the stray lines are still reported."""
+    write_case(pytester.path, "one", errors=[golden_error("E4")])
+    good = {
+        "case_id": "one",
+        "agent": "llm",
+        "diagnosis": [{"error_type": "E4", "error_description": "d", "fix_suggestion": "f"}],
+    }
+    predictions = pytester.path / "predictions.jsonl"
+    predictions.write_bytes(json.dumps(good).encode() + b"\ngarbage\n\xff\xfe\n")
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "cases", "-k", "error_types", "--agent", "replay", "--predictions", str(predictions),
+        "--run-dir", str(run),
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "input read past (warnings)" in out
+    assert f"{predictions}:2: not valid JSON" in out and f"{predictions}:3: not UTF-8" in out
+    warnings = json.loads((run / "input_warnings.json").read_text())["warnings"]
+    assert [w.split(": ")[0] for w in warnings] == [f"{predictions}:2", f"{predictions}:3"]
