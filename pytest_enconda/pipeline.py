@@ -417,6 +417,15 @@ class CasePipeline:
 
     # ----------------------------------------------------------------- replay and final state
 
+    def check_setup_budget(self, case: Case) -> None:
+        """``HarnessError`` when the golden setup is known to take longer than the case's setup
+        budget: the case's fault, said before the agent runs or an image is built for it."""
+        from .probing.execution import setup_budget_problem
+
+        problem = setup_budget_problem(case, self.settings.budget_scale)
+        if problem is not None:
+            raise HarnessError(problem)
+
     def execution_record(self, case: Case) -> ExecutionRecord:
         from .probing.execution import ExecutionRecord, run_execution
 
@@ -425,6 +434,7 @@ class CasePipeline:
         def produce() -> ExecutionRecord:
             if paths.execution_record.is_file():
                 return read_model(paths.execution_record, ExecutionRecord)
+            self.check_setup_budget(case)
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
             with harness_step(f"execution of {case.id}"):

@@ -295,6 +295,7 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
                 test_requirements=tuple(record.test_requirements),
                 pass_set=frozenset(record.pass_set),
                 sidecar=str(path),
+                setup_seconds=record.reference_setup_seconds,
             )
             spec = case.spec.model_copy(update={"test_command": record.test_command})
             out.append(

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -137,6 +137,10 @@ def test_labelling_faults_in_golden_json_are_refused(
 
 @EXAMPLES
 @given(seconds=st.floats(allow_nan=True, allow_infinity=True))
+@example(0.001)
+@example(1e-300)
+@example(0.0)
+@example(-1.0)
 def test_budgets_below_a_second_or_absurd_are_refused(attempt, seconds: float) -> None:
     budgets, error = attempt(
         "budget", lambda: Budgets.model_validate({"setup_seconds": seconds}), (ValidationError,)
@@ -211,3 +215,50 @@ def test_special_files_as_sidecar_subset_or_report(attempt, tmp_path: Path, spec
     assert error is not None and "not a regular file" in str(error)
     _, error = attempt("self-report", lambda: load_self_report(path), (SelfReportError,))
     assert error is not None and "not a regular file" in str(error)
+
+
+@pytest.mark.parametrize(("took", "scale", "refused"), [(1200.0, 1.0, True), (1200.0, 2.0, False)])
+def test_a_budget_shorter_than_the_golden_setup_took_is_a_harness_error(
+    attempt, tmp_path: Path, took: float, scale: float, refused: bool
+) -> None:
+    """The sidecar records how long the reference setup took; a case budget below it would
+    time out a correct script, so the execution item is the harness's error, not the agent's."""
+    from pytest_enconda.cases.enconda_import import load_dataset
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+    from pytest_enconda.errors import HarnessError
+    from pytest_enconda.probing.execution import run_execution, setup_budget_problem
+    from pytest_enconda.records import CaseDir
+
+    data = tmp_path / "DATA"
+    folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
+    folder.mkdir(parents=True)
+    (data / "repo_info.jsonl").write_text('{"repository": "o/a", "revision": "abc"}\n')
+    (folder / "README.md").write_text("# x\n")
+    golden = {"level": "level1", "errors": [{**GOLDEN_ERROR, "correction_candidates": []}]}
+    (folder / "README.json").write_text(json.dumps(golden))
+    record = RepoVerification(
+        repository="o/a",
+        revision="abc",
+        status="verified",
+        test_command="pytest",
+        reference_setup="pip install .\n",
+        reference_source="agent:readme",
+        pass_set=["t::a"],
+        timings={"agent-readme_setup_s": took, "recipe_setup_s": 5000.0},
+    )
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": record}))
+    (case,) = load_dataset(data).cases
+    assert case.reference is not None and case.reference.setup_seconds == took
+    assert case.spec.budgets.setup_seconds == 900
+    problem = setup_budget_problem(case, scale)
+    if not refused:
+        assert problem is None
+        return
+    assert problem is not None and "budgets.setup_seconds (900 s)" in problem
+    assert f"({took:g} s, {data / SIDECAR_NAME})" in problem
+    # Refused before any box is started: no backend is needed to say so.
+    case_dir = CaseDir(tmp_path / "run", case.id)
+    _, error = attempt(
+        "budget", lambda: run_execution(None, "img", case, "", case_dir), (HarnessError,)
+    )
+    assert error is not None and str(error) == problem

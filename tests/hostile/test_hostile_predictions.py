@@ -110,7 +110,8 @@ def test_any_lines_cost_only_themselves(attempt, tmp_path_factory, lines: list[b
     folder = tmp_path_factory.mktemp("p")
     path = folder / "predictions.jsonl"
     lines = [line.replace(b"\n", b" ").replace(b"good", b"g00d") for line in lines]
-    path.write_bytes(b"\n".join([*lines, outcome_line("good")]) + b"\n")
+    # The good line first: a file that starts as UTF-16 is refused whole (named, documented).
+    path.write_bytes(b"\n".join([outcome_line("good"), *lines]) + b"\n")
     agent = ReplayAgent(path)
     outcome, error = replay(agent, case(folder, "good"), attempt)
     assert error is None and outcome.setup_script == "pip install .\n"

@@ -187,3 +187,37 @@ def test_replay_records_naming_no_case_are_warned_about(pytester: pytest.Pyteste
     assert f"{predictions}:2: not valid JSON" in out and f"{predictions}:3: not UTF-8" in out
     warnings = json.loads((run / "input_warnings.json").read_text())["warnings"]
     assert [w.split(": ")[0] for w in warnings] == [f"{predictions}:2", f"{predictions}:3"]
+
+
+def test_a_budget_the_golden_setup_cannot_meet_is_a_harness_error(
+    pytester: pytest.Pytester,
+) -> None:
+    """The sidecar says the reference setup took 1,200 s; the imported case's budget is 900 s:
+    the execution item is an error naming both, before any agent runs or image is built."""
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+
+    data = pytester.path / "DATA"
+    folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
+    folder.mkdir(parents=True)
+    (data / "repo_info.jsonl").write_text('{"repository": "o/a", "revision": "abc"}\n')
+    (folder / "README.md").write_text("# x\n")
+    error = {**golden_error("E4"), "correction_candidates": []}
+    (folder / "README.json").write_text(json.dumps({"level": "level1", "errors": [error]}))
+    record = RepoVerification(
+        repository="o/a",
+        revision="abc",
+        status="verified",
+        test_command="pytest",
+        reference_setup="pip install .\n",
+        reference_source="recipe",
+        pass_set=["t::a"],
+        timings={"recipe_setup_s": 1200.0},
+    )
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": record}))
+    run = pytester.path / "run"
+    result = pytester.runpytest("--cases", str(data), "-k", "execution", "--run-dir", str(run))
+    result.assert_outcomes(errors=1)
+    assert (
+        "budgets.setup_seconds (900 s) is shorter than the reference setup" in result.stdout.str()
+    )
+    assert not list(run.glob("cases/*/agent/outcome.json"))  # the agent never ran
