@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,10 +227,39 @@ class RunDir:
     def cases_dir(self) -> Path:
         return self.root / "cases"
 
+    def foreign_entries(self, limit: int = 10) -> list[str]:
+        """Links and special files in the run directory (the first ``limit``, each with what it
+        is). The harness writes neither, so a run holding one was edited or made by someone
+        else: ``--resume`` would follow the link to a host file or hang on the FIFO. Walked
+        without following links and without opening anything."""
+        found: list[str] = []
+        for current, dirs, files in os.walk(self.root):
+            for name in [*dirs, *files]:
+                path = Path(current, name)
+                kind = _foreign_kind(path)
+                if kind is not None:
+                    found.append(f"{path} ({kind})")
+                    if len(found) >= limit:
+                        return found
+            dirs[:] = [name for name in dirs if not Path(current, name).is_symlink()]
+        return found
+
     @property
     def cost_ledger(self) -> Path:
         """Run-wide model spending shared by xdist workers (``--max-cost``)."""
         return self.root / "cost-ledger.json"
+
+
+def _foreign_kind(path: Path) -> str | None:
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
 
 
 # ----------------------------------------------------------------------------- bounded readers

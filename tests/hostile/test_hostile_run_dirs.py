@@ -163,3 +163,54 @@ def test_a_junit_path_outside_the_run_decides_nothing(attempt, tmp_path: Path) -
             "record.json", lambda r=record: grade_execution(r, reference, case_root), ()
         )
         assert verdict.outcome != "passed" and "cannot" in verdict.message
+
+
+RESUMED_FILES = [
+    "results.jsonl",
+    "run.json",
+    "import_problems.json",
+    "cases/c/agent/outcome.json",
+    "cases/c/execution/record.json",
+    "cases/c",
+]
+
+
+@pytest.mark.parametrize("special", ["link", "fifo", "dev-zero"])
+@pytest.mark.parametrize("name", RESUMED_FILES)
+def test_resume_refuses_a_run_with_links_or_special_files(
+    attempt, tmp_path: Path, canary: Path, name: str, special: str
+) -> None:
+    """--resume reads saved outcomes, records and results from the run: a run directory holding
+    a link or a FIFO is refused up front, naming it, instead of followed or waited on."""
+    from pytest_enconda.settings import EncondaSettings
+    from pytest_enconda.state import check_run_dir
+
+    run = RunDir(tmp_path / "run")
+    (run.root / "cases" / "c" / "agent").mkdir(parents=True)
+    run.results_file.append(ResultRow(case="c", item="x", outcome="passed"))
+    path = run.root / name
+    if path.is_dir():
+        path.rename(tmp_path / "moved")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(canary if special == "link" else "/dev/zero")
+    settings = EncondaSettings(run_dir=run.root, resume=True)
+    _, error = attempt("--resume run", lambda: check_run_dir(settings), (pytest.UsageError,))
+    assert error is not None and f"{path} (a " in str(error)
+    assert ("FIFO" if special == "fifo" else "symbolic link") in str(error)
+
+
+def test_resume_accepts_a_run_the_harness_wrote(tmp_path: Path) -> None:
+    from pytest_enconda.settings import EncondaSettings
+    from pytest_enconda.state import check_run_dir
+
+    run = RunDir(tmp_path / "run")
+    (run.root / "cases" / "c" / "agent").mkdir(parents=True)
+    (run.root / "cases" / "c" / "agent" / "outcome.json").write_text("{}")
+    run.results_file.append(ResultRow(case="c", item="x", outcome="passed"))
+    check_run_dir(EncondaSettings(run_dir=run.root, resume=True))
+    assert run.foreign_entries() == []

@@ -221,3 +221,19 @@ def test_a_budget_the_golden_setup_cannot_meet_is_a_harness_error(
         "budgets.setup_seconds (900 s) is shorter than the reference setup" in result.stdout.str()
     )
     assert not list(run.glob("cases/*/agent/outcome.json"))  # the agent never ran
+
+
+def test_resume_of_a_run_holding_a_fifo_is_a_usage_error_not_a_hang(
+    pytester: pytest.Pytester,
+) -> None:
+    import os
+
+    write_case(pytester.path, "one")
+    run = pytester.path / "run"
+    first = pytester.runpytest("cases", "-k", "error_types", "--run-dir", str(run))
+    first.assert_outcomes(passed=1)
+    (run / "results.jsonl").unlink()
+    os.mkfifo(run / "results.jsonl")
+    result = pytester.runpytest_subprocess("cases", "--resume", str(run), timeout=60)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"{run / 'results.jsonl'} (a FIFO)" in result.stderr.str()
