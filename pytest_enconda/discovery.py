@@ -72,7 +72,9 @@ def is_dataset_dir(path: Path) -> bool:
 
 def is_research_dataset_dir(path: Path) -> bool:
     """ResearchEnvBench's released metadata: ``manifest.json`` beside the applicability table."""
-    return (path / RESEARCH_MANIFEST).is_file() and (path / RESEARCH_CATEGORIES).is_file()
+    # exists(), not is_file(): a FIFO or a device there is the importer's to refuse by name,
+    # not a reason to treat the folder as something else and say nothing.
+    return (path / RESEARCH_MANIFEST).exists() and (path / RESEARCH_CATEGORIES).exists()
 
 
 def _case_files(root: Path) -> list[Path]:
