@@ -215,6 +215,10 @@ def test_special_files_as_sidecar_subset_or_report(attempt, tmp_path: Path, spec
     assert error is not None and "not a regular file" in str(error)
     _, error = attempt("self-report", lambda: load_self_report(path), (SelfReportError,))
     assert error is not None and "not a regular file" in str(error)
+    from pytest_enconda.pipeline import read_report
+
+    report, _ = attempt("self-report", lambda: read_report(path), ())  # --report
+    assert report is not None and "not a regular file" in report["__invalid__"]
 
 
 @pytest.mark.parametrize(("took", "scale", "refused"), [(1200.0, 1.0, True), (1200.0, 2.0, False)])
@@ -262,3 +266,76 @@ def test_a_budget_shorter_than_the_golden_setup_took_is_a_harness_error(
         "budget", lambda: run_execution(None, "img", case, "", case_dir), (HarnessError,)
     )
     assert error is not None and str(error) == problem
+
+
+# Values of every TOML type (and absurd ones) for the fields a case.toml names.
+TOML_SCALARS = (
+    st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12)
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats()
+    | st.booleans()
+)
+TOML_VALUES = TOML_SCALARS | st.lists(TOML_SCALARS, max_size=3)
+TOP_FIELDS = ["id", "suite", "title", "readme", "readme_target", "golden", "golden_setup",
+              "test_command", "base_image", "tags", "original_readme"]  # fmt: skip
+TABLE_FIELDS = {
+    "budgets": ["agent_seconds", "setup_seconds", "test_seconds", "agent_steps"],
+    "repository": ["kind", "path", "url", "revision"],
+    "research": ["entry_point", "frameworks", "gpus"],
+}
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return (
+            "nan"
+            if value != value
+            else ("inf" if value > 0 else "-inf")
+            if abs(value) == float("inf")
+            else repr(value)
+        )
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    # A TOML basic string: JSON's escapes, minus surrogate pairs and a raw DEL.
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+@EXAMPLES
+@given(
+    top=st.dictionaries(st.sampled_from(TOP_FIELDS), TOML_VALUES, max_size=4),
+    table=st.sampled_from(sorted(TABLE_FIELDS)),
+    fields=st.data(),
+)
+def test_wrong_types_in_known_fields_name_the_field(
+    attempt, tmp_path_factory, top: dict, table: str, fields
+) -> None:
+    """Generated case.toml files with any value in any known field: each is accepted or refused
+    naming the file and a field it changed, and the good case beside it still loads."""
+    inner = fields.draw(
+        st.dictionaries(st.sampled_from(TABLE_FIELDS[table]), TOML_VALUES, max_size=3)
+    )
+    base = {"id": "bad", "suite": "diagnosis", "readme": "README.md", "golden": "golden.json",
+            "test_command": "true", **top}  # fmt: skip
+    tables = {"repository": {"kind": "folder", "path": "repo"}, table: {}}
+    tables[table] = {**tables.get(table, {}), **inner}
+    text = "".join(f"{key} = {toml_value(value)}\n" for key, value in base.items())
+    for name, values in tables.items():
+        text += f"[{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in values.items())
+    root = tmp_path_factory.mktemp("c")
+    bad = case_folder(root, "bad", text.encode())
+    good = case_folder(root, "good")
+    _, error = attempt("case.toml (generated)", lambda: load_case(bad, [root]), (CaseFormatError,))
+    if error is not None:
+        message = str(error)
+        assert str(bad) in message
+        # Each problem is a line "  FIELD...: why" under the file's name; one names a field
+        # the example set (a table's problems are named "table.field").
+        changed = {*top, table}
+        fields_named = {line.strip().split(":")[0].split(".")[0].split(" ")[0]
+                        for line in message.splitlines()[1:]}  # fmt: skip
+        assert changed & fields_named, message
+    assert load_case(good, [root]).id == "good"
