@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conftest import CANARY
 from pytest_enconda import records
 from pytest_enconda.artifacts import ArtifactError
 from pytest_enconda.records import ResultRow, RunDir
@@ -214,3 +215,40 @@ def test_resume_accepts_a_run_the_harness_wrote(tmp_path: Path) -> None:
     run.results_file.append(ResultRow(case="c", item="x", outcome="passed"))
     check_run_dir(EncondaSettings(run_dir=run.root, resume=True))
     assert run.foreign_entries() == []
+
+
+@pytest.mark.parametrize(
+    "special", ["linked trajectory", "fifo trajectory", "linked case folder", "fifo case.json"]
+)
+def test_memory_build_reads_no_link_and_waits_on_no_fifo(
+    attempt, tmp_path: Path, canary: Path, special: str
+) -> None:
+    """``pytest-enconda memory build RUN``: a run directory is input here too."""
+    from pytest_enconda.memory.build import build
+
+    run = tmp_path / "run"
+    for case_id in ("good", "bad"):
+        agent = run / "cases" / case_id / "agent"
+        agent.mkdir(parents=True)
+        step = {"kind": "command", "command": "pip install .", "exit_code": 0, "output": "ok"}
+        (agent / "trajectory.jsonl").write_text(json.dumps(step) + "\n")
+        (run / "cases" / case_id / "case.json").write_text(json.dumps({"case_id": case_id}))
+    bad = run / "cases" / "bad"
+    if special == "linked trajectory":
+        (bad / "agent" / "trajectory.jsonl").unlink()
+        (bad / "agent" / "trajectory.jsonl").symlink_to(canary)
+    elif special == "fifo trajectory":
+        (bad / "agent" / "trajectory.jsonl").unlink()
+        os.mkfifo(bad / "agent" / "trajectory.jsonl")
+    elif special == "linked case folder":
+        bad.rename(tmp_path / "outside")
+        bad.symlink_to(tmp_path / "outside")
+    else:
+        (bad / "case.json").unlink()
+        os.mkfifo(bad / "case.json")
+    report, _ = attempt("memory build", lambda: build([run], tmp_path / "memory.db"), ())
+    assert report.trajectories >= 1
+    if special.endswith("trajectory"):
+        (problem,) = report.problems
+        assert str(bad / "agent" / "trajectory.jsonl") in problem
+    assert CANARY not in (tmp_path / "memory.db").read_bytes().decode("latin-1")
