@@ -545,8 +545,13 @@ class CasePipeline:
             setup = self.agent_outcome(case).setup_script
             trajectory = ""
             if paths.trajectory.is_file():
-                # The trajectory's tail holds the commands the agent ended with.
-                trajectory = paths.trajectory.read_text(errors="replace")[-2_000_000:]
+                # The trajectory's tail holds the commands the agent ended with; read as a
+                # tail, so a trajectory of gigabytes costs 2 MB.
+                try:
+                    tail = textio.read_tail(paths.trajectory, 2_000_000)
+                except (OSError, ValueError):
+                    tail = b""
+                trajectory = tail.decode("utf-8", errors="replace")
             found = candidates(self.self_report(case), setup, trajectory)
             with harness_step(f"finding the graded interpreter of {case.id}"):
                 graded = resolve(environment or self.environment(case), found)

@@ -252,3 +252,27 @@ def test_memory_build_reads_no_link_and_waits_on_no_fifo(
         (problem,) = report.problems
         assert str(bad / "agent" / "trajectory.jsonl") in problem
     assert CANARY not in (tmp_path / "memory.db").read_bytes().decode("latin-1")
+
+
+@pytest.mark.parametrize("special", ["huge", "fifo", "link"])
+def test_a_trajectory_tail_costs_its_bound(attempt, tmp_path: Path, canary: Path, special: str):
+    """The graded interpreter reads the tail of a saved trajectory: a 4 GiB one costs 2 MB, a
+    FIFO or link is refused."""
+    from pytest_enconda.textio import read_tail
+
+    path = tmp_path / "trajectory.jsonl"
+    if special == "huge":
+        with path.open("wb") as handle:
+            handle.truncate(4 << 30)  # sparse
+            handle.write(b"x")
+            handle.seek((4 << 30) - 5)
+            handle.write(b"tail\n")
+    elif special == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(canary)
+    tail, error = attempt("trajectory", lambda: read_tail(path, 2_000_000), (ValueError,))
+    if special == "huge":
+        assert error is None and len(tail) == 2_000_000 and tail.endswith(b"tail\n")
+    else:
+        assert error is not None and ("not a regular file" in str(error) or "link" in str(error))
