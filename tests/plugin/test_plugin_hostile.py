@@ -237,3 +237,46 @@ def test_resume_of_a_run_holding_a_fifo_is_a_usage_error_not_a_hang(
     result = pytester.runpytest_subprocess("cases", "--resume", str(run), timeout=60)
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert f"{run / 'results.jsonl'} (a FIFO)" in result.stderr.str()
+
+
+def test_hostile_case_folders_beside_a_good_one_cost_only_themselves(
+    pytester: pytest.Pytester,
+) -> None:
+    """One run over a link loop, a FIFO case.toml and README, a 300-character id, a 20,000-part
+    dotted key, a 5,000-digit integer and a UTF-16 case.toml: no hang, no INTERNALERROR, each
+    bad case named, the good case graded."""
+    import os
+
+    write_case(pytester.path, "good")
+    loop = write_case(pytester.path, "loop")
+    (loop / "repo" / "back").symlink_to(loop, target_is_directory=True)
+    fifo = write_case(pytester.path, "fifo")
+    (fifo / "case.toml").unlink()
+    os.mkfifo(fifo / "case.toml")
+    readme = write_case(pytester.path, "readme")
+    (readme / "README.md").unlink()
+    os.mkfifo(readme / "README.md")
+    long_id = "l" * 300
+    long_case = write_case(pytester.path, "long")
+    toml = (long_case / "case.toml").read_text()
+    (long_case / "case.toml").write_text(toml.replace('id = "long"', f'id = "{long_id}"'))
+    deep = write_case(pytester.path, "deep")
+    (deep / "case.toml").write_text(
+        toml.replace('id = "long"', 'id = "deep"') + "a." * 20_000 + "b = 1\n"
+    )
+    big = write_case(pytester.path, "big")
+    (big / "case.toml").write_text(toml.replace('id = "long"', 'id = "big"\ntitle = ' + "9" * 5000))
+    utf16 = write_case(pytester.path, "utf16")
+    (utf16 / "case.toml").write_bytes(toml.replace('id = "long"', 'id = "utf16"').encode("utf-16"))
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases", "-k", "error_types", "--run-dir", str(run), "-p", "no:randomly", timeout=300
+    )
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out
+    for name in ("fifo/case.toml", "readme", "deep/case.toml", "big/case.toml", "utf16/case.toml"):
+        assert f"cases/{name}" in out, name
+    assert "not a regular file" in out and "UTF-16" in out
+    graded = {row["case"]: row["outcome"] for row in _rows(run)}
+    assert graded["good"] == "passed" and graded["loop"] == "passed"
+    assert graded[long_id] == "passed"  # a long id gets a short, distinct artifact folder
