@@ -122,3 +122,20 @@ def test_hostile_research_metadata_is_named(
         return
     assert load.cases == []
     assert any(str(path) in problem.file for problem in load.problems), load.problems
+
+
+def test_an_instance_folder_of_240_characters_gets_a_short_artifact_folder(
+    attempt, tmp_path: Path
+) -> None:
+    from pytest_enconda.records import CaseDir
+
+    root = enconda(tmp_path / "d")
+    long = root / "instances" / "error_gen_o_r" / ("o_r_error_readme_" + "9" * 223)
+    (root / "instances" / "error_gen_o_r" / "o_r_error_readme_2").rename(long)
+    assert len(long.name) == 240
+    load, _ = attempt("EnConda-Bench dataset", lambda: load_dataset(root), ())
+    assert len(load.cases) == 2
+    for case in load.cases:
+        folder = CaseDir(tmp_path / "run", case.id).root
+        folder.mkdir(parents=True)  # the file system takes the name
+        assert len(folder.name.encode()) <= 255

@@ -136,9 +136,12 @@ def make_special(path: Path, kind: str, canary: Path) -> None:
         path.symlink_to(canary)
     elif kind == "link to /dev/zero":
         path.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with path.open("wb") as handle:
+            handle.truncate(1 << 30)  # a sparse 1 GiB file: past the 16 MiB bound
 
 
-SPECIALS = ["fifo", "link to a host file", "link to /dev/zero"]
+SPECIALS = ["fifo", "link to a host file", "link to /dev/zero", "huge"]
 
 
 @pytest.mark.parametrize("special", SPECIALS)
@@ -151,7 +154,8 @@ def test_special_files_in_an_enconda_output_cost_their_case(
     _, error = replay(ReplayAgent(tmp_path / "out"), bad, attempt, "replay folder")
     assert isinstance(error, UnreadablePrediction)
     assert f"error_readme_1{name}" in str(error)
-    assert "symbolic link" in str(error) or "not a regular file" in str(error)
+    reasons = ("symbolic link", "not a regular file", "larger than allowed")
+    assert any(reason in str(error) for reason in reasons), error
 
 
 @pytest.mark.parametrize("special", SPECIALS)
@@ -167,6 +171,7 @@ def test_special_processing_records_are_a_warning(
     assert error is None and outcome.setup_script == "pip install .\n"
     (warning,) = agent.input_warnings()
     assert warning.startswith(f"{records}: cannot read")
+    assert "larger than allowed" in warning or special != "huge"
 
 
 @pytest.mark.parametrize("special", SPECIALS)
