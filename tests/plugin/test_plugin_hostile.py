@@ -280,3 +280,19 @@ def test_hostile_case_folders_beside_a_good_one_cost_only_themselves(
     graded = {row["case"]: row["outcome"] for row in _rows(run)}
     assert graded["good"] == "passed" and graded["loop"] == "passed"
     assert graded[long_id] == "passed"  # a long id gets a short, distinct artifact folder
+
+
+def test_resume_warns_of_the_result_lines_it_dropped(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "one")
+    run = pytester.path / "run"
+    pytester.runpytest("cases", "-k", "error_types", "--run-dir", str(run)).assert_outcomes(
+        passed=1
+    )
+    with (run / "results.jsonl").open("ab") as handle:
+        handle.write(b"{torn\n\xff\xfe\n")
+    result = pytester.runpytest("cases", "-k", "error_types", "--resume", str(run))
+    result.assert_outcomes(passed=1)
+    assert "input read past (warnings)" in result.stdout.str()
+    warnings = json.loads((run / "input_warnings.json").read_text())["warnings"]
+    assert [w.split(": ")[0] for w in warnings] == [f"{run / 'results.jsonl'}:{n}" for n in (2, 3)]
+    assert all("--resume dropped the line" in w for w in warnings)
