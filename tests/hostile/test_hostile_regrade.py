@@ -45,7 +45,9 @@ def test_regrade_of_an_edited_run_names_what_it_refused(
     attempt, hostile_run: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "regraded"
-    (folder, _summary, kept), _ = attempt("regrade run", lambda: regrade(hostile_run, out=out), ())
+    (folder, _summary, kept), _ = attempt(
+        "regrade run", lambda: regrade(hostile_run, out=out), (), attempt.whole_run
+    )
     notes = "\n".join(kept)
     for refused in ("alpha-e4/execution/setup.log", "beta-e1-e7/execution/test.log", "gamma-e6"):
         assert f"{refused}: not copied (a link or special file)" in notes
@@ -73,7 +75,9 @@ def test_a_bad_case_json_costs_only_its_case_in_a_regrade(
     bad = CaseDir(run, "alpha-e4").facts
     bad.write_bytes(data)
     out = tmp_path / "regraded"
-    (_folder, summary, kept), _ = attempt("regrade run", lambda: regrade(run, out=out), ())
+    (_folder, summary, kept), _ = attempt(
+        "regrade run", lambda: regrade(run, out=out), (), attempt.whole_run
+    )
     (note,) = [note for note in kept if note.startswith("alpha-e4")]
     assert "kept as graded" in note and "case.json" in note
     assert summary["case_set"]["cases"] == 3 or summary  # the other cases were regraded
@@ -138,6 +142,8 @@ def test_any_json_in_one_case_record_costs_only_that_case(
     run = root / "run"
     shutil.copytree(built_run, run)
     RECORDS[name](CaseDir(run, "alpha-e4")).write_text(json.dumps(value))
-    (folder, _summary, _kept), _ = attempt("regrade run", lambda: regrade(run, out=root / "o"), ())
+    (folder, _summary, _kept), _ = attempt(
+        "regrade run", lambda: regrade(run, out=root / "o"), (), attempt.whole_run
+    )
     html = (folder / "report.html").read_text()
     assert "beta-e1-e7" in html and "gamma-e6" in html

@@ -11,7 +11,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CANARY
 from pytest_enconda import records
 from pytest_enconda.artifacts import ArtifactError
 from pytest_enconda.records import ResultRow, RunDir
@@ -251,7 +250,8 @@ def test_memory_build_reads_no_link_and_waits_on_no_fifo(
     if special.endswith("trajectory"):
         (problem,) = report.problems
         assert str(bad / "agent" / "trajectory.jsonl") in problem
-    assert CANARY not in (tmp_path / "memory.db").read_bytes().decode("latin-1")
+    stored = (tmp_path / "memory.db").read_bytes().decode("latin-1")
+    assert canary.read_text().strip() not in stored
 
 
 @pytest.mark.parametrize("special", ["huge", "fifo", "link"])
