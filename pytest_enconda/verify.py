@@ -37,6 +37,7 @@ from .cases.sidecar import (
     TestRun,
     now,
     read_sidecar,
+    timing_tag,
     write_sidecar,
 )
 from .cases.test_commands import discover_test_command, recipe_script, test_tools
@@ -319,7 +320,7 @@ def _attempt(
 ) -> bool:
     """Set up once, snapshot, run the tests twice in fresh containers; True when verified."""
     options = ctx.options
-    tag = re.sub(r"[^a-z0-9]+", "-", label.lower())
+    tag = timing_tag(label)
     case_id = f"verify/{record.repository}"
     phase = time.monotonic()
     snapshot = None

@@ -47,6 +47,26 @@ def _tail(text: str, limit: int = 4000) -> str:
     return text if len(text) <= limit else "…" + text[-limit:]
 
 
+def setup_budget_problem(case: Case, scale: float = 1.0) -> str | None:
+    """Why the case's setup budget cannot be met, when the golden setup is known to take
+    longer: the reference setup's duration when it was verified. A correct script would time
+    out, so the case is mislabelled, and its execution item a harness error, not the agent's
+    failure."""
+    reference = case.reference
+    if reference is None or not reference.verified or reference.setup_seconds is None:
+        return None
+    budget = case.spec.budgets.setup_seconds * scale
+    if budget >= reference.setup_seconds:
+        return None
+    return (
+        f"{case.id}: budgets.setup_seconds ({budget:g} s"
+        + (f", scaled by --budget-scale {scale:g}" if scale != 1 else "")
+        + f") is shorter than the reference setup took when verified "
+        f"({reference.setup_seconds:g} s, {reference.sidecar or 'the verification sidecar'}): "
+        "a correct setup would time out; raise the budget or --budget-scale"
+    )
+
+
 def run_execution(
     backend: Backend | Sandbox,
     image: str,
@@ -66,9 +86,13 @@ def run_execution(
     """
     from ..backends import as_backend
     from ..backends.base import started as box_of
+    from ..errors import HarnessError
     from .junit import JUNIT_PATH, run_tests_command
     from .shell import in_setup_env, setup_command
 
+    problem = setup_budget_problem(case, scale)
+    if problem is not None:
+        raise HarnessError(problem)
     started = time.monotonic()
     budgets = case.spec.budgets
     record = ExecutionRecord(case_id=case.id, image=image)

@@ -15,7 +15,7 @@ from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
 from ..grading.diagnosis import DiagnosisGrade
 from ..grading.judges.base import JudgeStats
-from ..records import CaseDir, Results, RunDir, case_efficiency
+from ..records import CaseDir, Results, RunDir, case_efficiency, read_json_file
 from .tables import render_markdown
 
 
@@ -171,7 +171,9 @@ def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
         numbers: dict[str, Any] = {}
         if path.is_file():
             try:
-                numbers = json.loads(path.read_text(encoding="utf-8")).get("numbers") or {}
+                # Bounded and never behind a link: a run directory is input (regrade, resume).
+                data = read_json_file(path, root=run_dir)
+                numbers = (data.get("numbers") if isinstance(data, dict) else None) or {}
             except (OSError, ValueError):
                 numbers = {}
         if stage == "C4" and numbers.get("mode") == "cpu-gloo":
