@@ -87,6 +87,10 @@ class AspectContext:
     def diagnosis_grade(self) -> Any:
         return self._pipeline.diagnosis_grade(self.case)
 
+    def check_setup_budget(self) -> None:
+        """A setup budget the golden setup cannot meet is a harness error (the case's)."""
+        self._pipeline.check_setup_budget(self.case)
+
     def missing_output(self) -> ItemVerdict | None:
         """A contract file the agent did not leave (or left malformed) fails what it feeds."""
         from .grading.verdict import ItemVerdict
@@ -119,6 +123,8 @@ def _grade_execution(ctx: AspectContext) -> ItemVerdict:
     if reference is not None and not reference.verified:
         # Imported data without a verified PASS set: Pass@1 has nothing to compare against.
         return ItemVerdict(outcome="skipped", message=f"no verified reference: {reference.reason}")
+    if not ctx.existing_environment:
+        ctx.check_setup_budget()
     missing = ctx.missing_output()
     if missing is not None:
         return missing

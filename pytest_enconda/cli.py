@@ -217,6 +217,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             repo_mirror=Path(args.repo_mirror) if args.repo_mirror else None,
             workers=args.n,
             setup_seconds=args.setup_timeout,
+            agent_setup_seconds=args.agent_setup_timeout,
             test_seconds=args.test_timeout,
             min_pass_share=args.min_pass_share,
             only=tuple(args.repo or ()),
@@ -401,6 +402,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=2400,
         help="seconds per reference setup (default 2400: a large install on a loaded machine)",
+    )
+    verify.add_argument(
+        "--agent-setup-timeout",
+        type=float,
+        default=900,
+        help="seconds for the agent's setup on the original README when the recipe follows it "
+        "(default 900: READMEs that start a server in the foreground never end)",
     )
     verify.add_argument(
         "--min-pass-share",

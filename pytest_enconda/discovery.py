@@ -51,6 +51,18 @@ def is_case_file(path: Path) -> bool:
     return not parsed or "suite" in parsed or "repository" in parsed
 
 
+def is_special_case_file(path: Path) -> bool:
+    """A ``case.toml`` that is there but is no regular file (a FIFO, a device, a link to one,
+    a dangling link): pytest passes such entries over without a word, so the plugin collects
+    them itself and its reader refuses each by name."""
+    try:
+        if not (path.is_symlink() or path.exists()):
+            return False
+        return not (path.is_file() or path.is_dir())
+    except OSError:
+        return True
+
+
 def is_link_loop(path: Path) -> bool:
     """A folder link to a folder that holds it: walking it never ends."""
     if not path.is_symlink():
@@ -72,7 +84,9 @@ def is_dataset_dir(path: Path) -> bool:
 
 def is_research_dataset_dir(path: Path) -> bool:
     """ResearchEnvBench's released metadata: ``manifest.json`` beside the applicability table."""
-    return (path / RESEARCH_MANIFEST).is_file() and (path / RESEARCH_CATEGORIES).is_file()
+    # exists(), not is_file(): a FIFO or a device there is the importer's to refuse by name,
+    # not a reason to treat the folder as something else and say nothing.
+    return (path / RESEARCH_MANIFEST).exists() and (path / RESEARCH_CATEGORIES).exists()
 
 
 def _case_files(root: Path) -> list[Path]:

@@ -10,7 +10,7 @@ import pytest
 
 from .aspects import ASPECTS, TASK_KINDS
 from .cases.loader import load_case
-from .discovery import is_research_dataset_dir
+from .discovery import CASE_FILE, is_research_dataset_dir
 from .errors import CaseFormatError, EncondaError, RunStopped
 from .state import session_of
 
@@ -239,6 +239,15 @@ class CaseFile(pytest.File):
         if isinstance(excinfo.value, CaseFormatError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
+
+
+class SpecialCaseDir(pytest.Dir):
+    """A folder whose ``case.toml`` is a FIFO, a device or a link to one: pytest's own folder
+    collector passes it over, so it is collected here and refused by name (not waited on)."""
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        yield from super().collect()
+        yield CaseFile.from_parent(self, path=self.path / CASE_FILE)
 
 
 class DatasetCase(pytest.Collector):

@@ -477,6 +477,15 @@ class CasePipeline:
 
         return self._once(case, "golden-timing", produce)
 
+    def check_setup_budget(self, case: Case) -> None:
+        """``HarnessError`` when the golden setup is known to take longer than the case's setup
+        budget: the case's fault, said before the agent runs or an image is built for it."""
+        from .probing.execution import setup_budget_problem
+
+        problem = setup_budget_problem(case, self.settings.budget_scale)
+        if problem is not None:
+            raise HarnessError(problem)
+
     def execution_record(self, case: Case) -> ExecutionRecord:
         from .probing.execution import ExecutionRecord, run_execution
 
@@ -485,6 +494,7 @@ class CasePipeline:
         def produce() -> ExecutionRecord:
             if paths.execution_record.is_file():
                 return read_model(paths.execution_record, ExecutionRecord)
+            self.check_setup_budget(case)
             outcome = self.agent_outcome(case)
             image = self.task_image(case)
             with harness_step(f"execution of {case.id}"):
@@ -601,8 +611,13 @@ class CasePipeline:
             setup = self.agent_outcome(case).setup_script
             trajectory = ""
             if paths.trajectory.is_file():
-                # The trajectory's tail holds the commands the agent ended with.
-                trajectory = paths.trajectory.read_text(errors="replace")[-2_000_000:]
+                # The trajectory's tail holds the commands the agent ended with; read as a
+                # tail, so a trajectory of gigabytes costs 2 MB.
+                try:
+                    tail = textio.read_tail(paths.trajectory, 2_000_000)
+                except (OSError, ValueError):
+                    tail = b""
+                trajectory = tail.decode("utf-8", errors="replace")
             found = candidates(self.self_report(case), setup, trajectory)
             with harness_step(f"finding the graded interpreter of {case.id}"):
                 graded = resolve(environment or self.environment(case), found)

@@ -140,6 +140,10 @@ def pytest_collect_directory(path: Path, parent: pytest.Collector) -> pytest.Col
         from .items import Dataset
 
         return Dataset.from_parent(parent, path=path)
+    if discovery.is_special_case_file(path / discovery.CASE_FILE):
+        from .items import SpecialCaseDir
+
+        return SpecialCaseDir.from_parent(parent, path=path)
     return None
 
 

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -226,13 +228,48 @@ class RunDir:
         return self.root / "import_problems.json"
 
     @property
+    def input_warnings(self) -> Path:
+        """Input the run read past (replay records naming no case, result lines ``--resume``
+        dropped): ``[{"file", "reason"}]``, also shown in the terminal summary."""
+        return self.root / "input_warnings.json"
+
+    @property
     def cases_dir(self) -> Path:
         return self.root / "cases"
+
+    def foreign_entries(self, limit: int = 10) -> list[str]:
+        """Links and special files in the run directory (the first ``limit``, each with what it
+        is). The harness writes neither, so a run holding one was edited or made by someone
+        else: ``--resume`` would follow the link to a host file or hang on the FIFO. Walked
+        without following links and without opening anything."""
+        found: list[str] = []
+        for current, dirs, files in os.walk(self.root):
+            for name in [*dirs, *files]:
+                path = Path(current, name)
+                kind = _foreign_kind(path)
+                if kind is not None:
+                    found.append(f"{path} ({kind})")
+                    if len(found) >= limit:
+                        return found
+            dirs[:] = [name for name in dirs if not Path(current, name).is_symlink()]
+        return found
 
     @property
     def cost_ledger(self) -> Path:
         """Run-wide model spending shared by xdist workers (``--max-cost``)."""
         return self.root / "cost-ledger.json"
+
+
+def _foreign_kind(path: Path) -> str | None:
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return None
+    if stat.S_ISLNK(mode):
+        return "a symbolic link"
+    if stat.S_ISDIR(mode) or stat.S_ISREG(mode):
+        return None
+    return "a FIFO" if stat.S_ISFIFO(mode) else "not a regular file"
 
 
 # ----------------------------------------------------------------------------- bounded readers
@@ -480,6 +517,11 @@ def _number(value: Any) -> float | None:
     return value
 
 
+def _mapping(value: Any) -> Mapping[str, Any]:
+    """A record's object, or an empty one when it is anything else."""
+    return value if isinstance(value, Mapping) else {}
+
+
 def efficiency(
     outcome: Mapping[str, Any] | None,
     *,
@@ -497,19 +539,26 @@ def efficiency(
     the execution's setup step.
     """
     out: dict[str, float | None] = dict.fromkeys(EFFICIENCY_KEYS)
+    # Saved records of an edited run may hold anything: a value of the wrong type counts as
+    # absent (0 or None), never as a crash of the summary.
+    outcome, state, execution = _mapping(outcome), _mapping(state), _mapping(execution)
+    facts = _mapping(facts)
     if outcome:
-        usage = outcome.get("usage") or {}
-        ready = float(outcome.get("wall_time") or 0.0)
+        usage = _mapping(outcome.get("usage"))
+        ready = _number(outcome.get("wall_time")) or 0.0
         if state and state.get("source") == "setup-script":
-            ready += float(state.get("setup_seconds") or 0.0)
+            ready += _number(state.get("setup_seconds")) or 0.0
         else:
-            for step in (execution or {}).get("steps") or []:
-                if step.get("name") == "setup":
-                    ready += float(step.get("duration") or 0.0)
-        out["time_to_ready_s"] = round(ready, 3)
-        out["tokens"] = int(usage.get("total_tokens") or 0)
+            steps = execution.get("steps")
+            for step in steps if isinstance(steps, list) else []:
+                if isinstance(step, Mapping) and step.get("name") == "setup":
+                    ready += _number(step.get("duration")) or 0.0
+        out["time_to_ready_s"] = round(ready, 3) if math.isfinite(ready) else None
+        tokens = _number(usage.get("total_tokens")) or 0
+        out["tokens"] = int(tokens) if math.isfinite(tokens) else None
         # A cost with unpriced calls in it is a lower bound, not the cost: unknown.
-        out["cost_usd"] = None if usage.get("cost_unknown") else float(usage.get("cost_usd") or 0)
+        cost = _number(usage.get("cost_usd")) or 0.0
+        out["cost_usd"] = None if usage.get("cost_unknown") else float(cost)
     if state:
         out["env_size_bytes"] = _number(state.get("writable_bytes"))
     if facts:
@@ -522,7 +571,7 @@ def recorded_facts(stages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     they gave is recorded in the numbers of the pyramid stages that measured it (C0, C5)."""
     facts: dict[str, Any] = {}
     for stage in stages:
-        numbers = stage.get("numbers") or {}
+        numbers = _mapping(stage).get("numbers") or {}
         if isinstance(numbers, Mapping) and _number(numbers.get("prefix_bytes")) is not None:
             facts.setdefault("prefix_bytes", numbers["prefix_bytes"])
     return facts

@@ -75,6 +75,8 @@ class EncondaSession:
         self._results_loaded = False
         self._durations: dict[str, float] = {}
         self.import_problems: list[tuple[str, str]] = []
+        # Input read past without costing a case (``file:line: reason``): reported, not fatal.
+        self.input_warnings: list[str] = []
         self._case_sources: dict[str, str] = {}
         self.summary: dict[str, Any] | None = None
         self._last_echo = 0.0
@@ -191,6 +193,7 @@ class EncondaSession:
             for problem in read.problems:
                 # Resume rewrites the file below: say what it leaves out, line by line.
                 self.progress(f"{problem}: unreadable result line dropped")
+                self.input_warnings.append(f"{problem} (--resume dropped the line)")
             self._results.update(read.rows)
             self._rewrite_results()
 
@@ -296,6 +299,21 @@ class EncondaSession:
         except (ValueError, TypeError, KeyError) as exc:  # an edited run directory
             self.progress(f"{path}: unreadable, its import problems are not reported: {exc!r}")
 
+    def _record_input_warnings(self) -> None:
+        """The replayed predictions' records that name no case or cannot be read (each is a
+        warning even when every case found its own), with what ``--resume`` dropped: in the
+        run directory and, by ``write_terminal_summary``, on the terminal."""
+        if self.settings.agent == "replay" and self.settings.predictions:
+            try:
+                self.input_warnings.extend(self.pipeline.agent.input_warnings())
+            except Exception as exc:  # the summary is still written
+                self.input_warnings.append(f"{self.settings.predictions}: cannot be read: {exc}")
+        if self.input_warnings:
+            text = json.dumps({"warnings": self.input_warnings}, indent=2) + "\n"
+            atomic_write_text(self.run_paths.input_warnings, text)
+        else:
+            self.run_paths.input_warnings.unlink(missing_ok=True)
+
     def finish(self) -> None:
         """Every process removes its containers and saves its judge's stats; the controller
         then writes the summary."""
@@ -305,6 +323,7 @@ class EncondaSession:
         self._load_import_problems()
         if not self._results:
             return
+        self._record_input_warnings()
         self._rewrite_results()
         from .report.summary import grade_run
 

@@ -83,6 +83,15 @@ def check_run_dir(settings: EncondaSettings) -> None:
             f"{settings.run_dir} already holds a run: use --resume {settings.run_dir} "
             "to continue it, or another --run-dir"
         )
+    if settings.resume:
+        foreign = run.foreign_entries()
+        if foreign:
+            raise pytest.UsageError(
+                f"--resume {settings.run_dir}: a run directory this harness wrote holds no links "
+                "or special files, and these would be followed or hang the run: "
+                + "; ".join(foreign)
+                + " (remove them, or start a new run)"
+            )
     info = run.run_info
     if settings.resume and info.is_file():
         try:

@@ -105,6 +105,15 @@ def read_bounded(path: Path, limit: int, *, follow_links: bool = True) -> bytes:
     return data
 
 
+def read_tail(path: Path, limit: int) -> bytes:
+    """The last ``limit`` bytes of a regular file, never through a link as its last component:
+    a log or trajectory of any size costs ``limit`` bytes of memory."""
+    with open_regular(path, 1 << 62, follow_links=False) as handle:
+        size = os.fstat(handle.fileno()).st_size
+        handle.seek(max(0, size - limit))
+        return handle.read(limit)
+
+
 def read_within(root: Path, path: Path, limit: int) -> bytes:
     """``read_bounded`` of a file in an untrusted tree: no link on the way from ``root``."""
     link = link_within(root, path)

@@ -37,6 +37,7 @@ from .cases.sidecar import (
     TestRun,
     now,
     read_sidecar,
+    timing_tag,
     write_sidecar,
 )
 from .cases.test_commands import discover_test_command, recipe_script, test_tools
@@ -65,6 +66,11 @@ class VerifyOptions(BaseModel):
     # A torch-size install on a loaded machine takes more than 15 minutes: 900 s verified two
     # held-out repositories only on a second try with 2,400 s.
     setup_seconds: float = 2400
+    # The agent's attempt follows the repository's own README, which often ends by starting a
+    # server or a notebook in the foreground (pyftpdlib's `python -m pyftpdlib`): such a setup
+    # never exits and held a repository for the whole 2,400 s. The recipe, tried next, gets
+    # setup_seconds; with no recipe to fall back on, the agent gets setup_seconds too.
+    agent_setup_seconds: float = 900
     test_seconds: float = 900
     min_pass_share: float = MIN_PASS_SHARE
     base_image: str = "bookworm-py3.11"
@@ -120,20 +126,28 @@ def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sideca
     progress(f"verify: {len(todo)} repositories to verify, writing {options.out}")
     ctx = _Context(options, progress)
     ctx.sandbox.reap_orphans()
+    pool = ThreadPoolExecutor(max_workers=max(1, options.workers))
     try:
-        with ThreadPoolExecutor(max_workers=max(1, options.workers)) as pool:
-            futures = {
-                pool.submit(verify_repository, ctx, name, revision): name for name, revision in todo
-            }
-            for future in as_completed(futures):
-                record = future.result()
-                with ctx.lock:
-                    sidecar.repositories[record.repository] = record
-                    write_sidecar(options.out, sidecar)
-                word = "verified" if record.verified else f"unverified: {record.why_unverified}"
-                progress(f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)")
+        futures = {
+            pool.submit(verify_repository, ctx, name, revision): name for name, revision in todo
+        }
+        for future in as_completed(futures):
+            record = future.result()
+            with ctx.lock:
+                sidecar.repositories[record.repository] = record
+                write_sidecar(options.out, sidecar)
+            word = "verified" if record.verified else f"unverified: {record.why_unverified}"
+            progress(f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)")
+    except BaseException:
+        # Ctrl-C: the executor's own exit would wait for the running setups (up to 2,400 s
+        # each) and then start every queued repository. Queued ones are cancelled; removing the
+        # open containers ends the running ones' commands; the recorded ones stay in the sidecar.
+        pool.shutdown(wait=False, cancel_futures=True)
+        progress("verify: interrupted: queued repositories cancelled, containers removed")
+        raise
     finally:
         ctx.sandbox.close()
+    pool.shutdown(wait=True)
     return sidecar
 
 
@@ -294,6 +308,14 @@ class _NoScript(EncondaError):
     pass
 
 
+def setup_budget(options: VerifyOptions, label: str) -> float:
+    """Seconds a strategy's setup may take: the agent's attempt is bounded apart when the
+    recipe follows it."""
+    if label.startswith("agent:") and options.recipe_fallback:
+        return min(options.agent_setup_seconds, options.setup_seconds)
+    return options.setup_seconds
+
+
 def _attempt(
     ctx: _Context,
     record: RepoVerification,
@@ -305,7 +327,7 @@ def _attempt(
 ) -> bool:
     """Set up once, snapshot, run the tests twice in fresh containers; True when verified."""
     options = ctx.options
-    tag = re.sub(r"[^a-z0-9]+", "-", label.lower())
+    tag = timing_tag(label)
     case_id = f"verify/{record.repository}"
     phase = time.monotonic()
     snapshot = None
@@ -316,16 +338,17 @@ def _attempt(
             box.copy_in(script.encode(), SETUP_SCRIPT)
             step = f"{record.repository}: {label}: setup"
             ctx.progress(step)
-            with heartbeat(ctx.progress, step, options.setup_seconds):
+            budget = setup_budget(options, label)
+            with heartbeat(ctx.progress, step, budget):
                 setup = box.exec(
                     setup_command(SETUP_SCRIPT),
-                    timeout=options.setup_seconds,
+                    timeout=budget,
                     log_path=logs / f"{tag}-setup.log",
                 )
             record.timings[f"{tag}_setup_s"] = round(time.monotonic() - phase, 1)
             if setup.exit_code != 0:
                 why = (
-                    f"timed out after {options.setup_seconds:g} s"
+                    f"timed out after {budget:g} s"
                     if setup.timed_out
                     else f"exited with {setup.exit_code}"
                 )

@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..errors import ModelUnavailable
 from ..lazy import litellm
+from ..textio import read_bounded
 from .base import Step, TokenUsage
 
 # The provider's usual key variable, for a server given with --api-base (litellm reads these
@@ -188,7 +189,9 @@ class CostLedger:
 
     def _read(self) -> LedgerState:
         try:
-            return LedgerState.model_validate_json(self.path.read_text(encoding="utf-8"))
+            # The run directory's ledger: small, a regular file, never a link.
+            data = read_bounded(self.path, 1 << 20, follow_links=False)
+            return LedgerState.model_validate_json(data)
         except (OSError, ValueError):
             return LedgerState()
 

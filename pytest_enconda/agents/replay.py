@@ -26,13 +26,25 @@ A prediction that cannot be read at all (not UTF-8, UTF-16, invalid JSON, nested
 an object) is the harness's input problem, not the agent's answer: its case's items are *errors*
 (``UnreadablePrediction``) whose message names the file, the line and the reason. A record that
 names no case (a JSONL line without a readable ``case_id``) cannot be attributed: a case left
-without a prediction says so, and lists those records (``MissingPrediction``). Each bad record
-costs only its own case. A UTF-8 byte-order mark is accepted everywhere.
+without a prediction says so, and lists those records (``MissingPrediction``), and every such
+record is a warning of the run (``input_warnings``: the terminal summary and the run directory's
+``input_warnings.json``), whether or not a case misses it. Each bad record costs only its own case.
+A UTF-8 byte-order mark is accepted everywhere.
+
+A torn line (cut off mid-write, or otherwise unreadable) whose text still shows
+``"case_id": "<id>"`` is that case's record: as the later line it replaces an earlier record for
+the case like any other, so the case is an ``UnreadablePrediction`` naming both lines, and the
+older record is never graded in its place. A valid line after it replaces it in turn.
+
+Every file is read bounded and as a regular file only (a FIFO or ``/dev/zero`` is refused, not
+waited on); inside a predictions folder no symbolic link is followed (a link to a host file is
+refused, named, and costs only its case).
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import defaultdict
 from pathlib import Path
@@ -42,7 +54,7 @@ from pydantic import ValidationError
 
 from ..error_types import ERROR_TYPES
 from ..errors import HarnessError
-from ..textio import decode_utf8, parse_json, read_bounded
+from ..textio import decode_utf8, parse_json, read_bounded, read_within
 from .base import AgentOutcome, AgentTask, PredictedError, TokenUsage
 
 __all__ = ["MissingPrediction", "ReplayAgent", "UnreadablePrediction"]
@@ -87,20 +99,41 @@ class UnreadablePrediction(HarnessError):
         super().__init__(f"unreadable recorded prediction for case {case_id}: {failure}")
 
 
-def _read_bytes(path: Path) -> bytes:
-    return read_bounded(path, MAX_PREDICTION_BYTES)
+# The case a torn line still names: its ``"case_id": "..."`` pair, read from the raw text.
+_NAMED_CASE = re.compile(r'"case_id"\s*:\s*"((?:[^"\\\n]|\\.){1,1000})"')
 
 
-def _read_json(path: Path) -> Any:
+def _named_case(text: str) -> str | None:
+    """The case id a line that is not a readable record still shows, if it shows one."""
+    match = _NAMED_CASE.search(text)
+    if match is None:
+        return None
+    try:
+        case_id = json.loads(f'"{match.group(1)}"')
+    except ValueError:
+        return None
+    return case_id if isinstance(case_id, str) and case_id else None
+
+
+def _read_bytes(path: Path, root: Path | None = None) -> bytes:
+    """Bounded, a regular file only. The file ``--predictions`` names is the user's own and may
+    be a link; a file inside a predictions folder (``root``) is read only with no link on the
+    way down from it: the folder may come from anyone, and a link may point at any host file."""
+    if root is None:
+        return read_bounded(path, MAX_PREDICTION_BYTES)
+    return read_within(root, path, MAX_PREDICTION_BYTES)
+
+
+def _read_json(path: Path, root: Path | None = None) -> Any:
     """A whole JSON file; ``ValueError`` (or ``OSError``) with the reason otherwise."""
-    return parse_json(decode_utf8(_read_bytes(path)))
+    return parse_json(decode_utf8(_read_bytes(path, root)))
 
 
-def _jsonl_lines(path: Path) -> list[tuple[int, str | None, str]]:
-    """(line number, text or None, why not) of each non-blank line: a bad line costs only
-    itself, so lines are decoded one by one."""
+def _jsonl_lines(path: Path, root: Path | None = None) -> list[tuple[int, str | None, str, bytes]]:
+    """(line number, text or None, why not, the raw line) of each non-blank line: a bad line
+    costs only itself, so lines are decoded one by one."""
     lines = []
-    data = _read_bytes(path)
+    data = _read_bytes(path, root)
     if data.startswith((b"\xff\xfe", b"\xfe\xff")):
         raise ValueError("UTF-16 text; expected UTF-8")
     data = data.removeprefix(b"\xef\xbb\xbf")
@@ -108,10 +141,10 @@ def _jsonl_lines(path: Path) -> list[tuple[int, str | None, str]]:
         if not raw.strip():
             continue
         try:
-            lines.append((number, raw.decode("utf-8"), ""))
+            lines.append((number, raw.decode("utf-8"), "", raw))
         except UnicodeDecodeError as exc:
             reason = f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
-            lines.append((number, None, reason))
+            lines.append((number, None, reason, raw))
     return lines
 
 
@@ -196,6 +229,12 @@ class ReplayAgent:
             )
         return recorded.outcome.model_copy(update={"case_id": case.id}, deep=True)
 
+    def input_warnings(self) -> list[str]:
+        """What of the predictions could not be read or names no case (``file:line: reason``):
+        the run reports each, whether or not a case goes without a prediction for it."""
+        self._load()
+        return list(self.load_problems)
+
     def case_ids(self) -> set[str]:
         """Case ids of the JSONL records (EnConda folders are keyed by folder, not id)."""
         self._load()
@@ -222,10 +261,11 @@ class ReplayAgent:
             if self._loaded:
                 return
             path = self.predictions
-            if path.is_file():
-                self._load_jsonl(path)
-            elif path.is_dir():
+            if path.is_dir():
                 self._load_dir(path)
+            elif path.exists():
+                # A FIFO or a device is refused by the reader with its reason, not waited on.
+                self._load_jsonl(path)
             else:
                 self.load_problems.append(f"{path}: no such file or directory")
             self._loaded = True
@@ -234,10 +274,11 @@ class ReplayAgent:
         outcomes = sorted(path.glob("cases/*/agent/outcome.json"))
         if outcomes:
             for file in outcomes:
-                self._load_outcome_json(file)
+                self._load_outcome_json(file, path)
             return
         results = path / "results" if (path / "results").is_dir() else path
-        records = self._read_processing_records(results.parent / RECORDS_FILE)
+        # Beside results/ (the folder given may be results/ itself).
+        records = self._read_processing_records(results.parent / RECORDS_FILE, results.parent)
         found = False
         for file in sorted(results.glob(f"*/*{ERRORS_SUFFIX}")) + sorted(
             results.glob(f"*{ERRORS_SUFFIX}")
@@ -252,7 +293,7 @@ class ReplayAgent:
         for file in jsonl:
             if file.name != RECORDS_FILE:
                 found = True
-                self._load_jsonl(file)
+                self._load_jsonl(file, path)
         self._add_failed_records(records)
         if not found and not records:
             self.load_problems.append(
@@ -262,31 +303,49 @@ class ReplayAgent:
 
     # --- our own outcomes
 
-    def _load_jsonl(self, path: Path) -> None:
+    def _load_jsonl(self, path: Path, root: Path | None = None) -> None:
         try:
-            lines = _jsonl_lines(path)
+            lines = _jsonl_lines(path, root)
         except (OSError, ValueError) as exc:
             self.load_problems.append(f"{path}: cannot read: {exc}")
             return
-        for number, line, reason in lines:
+        for number, line, reason, raw in lines:
+            where = f"{path}:{number}"
             if line is None:
-                self.load_problems.append(f"{path}:{number}: {reason}")
+                self._unreadable_record(where, reason, raw.decode("utf-8", errors="replace"))
             else:
-                self._add_outcome_record(line, f"{path}:{number}")
+                self._add_outcome_record(line, where)
 
-    def _load_outcome_json(self, path: Path) -> None:
+    def _load_outcome_json(self, path: Path, root: Path) -> None:
         try:
-            text = decode_utf8(_read_bytes(path))
+            text = decode_utf8(_read_bytes(path, root))
         except (OSError, ValueError) as exc:
             self.load_problems.append(f"{path}: cannot read: {exc}")
             return
         self._add_outcome_record(text, str(path))
 
+    def _unreadable_record(self, where: str, reason: str, text: str) -> None:
+        """A record that cannot be read: its case's, when its text still names one (a torn
+        line replaces an earlier record as any later line does, and its case is an error
+        instead of a silent grade of the older record); otherwise a load problem."""
+        case_id = _named_case(text)
+        if case_id is None:
+            self.load_problems.append(f"{where}: {reason}")
+            return
+        failure = f"{where}: {reason}"
+        previous = self._by_case_id.get(case_id)
+        if previous is not None:
+            failure += (
+                f"; it is this case's later record, so the earlier one ({previous.source}) "
+                "is not graded in its place"
+            )
+        self._by_case_id[case_id] = _Recorded(None, where, failure, unreadable=True)
+
     def _add_outcome_record(self, text: str, where: str) -> None:
         try:
             data = parse_json(text)
         except ValueError as exc:
-            self.load_problems.append(f"{where}: {exc}")
+            self._unreadable_record(where, str(exc), text)
             return
         if not isinstance(data, dict):
             self.load_problems.append(
@@ -342,17 +401,19 @@ class ReplayAgent:
 
     # --- EnConda-Bench's results
 
-    def _read_processing_records(self, path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    def _read_processing_records(
+        self, path: Path, root: Path
+    ) -> dict[tuple[str, str], dict[str, Any]]:
         """(repo_name, readme_name) → the last record; unreadable lines are load problems."""
         records: dict[tuple[str, str], dict[str, Any]] = {}
-        if not path.is_file():
+        if not (path.is_symlink() or path.exists()):
             return records
         try:
-            lines = _jsonl_lines(path)
+            lines = _jsonl_lines(path, root)
         except (OSError, ValueError) as exc:
             self.load_problems.append(f"{path}: cannot read: {exc}")
             return records
-        for number, line, reason in lines:
+        for number, line, reason, _raw in lines:
             where = f"{path}:{number}"
             try:
                 record = parse_json(line) if line is not None else None
@@ -403,7 +464,7 @@ class ReplayAgent:
                 "matched by instance name alone"
             )
         try:
-            data = _read_json(file)
+            data = _read_json(file, results)
         except (OSError, ValueError) as exc:
             self._register_file(file, results, f"cannot read {file}: {exc}")
             return
@@ -423,11 +484,13 @@ class ReplayAgent:
         if setup.is_symlink() or setup.exists():
             try:
                 # Never through a link: the script would be read into artifacts and run as the
-                # agent's setup. Bounded: a 1 GiB script is not a prediction.
-                data = read_bounded(setup, MAX_PREDICTION_BYTES, follow_links=False)
+                # agent's setup. Bounded: a 1 GiB script is not a prediction. One that is there
+                # and cannot be read is the input's problem, not an empty answer of the agent's.
+                data = _read_bytes(setup, results)
                 script = data.decode("utf-8", errors="replace")
             except (OSError, ValueError) as exc:
-                problems.append(f"{setup}: cannot read: {exc}")
+                self._register_file(file, results, f"cannot read {setup}: {exc}")
+                return
         elif isinstance(data.get("shell_script"), str):
             script = data["shell_script"]
         else:

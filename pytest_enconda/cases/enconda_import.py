@@ -295,6 +295,7 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
                 test_requirements=tuple(record.test_requirements),
                 pass_set=frozenset(record.pass_set),
                 sidecar=str(path),
+                setup_seconds=record.reference_setup_seconds,
             )
             spec = case.spec.model_copy(update={"test_command": record.test_command})
             out.append(
@@ -321,7 +322,8 @@ def _natural_key(name: str) -> list[Any]:
 def _find_up(start: Path, name: str, levels: int) -> Path | None:
     folder = start
     for _ in range(levels):
-        if (folder / name).is_file():
+        # exists(): a FIFO or device there is refused by its reader, named, not passed over.
+        if (folder / name).exists() and not (folder / name).is_dir():
             return folder / name
         folder = folder.parent
     return None
@@ -344,7 +346,8 @@ def _layout(root: Path, report: ImportReport) -> tuple[list[Path], str | None, P
         report.problem(root, "not a directory")
         return None
     if (root / INSTANCES).is_dir():
-        repo_info = root / REPO_INFO if (root / REPO_INFO).is_file() else None
+        info = root / REPO_INFO
+        repo_info = info if info.exists() and not info.is_dir() else None
         return _repo_dirs(root / INSTANCES), None, repo_info
     if root.name.startswith(REPO_PREFIX) and not _is_instance(root):
         return [root], None, _find_up(root.parent, REPO_INFO, 2)
@@ -599,7 +602,9 @@ def _pick_files(
         with os.scandir(instance_dir) as entries:
             files = {}
             for entry in entries:
-                if entry.is_file():
+                # Not only regular files: a FIFO or device README is refused by its reader,
+                # named, instead of passed over as if the folder had none.
+                if not entry.is_dir():
                     files[entry.name] = Path(entry.path)
                     roots.saw(entry)
     except OSError as exc:

@@ -251,6 +251,11 @@ class ExecutionReference(BaseModel):
     test_requirements: tuple[str, ...] = ()
     pass_set: frozenset[str] = frozenset()
     sidecar: str = Field(default="", description="the sidecar file it came from")
+    setup_seconds: float | None = Field(
+        default=None,
+        description="how long the reference setup took when it was verified (the sidecar's "
+        "timings); a case whose setup budget is shorter cannot be passed in time",
+    )
 
 
 class Case(BaseModel):

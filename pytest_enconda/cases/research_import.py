@@ -27,14 +27,15 @@ Decisions, from the 44 repositories of the released data:
 from __future__ import annotations
 
 import csv
-import json
 import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from .. import textio
 from .enconda_import import DatasetLoad, ImportReport
+from .loader import MAX_FILE_BYTES
 from .models import README_FROM_REPOSITORY, Case, CaseSpec, RepoSource, ResearchSpec
 
 __all__ = ["CATEGORIES_FILE", "MANIFEST_FILE", "README_FROM_REPOSITORY", "load_research_dataset"]
@@ -139,13 +140,26 @@ def load_research_dataset(root: Path) -> DatasetLoad:
     return load
 
 
+def _read(path: Path) -> str:
+    """The file's text: bounded, a regular file (a FIFO or ``/dev/zero`` is refused, not read),
+    and when it is a link, one that stays inside the dataset's folder."""
+    try:
+        root = path.parent.resolve()
+        target = path.resolve()
+    except (OSError, RuntimeError) as exc:  # a link loop
+        raise ValueError(f"cannot be resolved: {exc}") from None
+    if target.parent != root and root not in target.parents:
+        raise ValueError(f"resolves to {target}, outside the dataset's folder {root}")
+    return textio.read_text(path, MAX_FILE_BYTES)
+
+
 def _read_manifest(path: Path, report: ImportReport) -> list[_ManifestRepo] | None:
     try:
-        data = json.loads(path.read_bytes().decode("utf-8-sig"))
+        data = textio.parse_json(_read(path))
     except FileNotFoundError:
         report.problem(path, "missing: a ResearchEnvBench folder holds manifest.json")
         return None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         report.problem(path, f"expected a JSON object: {exc}")
         return None
     try:
@@ -164,13 +178,21 @@ def _read_manifest(path: Path, report: ImportReport) -> list[_ManifestRepo] | No
 
 def _read_categories(path: Path, report: ImportReport) -> dict[str, _CategoryRow] | None:
     try:
-        text = path.read_bytes().decode("utf-8-sig")
+        text = _read(path)
     except FileNotFoundError:
         report.problem(path, f"missing: a ResearchEnvBench folder holds {CATEGORIES_FILE}")
         return None
-    except (OSError, UnicodeDecodeError) as exc:
+    except (OSError, ValueError) as exc:
         report.problem(path, f"cannot read: {exc}")
         return None
+    try:
+        return _category_rows(path, text, report)
+    except csv.Error as exc:  # a field past the csv module's limit, a NUL byte
+        report.problem(path, f"not a readable CSV table: {exc}")
+        return None
+
+
+def _category_rows(path: Path, text: str, report: ImportReport) -> dict[str, _CategoryRow] | None:
     reader = csv.DictReader(text.splitlines())
     needed = set(_CategoryRow.model_fields) - {"git_link", "category"}
     absent = needed - set(reader.fieldnames or [])

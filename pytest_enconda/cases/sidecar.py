@@ -7,7 +7,9 @@ holds data only: commands, scripts, test ids and timings, never repository code.
 
 from __future__ import annotations
 
+import math
 import os
+import re
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
@@ -58,6 +60,11 @@ class TestRun(BaseModel):
     errors: int = 0
     skipped: int = 0
     report: bool = Field(default=True, description="whether the runner wrote its JUnit report")
+
+
+def timing_tag(label: str) -> str:
+    """A strategy's label as its timings' keys spell it (``agent:readme`` → ``agent-readme``)."""
+    return re.sub(r"[^a-z0-9]+", "-", label.lower())
 
 
 class RepoVerification(BaseModel):
@@ -131,6 +138,13 @@ class RepoVerification(BaseModel):
         threshold = MIN_PASS_SHARE if self.min_pass_share is None else self.min_pass_share
         share = self.share
         return share is not None and share < threshold
+
+    @property
+    def reference_setup_seconds(self) -> float | None:
+        """How long the reference's setup took (``timings["<source>_setup_s"]``), if recorded."""
+        tag = timing_tag(self.reference_source)
+        seconds = self.timings.get(f"{tag}_setup_s") if tag else None
+        return seconds if seconds is not None and math.isfinite(seconds) else None
 
     @property
     def verified(self) -> bool:

@@ -3,7 +3,6 @@ trajectory files), into one memory file."""
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -35,6 +34,7 @@ class Source:
     agent: str = ""
     model: str = ""
     repository: str = ""
+    root: Path | None = None  # the run directory it lies in: no link below it is followed
 
 
 def repository_of(case_id: str, case_json: dict[str, Any] | None) -> str:
@@ -51,10 +51,13 @@ def repository_of(case_id: str, case_json: dict[str, Any] | None) -> str:
     return re.sub(r"(-e\d+)+$", "", case_id.split("/")[-1]) or case_id
 
 
-def _json(path: Path) -> dict[str, Any] | None:
+def _json(path: Path, root: Path) -> dict[str, Any] | None:
+    """A run directory's record, or None: bounded, regular, and not behind a link."""
+    from ..records import MAX_RECORD_BYTES, read_json_file
+
     try:
-        value = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        value = read_json_file(path, limit=MAX_RECORD_BYTES, root=root)
+    except ValueError:  # ArtifactError: absent, linked, special, oversized or not JSON
         return None
     return value if isinstance(value, dict) else None
 
@@ -71,20 +74,24 @@ def sources(paths: Sequence[Path]) -> list[Source]:
             continue
         run = RunDir(path)
         if run.cases_dir.is_dir():
-            for folder in sorted(p for p in run.cases_dir.iterdir() if p.is_dir()):
-                case_json = _json(folder / "case.json")
+            # A linked case folder may lead anywhere on the host: not walked into.
+            folders = (p for p in run.cases_dir.iterdir() if p.is_dir() and not p.is_symlink())
+            for folder in sorted(folders):
+                case_json = _json(folder / "case.json", path)
                 case_id = str((case_json or {}).get("case_id") or folder.name)
                 case = run.case(case_id)
-                if not case.trajectory.is_file():
+                trajectory = case.trajectory
+                # A link or FIFO there is listed, and refused by name when read.
+                if not (trajectory.is_symlink() or trajectory.exists()):
                     continue
-                outcome = _json(case.agent_outcome) or {}
+                outcome = _json(case.agent_outcome, path) or {}
                 found.append(Source(case.trajectory, case_id, str(path),
                                     str(outcome.get("agent") or ""),
                                     str(outcome.get("model") or ""),
-                                    repository_of(case_id, case_json)))  # fmt: skip
+                                    repository_of(case_id, case_json), root=path))  # fmt: skip
         for traj in sorted(path.rglob("*.traj.json")):
             found.append(Source(traj, traj.name.removesuffix(".traj.json"), str(path),
-                                "mini-swe-agent"))  # fmt: skip
+                                "mini-swe-agent", root=path))  # fmt: skip
     return found
 
 
@@ -101,7 +108,7 @@ def build(
         for source in sources(paths):
             report.trajectories += 1
             try:
-                trace = read_trace(source.trajectory)
+                trace = read_trace(source.trajectory, source.root)
             except (OSError, ValueError) as exc:
                 report.problems.append(f"{source.trajectory}: {exc}")
                 continue

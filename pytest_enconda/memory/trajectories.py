@@ -33,11 +33,17 @@ class Trace:
     model: str = ""
 
 
-def read_trace(path: Path) -> Trace:
-    """The steps of the trajectory in ``path``; ``ValueError`` if its format is not known."""
-    if path.stat().st_size > MAX_BYTES:
-        raise ValueError(f"{path}: larger than {MAX_BYTES >> 20} MiB")
-    text = path.read_text(encoding="utf-8", errors="replace")
+def read_trace(path: Path, root: Path | None = None) -> Trace:
+    """The steps of the trajectory in ``path``; ``ValueError`` if its format is not known, or
+    the file is not a regular file (a FIFO would hang the build), is larger than ``MAX_BYTES``,
+    or, inside a run directory ``root``, lies behind a link (a run may come from anyone)."""
+    from ..textio import read_bounded, read_within
+
+    try:
+        data = read_within(root, path, MAX_BYTES) if root else read_bounded(path, MAX_BYTES)
+    except ValueError as exc:
+        raise ValueError(f"{path}: {exc}") from None
+    text = data.decode("utf-8", errors="replace")
     stripped = text.lstrip()
     if stripped.startswith("{") and '"messages"' in text:
         try:

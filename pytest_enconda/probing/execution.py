@@ -135,6 +135,26 @@ def calibrated_budgets(
     return out
 
 
+def setup_budget_problem(case: Case, scale: float = 1.0) -> str | None:
+    """Why the case's setup budget cannot be met, when the golden setup is known to take
+    longer: the reference setup's duration when it was verified. A correct script would time
+    out, so the case is mislabelled, and its execution item a harness error, not the agent's
+    failure."""
+    reference = case.reference
+    if reference is None or not reference.verified or reference.setup_seconds is None:
+        return None
+    budget = case.spec.budgets.setup_seconds * scale
+    if budget >= reference.setup_seconds:
+        return None
+    return (
+        f"{case.id}: budgets.setup_seconds ({budget:g} s"
+        + (f", scaled by --budget-scale {scale:g}" if scale != 1 else "")
+        + f") is shorter than the reference setup took when verified "
+        f"({reference.setup_seconds:g} s, {reference.sidecar or 'the verification sidecar'}): "
+        "a correct setup would time out; raise the budget or --budget-scale"
+    )
+
+
 def run_execution(
     backend: Backend | Sandbox,
     image: str,
@@ -155,6 +175,11 @@ def run_execution(
     With a verified reference the test step installs the test tools first and writes pytest's
     JUnit XML report, copied next to the logs for grading against the PASS set.
     """
+    from ..errors import HarnessError
+
+    problem = setup_budget_problem(case, scale)
+    if problem is not None:
+        raise HarnessError(problem)
     base = case_budgets(case, scale)
     ceilings = {name: CALIBRATION_FACTOR * budget for name, budget in base.items()}
     if golden is not None and case.golden_setup_text == setup_script and setup_script.strip():

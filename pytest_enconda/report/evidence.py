@@ -91,7 +91,9 @@ def trajectory_steps(case_dir: CaseDir, outcome: Mapping[str, Any] | None) -> li
         for step in _jsonl(handle):
             steps.append(step)
     elif outcome:
-        steps = [step for step in outcome.get("trajectory") or [] if isinstance(step, dict)]
+        listed = outcome.get("trajectory")
+        if isinstance(listed, list):
+            steps = [step for step in listed if isinstance(step, dict)]
     shown = []
     for step in steps[:MAX_STEPS]:
         shown.append({**step, "output": cut(str(step.get("output") or ""))})
@@ -192,19 +194,24 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
         case_id=case_id,
         root=root,
         paths=case_dir,
-        facts=read_json(case_dir.facts, run_dir),
-        outcome=outcome if isinstance(outcome, dict) else None,
-        diagnosis=read_json(case_dir.diagnosis, run_dir),
-        execution=read_json(case_dir.execution_record, run_dir),
-        state=read_json(case_dir.final_state, run_dir),
+        facts=_object(read_json(case_dir.facts, run_dir)),
+        outcome=_object(outcome),
+        diagnosis=_object(read_json(case_dir.diagnosis, run_dir)),
+        execution=_object(read_json(case_dir.execution_record, run_dir)),
+        state=_object(read_json(case_dir.final_state, run_dir)),
         gradings=gradings,
         stages=stages,
         steps=trajectory_steps(case_dir, outcome if isinstance(outcome, dict) else None),
         logs=logs,
         setup_script=script.text if script is not None else None,
         files=files[:200],
-        interpreter=read_json(case_dir.interpreter),
+        interpreter=_object(read_json(case_dir.interpreter, run_dir)),
     )
+
+
+def _object(value: Any) -> dict[str, Any] | None:
+    """A record's JSON object; anything else (an edited run's ``true`` or list) is absent."""
+    return value if isinstance(value, dict) else None
 
 
 def efficiency(evidence: CaseEvidence) -> dict[str, float | None]:

@@ -40,14 +40,24 @@ CSV_COLUMNS = [
 
 def _types(run_dir: Path, case: str) -> tuple[str, str]:
     case_dir = CaseDir(run_dir, case)
-    facts = read_json(case_dir.facts) or {}
-    grade = read_json(case_dir.diagnosis) or {}
-    golden = facts.get("error_types") or grade.get("golden_types") or []
+    # An edited run's records may hold anything: what is not the expected shape is left out.
+    facts = _mapping(read_json(case_dir.facts, run_dir))
+    grade = _mapping(read_json(case_dir.diagnosis, run_dir))
+    golden = _list(facts.get("error_types")) or _list(grade.get("golden_types"))
     predicted = grade.get("predicted_types")
-    if predicted is None:
-        outcome = read_json(case_dir.agent_outcome) or {}
-        predicted = [p.get("error_type") for p in outcome.get("diagnosis") or []]
+    if not isinstance(predicted, list):
+        outcome = _mapping(read_json(case_dir.agent_outcome, run_dir))
+        entries = _list(outcome.get("diagnosis"))
+        predicted = [p.get("error_type") for p in entries if isinstance(p, Mapping)]
     return " ".join(map(str, golden)), " ".join(map(str, predicted))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def results_csv(

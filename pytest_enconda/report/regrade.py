@@ -115,7 +115,9 @@ def regrade(
         try:
             facts = read_case_facts(case_dir)
         except ArtifactError as exc:
-            raise RegradeError(str(exc)) from None
+            # One unreadable record costs its own case: kept as graded, and named.
+            kept.append(f"{case}: kept as graded ({exc})")
+            continue
         outcome_path = case_dir.agent_outcome
         regradable = facts is not None and outcome_path.is_file()
         if facts is None or not regradable:

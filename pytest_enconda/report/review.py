@@ -596,9 +596,18 @@ def items_table(
         types = " ".join(ev.golden_types)
         level = "" if row.get("level") is None else row["level"]
         last = message_line(row)
-        evidence_block = evidence_html(
-            ev, str(row["item"]), href, is_primary or anchor, row.get("stage")
-        )
+        try:
+            evidence_block = evidence_html(
+                ev, str(row["item"]), href, is_primary or anchor, row.get("stage")
+            )
+        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
+            # A record of an edited run holding values of the wrong type: this case's evidence
+            # is not shown, and says why; the report and the other cases are.
+            evidence_block = (
+                f'<p class="note failed">the evidence of {esc(row["case"])} cannot be shown: '
+                f"its records in {esc(ev.root)} are not as the harness writes them "
+                f"({esc(type(exc).__name__)}: {esc(exc)})</p>"
+            )
         ident = f' id="{esc(anchor)}"' if is_primary else ""
         rows.append(
             f'<tr class="item"{ident} data-case="{esc(row["case"])}" '

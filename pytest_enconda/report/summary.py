@@ -22,6 +22,7 @@ from ..records import (
     case_efficiency,
     case_timing,
     outcome_label,
+    read_json_file,
 )
 from .tables import render_markdown
 
@@ -189,7 +190,9 @@ def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
         numbers: dict[str, Any] = {}
         if path.is_file():
             try:
-                numbers = json.loads(path.read_text(encoding="utf-8")).get("numbers") or {}
+                # Bounded and never behind a link: a run directory is input (regrade, resume).
+                data = read_json_file(path, root=run_dir)
+                numbers = (data.get("numbers") if isinstance(data, dict) else None) or {}
             except (OSError, ValueError):
                 numbers = {}
         if stage == "C4" and numbers.get("mode") == "cpu-gloo":

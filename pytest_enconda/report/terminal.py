@@ -25,6 +25,16 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
                 f"{len(problems)} import problem(s): input was lost, so the exit status is "
                 "non-zero (--allow-import-problems exits 0 when everything else passed)"
             )
+    warnings = session.input_warnings
+    if warnings:
+        terminalreporter.section("enconda: input read past (warnings)", sep="-")
+        for warning in warnings[:MAX_PROBLEMS_SHOWN]:
+            terminalreporter.write_line(warning)
+        if len(warnings) > MAX_PROBLEMS_SHOWN:
+            terminalreporter.write_line(f"... and {len(warnings) - MAX_PROBLEMS_SHOWN} more")
+        terminalreporter.write_line(
+            f"{len(warnings)} input warning(s), listed in {session.run_paths.input_warnings}"
+        )
     summary = session.summary
     if not summary:
         return

@@ -407,7 +407,8 @@ def test_jsonl_bom_and_a_stray_byte_cost_only_their_line(
     )
     agent = ReplayAgent(path)
     assert agent.run(task(first)).setup_script == "a"
-    with pytest.raises(MissingPrediction, match=r"o\.jsonl:2: not UTF-8 \(byte 0xe9 at column"):
+    # The line still names its case: that case's prediction is unreadable (not missing).
+    with pytest.raises(UnreadablePrediction, match=r"o\.jsonl:2: not UTF-8 \(byte 0xe9 at col"):
         agent.run(task(second))
 
 

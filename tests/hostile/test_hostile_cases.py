@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
@@ -137,6 +137,10 @@ def test_labelling_faults_in_golden_json_are_refused(
 
 @EXAMPLES
 @given(seconds=st.floats(allow_nan=True, allow_infinity=True))
+@example(0.001)
+@example(1e-300)
+@example(0.0)
+@example(-1.0)
 def test_budgets_below_a_second_or_absurd_are_refused(attempt, seconds: float) -> None:
     budgets, error = attempt(
         "budget", lambda: Budgets.model_validate({"setup_seconds": seconds}), (ValidationError,)
@@ -211,3 +215,125 @@ def test_special_files_as_sidecar_subset_or_report(attempt, tmp_path: Path, spec
     assert error is not None and "not a regular file" in str(error)
     _, error = attempt("self-report", lambda: load_self_report(path), (SelfReportError,))
     assert error is not None and "not a regular file" in str(error)
+    from pytest_enconda.pipeline import read_report
+
+    report, _ = attempt("self-report", lambda: read_report(path), ())  # --report
+    assert report is not None and "not a regular file" in report["__invalid__"]
+
+
+@pytest.mark.parametrize(("took", "scale", "refused"), [(1200.0, 1.0, True), (1200.0, 2.0, False)])
+def test_a_budget_shorter_than_the_golden_setup_took_is_a_harness_error(
+    attempt, tmp_path: Path, took: float, scale: float, refused: bool
+) -> None:
+    """The sidecar records how long the reference setup took; a case budget below it would
+    time out a correct script, so the execution item is the harness's error, not the agent's."""
+    from pytest_enconda.cases.enconda_import import load_dataset
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+    from pytest_enconda.errors import HarnessError
+    from pytest_enconda.probing.execution import run_execution, setup_budget_problem
+    from pytest_enconda.records import CaseDir
+
+    data = tmp_path / "DATA"
+    folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
+    folder.mkdir(parents=True)
+    (data / "repo_info.jsonl").write_text('{"repository": "o/a", "revision": "abc"}\n')
+    (folder / "README.md").write_text("# x\n")
+    golden = {"level": "level1", "errors": [{**GOLDEN_ERROR, "correction_candidates": []}]}
+    (folder / "README.json").write_text(json.dumps(golden))
+    record = RepoVerification(
+        repository="o/a",
+        revision="abc",
+        status="verified",
+        test_command="pytest",
+        reference_setup="pip install .\n",
+        reference_source="agent:readme",
+        pass_set=["t::a"],
+        timings={"agent-readme_setup_s": took, "recipe_setup_s": 5000.0},
+    )
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": record}))
+    (case,) = load_dataset(data).cases
+    assert case.reference is not None and case.reference.setup_seconds == took
+    assert case.spec.budgets.setup_seconds == 900
+    problem = setup_budget_problem(case, scale)
+    if not refused:
+        assert problem is None
+        return
+    assert problem is not None and "budgets.setup_seconds (900 s)" in problem
+    assert f"({took:g} s, {data / SIDECAR_NAME})" in problem
+    # Refused before any box is started: no backend is needed to say so.
+    case_dir = CaseDir(tmp_path / "run", case.id)
+    _, error = attempt(
+        "budget", lambda: run_execution(None, "img", case, "", case_dir), (HarnessError,)
+    )
+    assert error is not None and str(error) == problem
+
+
+# Values of every TOML type (and absurd ones) for the fields a case.toml names.
+TOML_SCALARS = (
+    st.text(alphabet=st.characters(exclude_categories=("Cs",)), max_size=12)
+    | st.integers(min_value=-(10**30), max_value=10**30)
+    | st.floats()
+    | st.booleans()
+)
+TOML_VALUES = TOML_SCALARS | st.lists(TOML_SCALARS, max_size=3)
+TOP_FIELDS = ["id", "suite", "title", "readme", "readme_target", "golden", "golden_setup",
+              "test_command", "base_image", "tags", "original_readme"]  # fmt: skip
+TABLE_FIELDS = {
+    "budgets": ["agent_seconds", "setup_seconds", "test_seconds", "agent_steps"],
+    "repository": ["kind", "path", "url", "revision"],
+    "research": ["entry_point", "frameworks", "gpus"],
+}
+
+
+def toml_value(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float):
+        return (
+            "nan"
+            if value != value
+            else ("inf" if value > 0 else "-inf")
+            if abs(value) == float("inf")
+            else repr(value)
+        )
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(item) for item in value) + "]"
+    # A TOML basic string: JSON's escapes, minus surrogate pairs and a raw DEL.
+    return json.dumps(value, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
+@EXAMPLES
+@given(
+    top=st.dictionaries(st.sampled_from(TOP_FIELDS), TOML_VALUES, max_size=4),
+    table=st.sampled_from(sorted(TABLE_FIELDS)),
+    fields=st.data(),
+)
+def test_wrong_types_in_known_fields_name_the_field(
+    attempt, tmp_path_factory, top: dict, table: str, fields
+) -> None:
+    """Generated case.toml files with any value in any known field: each is accepted or refused
+    naming the file and a field it changed, and the good case beside it still loads."""
+    inner = fields.draw(
+        st.dictionaries(st.sampled_from(TABLE_FIELDS[table]), TOML_VALUES, max_size=3)
+    )
+    base = {"id": "bad", "suite": "diagnosis", "readme": "README.md", "golden": "golden.json",
+            "test_command": "true", **top}  # fmt: skip
+    tables = {"repository": {"kind": "folder", "path": "repo"}, table: {}}
+    tables[table] = {**tables.get(table, {}), **inner}
+    text = "".join(f"{key} = {toml_value(value)}\n" for key, value in base.items())
+    for name, values in tables.items():
+        text += f"[{name}]\n" + "".join(f"{k} = {toml_value(v)}\n" for k, v in values.items())
+    root = tmp_path_factory.mktemp("c")
+    bad = case_folder(root, "bad", text.encode())
+    good = case_folder(root, "good")
+    _, error = attempt("case.toml (generated)", lambda: load_case(bad, [root]), (CaseFormatError,))
+    if error is not None:
+        message = str(error)
+        assert str(bad) in message
+        # Problems are lines under the file's name, "  FIELD...: why" (a table's "table.field"),
+        # or for a rule across fields "  <root>: ... 'FIELD'": one names a field the example set.
+        problems = "\n".join(message.splitlines()[1:])
+        assert any(field in problems for field in {*top, table}), message
+    assert load_case(good, [root]).id == "good"

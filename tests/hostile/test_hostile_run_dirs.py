@@ -163,3 +163,116 @@ def test_a_junit_path_outside_the_run_decides_nothing(attempt, tmp_path: Path) -
             "record.json", lambda r=record: grade_execution(r, reference, case_root), ()
         )
         assert verdict.outcome != "passed" and "cannot" in verdict.message
+
+
+RESUMED_FILES = [
+    "results.jsonl",
+    "run.json",
+    "import_problems.json",
+    "cases/c/agent/outcome.json",
+    "cases/c/execution/record.json",
+    "cases/c",
+]
+
+
+@pytest.mark.parametrize("special", ["link", "fifo", "dev-zero"])
+@pytest.mark.parametrize("name", RESUMED_FILES)
+def test_resume_refuses_a_run_with_links_or_special_files(
+    attempt, tmp_path: Path, canary: Path, name: str, special: str
+) -> None:
+    """--resume reads saved outcomes, records and results from the run: a run directory holding
+    a link or a FIFO is refused up front, naming it, instead of followed or waited on."""
+    from pytest_enconda.settings import EncondaSettings
+    from pytest_enconda.state import check_run_dir
+
+    run = RunDir(tmp_path / "run")
+    (run.root / "cases" / "c" / "agent").mkdir(parents=True)
+    run.results_file.append(ResultRow(case="c", item="x", outcome="passed"))
+    path = run.root / name
+    if path.is_dir():
+        path.rename(tmp_path / "moved")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.unlink(missing_ok=True)
+    if special == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(canary if special == "link" else "/dev/zero")
+    settings = EncondaSettings(run_dir=run.root, resume=True)
+    _, error = attempt("--resume run", lambda: check_run_dir(settings), (pytest.UsageError,))
+    assert error is not None and f"{path} (a " in str(error)
+    assert ("FIFO" if special == "fifo" else "symbolic link") in str(error)
+
+
+def test_resume_accepts_a_run_the_harness_wrote(tmp_path: Path) -> None:
+    from pytest_enconda.settings import EncondaSettings
+    from pytest_enconda.state import check_run_dir
+
+    run = RunDir(tmp_path / "run")
+    (run.root / "cases" / "c" / "agent").mkdir(parents=True)
+    (run.root / "cases" / "c" / "agent" / "outcome.json").write_text("{}")
+    run.results_file.append(ResultRow(case="c", item="x", outcome="passed"))
+    check_run_dir(EncondaSettings(run_dir=run.root, resume=True))
+    assert run.foreign_entries() == []
+
+
+@pytest.mark.parametrize(
+    "special", ["linked trajectory", "fifo trajectory", "linked case folder", "fifo case.json"]
+)
+def test_memory_build_reads_no_link_and_waits_on_no_fifo(
+    attempt, tmp_path: Path, canary: Path, special: str
+) -> None:
+    """``pytest-enconda memory build RUN``: a run directory is input here too."""
+    from pytest_enconda.memory.build import build
+
+    run = tmp_path / "run"
+    for case_id in ("good", "bad"):
+        agent = run / "cases" / case_id / "agent"
+        agent.mkdir(parents=True)
+        step = {"kind": "command", "command": "pip install .", "exit_code": 0, "output": "ok"}
+        (agent / "trajectory.jsonl").write_text(json.dumps(step) + "\n")
+        (run / "cases" / case_id / "case.json").write_text(json.dumps({"case_id": case_id}))
+    bad = run / "cases" / "bad"
+    if special == "linked trajectory":
+        (bad / "agent" / "trajectory.jsonl").unlink()
+        (bad / "agent" / "trajectory.jsonl").symlink_to(canary)
+    elif special == "fifo trajectory":
+        (bad / "agent" / "trajectory.jsonl").unlink()
+        os.mkfifo(bad / "agent" / "trajectory.jsonl")
+    elif special == "linked case folder":
+        bad.rename(tmp_path / "outside")
+        bad.symlink_to(tmp_path / "outside")
+    else:
+        (bad / "case.json").unlink()
+        os.mkfifo(bad / "case.json")
+    report, _ = attempt("memory build", lambda: build([run], tmp_path / "memory.db"), ())
+    assert report.trajectories >= 1
+    if special.endswith("trajectory"):
+        (problem,) = report.problems
+        assert str(bad / "agent" / "trajectory.jsonl") in problem
+    stored = (tmp_path / "memory.db").read_bytes().decode("latin-1")
+    assert canary.read_text().strip() not in stored
+
+
+@pytest.mark.parametrize("special", ["huge", "fifo", "link"])
+def test_a_trajectory_tail_costs_its_bound(attempt, tmp_path: Path, canary: Path, special: str):
+    """The graded interpreter reads the tail of a saved trajectory: a 4 GiB one costs 2 MB, a
+    FIFO or link is refused."""
+    from pytest_enconda.textio import read_tail
+
+    path = tmp_path / "trajectory.jsonl"
+    if special == "huge":
+        with path.open("wb") as handle:
+            handle.truncate(4 << 30)  # sparse
+            handle.write(b"x")
+            handle.seek((4 << 30) - 5)
+            handle.write(b"tail\n")
+    elif special == "fifo":
+        os.mkfifo(path)
+    else:
+        path.symlink_to(canary)
+    tail, error = attempt("trajectory", lambda: read_tail(path, 2_000_000), (ValueError,))
+    if special == "huge":
+        assert error is None and len(tail) == 2_000_000 and tail.endswith(b"tail\n")
+    else:
+        assert error is not None and ("not a regular file" in str(error) or "link" in str(error))

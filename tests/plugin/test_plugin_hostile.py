@@ -164,3 +164,135 @@ def test_harness_errors_get_artifact_links(pytester: pytest.Pytester) -> None:
     result.assert_outcomes(errors=1)
     html = (pytester.path / "report.html").read_text()
     assert (run / "cases" / "one").resolve().as_uri() in html
+
+
+def test_replay_records_naming_no_case_are_warned_about(pytester: pytest.Pytester) -> None:
+    """Every case has its prediction, so nothing fails: the stray lines are still reported."""
+    write_case(pytester.path, "one", errors=[golden_error("E4")])
+    good = {
+        "case_id": "one",
+        "agent": "llm",
+        "diagnosis": [{"error_type": "E4", "error_description": "d", "fix_suggestion": "f"}],
+    }
+    predictions = pytester.path / "predictions.jsonl"
+    predictions.write_bytes(json.dumps(good).encode() + b"\ngarbage\n\xff\xfe\n")
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "cases", "-k", "error_types", "--agent", "replay", "--predictions", str(predictions),
+        "--run-dir", str(run),
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    out = result.stdout.str()
+    assert "input read past (warnings)" in out
+    assert f"{predictions}:2: not valid JSON" in out and f"{predictions}:3: not UTF-8" in out
+    warnings = json.loads((run / "input_warnings.json").read_text())["warnings"]
+    assert [w.split(": ")[0] for w in warnings] == [f"{predictions}:2", f"{predictions}:3"]
+
+
+def test_a_budget_the_golden_setup_cannot_meet_is_a_harness_error(
+    pytester: pytest.Pytester,
+) -> None:
+    """The sidecar says the reference setup took 1,200 s; the imported case's budget is 900 s:
+    the execution item is an error naming both, before any agent runs or image is built."""
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+
+    data = pytester.path / "DATA"
+    folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
+    folder.mkdir(parents=True)
+    (data / "repo_info.jsonl").write_text('{"repository": "o/a", "revision": "abc"}\n')
+    (folder / "README.md").write_text("# x\n")
+    error = {**golden_error("E4"), "correction_candidates": []}
+    (folder / "README.json").write_text(json.dumps({"level": "level1", "errors": [error]}))
+    record = RepoVerification(
+        repository="o/a",
+        revision="abc",
+        status="verified",
+        test_command="pytest",
+        reference_setup="pip install .\n",
+        reference_source="recipe",
+        pass_set=["t::a"],
+        timings={"recipe_setup_s": 1200.0},
+    )
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": record}))
+    run = pytester.path / "run"
+    result = pytester.runpytest("--cases", str(data), "-k", "execution", "--run-dir", str(run))
+    result.assert_outcomes(errors=1)
+    assert (
+        "budgets.setup_seconds (900 s) is shorter than the reference setup" in result.stdout.str()
+    )
+    assert not list(run.glob("cases/*/agent/outcome.json"))  # the agent never ran
+
+
+def test_resume_of_a_run_holding_a_fifo_is_a_usage_error_not_a_hang(
+    pytester: pytest.Pytester,
+) -> None:
+    import os
+
+    write_case(pytester.path, "one")
+    run = pytester.path / "run"
+    first = pytester.runpytest("cases", "-k", "error_types", "--run-dir", str(run))
+    first.assert_outcomes(passed=1)
+    (run / "results.jsonl").unlink()
+    os.mkfifo(run / "results.jsonl")
+    result = pytester.runpytest_subprocess("cases", "--resume", str(run), timeout=60)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert f"{run / 'results.jsonl'} (a FIFO)" in result.stderr.str()
+
+
+def test_hostile_case_folders_beside_a_good_one_cost_only_themselves(
+    pytester: pytest.Pytester,
+) -> None:
+    """One run over a link loop, a FIFO case.toml and README, a 300-character id, a 20,000-part
+    dotted key, a 5,000-digit integer and a UTF-16 case.toml: no hang, no INTERNALERROR, each
+    bad case named, the good case graded."""
+    import os
+
+    write_case(pytester.path, "good")
+    loop = write_case(pytester.path, "loop")
+    (loop / "repo" / "back").symlink_to(loop, target_is_directory=True)
+    fifo = write_case(pytester.path, "fifo")
+    (fifo / "case.toml").unlink()
+    os.mkfifo(fifo / "case.toml")
+    readme = write_case(pytester.path, "readme")
+    (readme / "README.md").unlink()
+    os.mkfifo(readme / "README.md")
+    long_id = "l" * 300
+    long_case = write_case(pytester.path, "long")
+    toml = (long_case / "case.toml").read_text()
+    (long_case / "case.toml").write_text(toml.replace('id = "long"', f'id = "{long_id}"'))
+    deep = write_case(pytester.path, "deep")
+    (deep / "case.toml").write_text(
+        toml.replace('id = "long"', 'id = "deep"') + "a." * 20_000 + "b = 1\n"
+    )
+    big = write_case(pytester.path, "big")
+    (big / "case.toml").write_text(toml.replace('id = "long"', 'id = "big"\ntitle = ' + "9" * 5000))
+    utf16 = write_case(pytester.path, "utf16")
+    (utf16 / "case.toml").write_bytes(toml.replace('id = "long"', 'id = "utf16"').encode("utf-16"))
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases", "-k", "error_types", "--run-dir", str(run), "-p", "no:randomly", timeout=300
+    )
+    out = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in out
+    for name in ("fifo/case.toml", "readme", "deep/case.toml", "big/case.toml", "utf16/case.toml"):
+        assert f"cases/{name}" in out, name
+    assert "not a regular file" in out and "UTF-16" in out
+    graded = {row["case"]: row["outcome"] for row in _rows(run)}
+    assert graded["good"] == "passed" and graded["loop"] == "passed"
+    assert graded[long_id] == "passed"  # a long id gets a short, distinct artifact folder
+
+
+def test_resume_warns_of_the_result_lines_it_dropped(pytester: pytest.Pytester) -> None:
+    write_case(pytester.path, "one")
+    run = pytester.path / "run"
+    pytester.runpytest("cases", "-k", "error_types", "--run-dir", str(run)).assert_outcomes(
+        passed=1
+    )
+    with (run / "results.jsonl").open("ab") as handle:
+        handle.write(b"{torn\n\xff\xfe\n")
+    result = pytester.runpytest("cases", "-k", "error_types", "--resume", str(run))
+    result.assert_outcomes(passed=1)
+    assert "input read past (warnings)" in result.stdout.str()
+    warnings = json.loads((run / "input_warnings.json").read_text())["warnings"]
+    assert [w.split(": ")[0] for w in warnings] == [f"{run / 'results.jsonl'}:{n}" for n in (2, 3)]
+    assert all("--resume dropped the line" in w for w in warnings)

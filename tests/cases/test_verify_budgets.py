@@ -1,0 +1,100 @@
+"""verify's setup budgets: the agent's attempt on the original README is bounded apart when the
+recipe follows it (a README that starts a server in the foreground never ends)."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from pytest_enconda.cases.sidecar import RepoVerification
+from pytest_enconda.sandbox.containers import ExecResult
+from pytest_enconda.verify import VerifyOptions, _attempt, setup_budget
+
+
+def _options(tmp_path: Path, **changes: Any) -> VerifyOptions:
+    return VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path, **changes)
+
+
+def test_the_agent_attempt_gets_its_own_budget_only_when_the_recipe_follows(
+    tmp_path: Path,
+) -> None:
+    options = _options(tmp_path, setup_seconds=2400, agent_setup_seconds=900)
+    assert setup_budget(options, "agent:readme") == 900
+    assert setup_budget(options, "recipe") == 2400
+    alone = _options(tmp_path, setup_seconds=2400, recipe_fallback=False)
+    assert setup_budget(alone, "agent:readme") == 2400
+    short = _options(tmp_path, setup_seconds=300, agent_setup_seconds=900)
+    assert setup_budget(short, "agent:readme") == 300
+
+
+class _Box:
+    def __init__(self) -> None:
+        self.timeouts: list[float] = []
+
+    def copy_in(self, data: bytes, path: str) -> None:
+        pass
+
+    def exec(self, command: str, *, timeout: float, log_path: Path, **_: Any) -> ExecResult:
+        self.timeouts.append(timeout)
+        return ExecResult(
+            exit_code=None,
+            output="serving on 0.0.0.0:2121",
+            duration=timeout,
+            timed_out=True,
+            truncated=False,
+        )
+
+
+def test_a_never_ending_agent_setup_is_stopped_at_the_agent_budget(tmp_path: Path) -> None:
+    box = _Box()
+
+    @contextmanager
+    def container(*_: Any, **__: Any) -> Any:
+        yield box
+
+    ctx = SimpleNamespace(
+        options=_options(tmp_path, agent_setup_seconds=5),
+        progress=lambda _line: None,
+        sandbox=SimpleNamespace(container=container),
+    )
+    record = RepoVerification(repository="o/n", revision="r", status="unverified")
+    verified = _attempt(ctx, record, "img", "agent:readme", "python -m srv\n", tmp_path, [])  # type: ignore[arg-type]
+    assert not verified and box.timeouts == [5]
+    assert record.attempts == ["agent:readme: setup timed out after 5 s: serving on 0.0.0.0:2121"]
+
+
+def test_ctrl_c_cancels_the_queued_repositories_and_removes_containers(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The executor's own exit would have waited for the running setup and then verified every
+    queued repository; interrupted, verify runs no further repository and closes its sandbox."""
+    import pytest
+
+    from pytest_enconda import verify
+
+    started: list[str] = []
+    closed: list[bool] = []
+
+    class _Ctx:
+        def __init__(self, options: VerifyOptions, progress: Any) -> None:
+            self.sandbox = SimpleNamespace(
+                reap_orphans=lambda: [], close=lambda: closed.append(True)
+            )
+            self.lock = __import__("threading").Lock()
+
+    def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
+        started.append(name)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(verify, "_Context", _Ctx)
+    monkeypatch.setattr(verify, "verify_repository", fake_verify)
+    monkeypatch.setattr(
+        verify, "repositories_of", lambda _d: [("a/one", "1"), ("b/two", "2"), ("c/three", "3")]
+    )
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        verify.verify_dataset(_options(tmp_path, workers=1), progress=lines.append)
+    assert started == ["a/one"] and closed == [True]
+    assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
