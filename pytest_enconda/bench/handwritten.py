@@ -26,7 +26,7 @@ import json
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -42,9 +42,6 @@ from .grading import DEFAULT_DATA, Confusion
 PAIRS_DIR = Path(__file__).resolve().parents[2] / "benchmark_cases" / "judge_pairs"
 DEFAULT_PAIRS = PAIRS_DIR / "pairs.jsonl"
 # Shipped with the package: a run's report quotes it when the offline judge graded the run.
-AGREEMENT_FILE = (
-    Path(__file__).resolve().parents[1] / "grading" / "judges" / "offline_agreement.json"
-)
 
 Aspect = Literal["description", "fix"]
 ErrorTypeName = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
@@ -266,40 +263,6 @@ def summary(table: dict[str, Confusion], judge: str, skipped: int) -> dict[str, 
     out["pairs"] = sum(a["n"] + a["judge_errors"] for a in out["aspects"].values())
     out["by_key"] = every
     return out
-
-
-def read_agreement(path: Path = AGREEMENT_FILE) -> dict[str, Any] | None:
-    """The offline judge's figures on the hand-written set, for a run's summary; ``None`` when
-    the file is absent or not the bench's output."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        d, f = data["aspects"]["description"], data["aspects"]["fix"]
-        return {
-            "set": "hand-written pairs (benchmark_cases/judge_pairs)",
-            "judge": str(data["judge"]),
-            "pairs": int(data["pairs"]),
-            "description_accuracy": float(d["accuracy"]),
-            "fix_accuracy": float(f["accuracy"]),
-            "description_balanced": d["balanced_accuracy"],
-            "fix_balanced": f["balanced_accuracy"],
-        }
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-
-
-def agreement_line(figures: Mapping[str, Any] | None) -> str | None:
-    """The one line a run's report shows for ``read_agreement``'s figures."""
-    if not figures:
-        return None
-    try:
-        return (
-            f"{figures['judge']} judge agreement on the hand-written set: descriptions "
-            f"{float(figures['description_accuracy']):.2f}, fixes "
-            f"{float(figures['fix_accuracy']):.2f} ({int(figures['pairs'])} pairs); "
-            "use --judge llm:<model> for paper-comparable description and fix accuracy"
-        )
-    except (KeyError, TypeError, ValueError):
-        return None
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -135,7 +135,7 @@ def summarize(
     summary["harness_version"] = __version__
     if judge.strip() == "offline":
         # How far its description/fix accuracy can be trusted: agreement with hand-written labels.
-        from ..bench.handwritten import read_agreement
+        from ..grading.judges.agreement import read_agreement
 
         agreement = read_agreement()
         if agreement is not None:

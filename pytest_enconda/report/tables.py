@@ -177,7 +177,7 @@ def judge_line(summary: Mapping[str, Any]) -> str:
 
 def agreement_note(summary: Mapping[str, Any]) -> str | None:
     """The offline judge's agreement on the hand-written set, when the run was graded by it."""
-    from ..bench.handwritten import agreement_line
+    from ..grading.judges.agreement import agreement_line
 
     figures = summary.get("judge_agreement")
     return agreement_line(figures) if isinstance(figures, Mapping) else None

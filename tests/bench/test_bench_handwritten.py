@@ -13,12 +13,11 @@ from pytest_enconda.bench.handwritten import (
     DEFAULT_PAIRS,
     HandPair,
     PairsFormatError,
-    agreement_line,
     load_pairs,
-    read_agreement,
     resolve,
 )
 from pytest_enconda.grading.judges import JudgeRequest, JudgeStats, Verdict
+from pytest_enconda.grading.judges.agreement import agreement_line, read_agreement
 
 DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "enconda-dev"
 INSTANCE = "instances/error_gen_acme_tool/acme_tool_error_readme_1"

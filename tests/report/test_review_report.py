@@ -269,7 +269,7 @@ def test_pyramid_funnel_with_denominators_and_c5_kinds() -> None:
 
 
 def test_offline_judge_runs_quote_its_agreement_on_the_hand_written_set(run: Path) -> None:
-    from pytest_enconda.bench.handwritten import agreement_line, read_agreement
+    from pytest_enconda.grading.judges.agreement import agreement_line, read_agreement
     from pytest_enconda.report.tables import render_markdown as tables_markdown
 
     figures = read_agreement()
