@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from casefactory import write_research_case
@@ -48,3 +49,94 @@ def test_a_host_run_is_labelled_with_its_environment_not_the_oracle(
     assert result.ret in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
     summary = json.loads((run / "summary.json").read_text())
     assert summary["agent"] == f"existing environment {sys.executable} (host backend)"
+
+
+_COV_CONFIGS = {
+    "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "--cov=pkg --strict-markers"\n',
+    "pytest.ini": "[pytest]\naddopts = --cov=pkg --strict-markers\n",
+    "setup.cfg": "[tool:pytest]\naddopts = --cov=pkg --strict-markers\n",
+    "tox.ini": "[pytest]\naddopts = --cov=pkg --strict-markers\n",
+}
+
+
+def _case_whose_repo_configures_pytest(pytester: pytest.Pytester, config_file: str) -> Path:
+    """A research case whose repository's own pytest configuration adds ``--cov`` (pytest-cov
+    is not installed here: were that configuration read, the run would stop on it), and whose
+    entry point runs with any Python."""
+    case = write_research_case(pytester.path, "alpha")
+    repo = case / "repo"
+    (repo / "train.py").write_text("print('one step')\n")
+    (repo / config_file).write_text(_COV_CONFIGS[config_file])
+    # The environment is the repository's own .venv, as a README would make it.
+    (repo / ".venv" / "bin").mkdir(parents=True)
+    (repo / ".venv" / "bin" / "python").symlink_to(sys.executable)
+    return case
+
+
+@pytest.mark.parametrize("config_file", sorted(_COV_CONFIGS))
+def test_the_graded_repositorys_pytest_config_is_not_pytests(
+    pytester: pytest.Pytester, config_file: str
+) -> None:
+    # pytest picks its configuration before the plugin loads, taking --python's and --repo's
+    # values for paths to collect: both point into the repository here.
+    case = _case_whose_repo_configures_pytest(pytester, config_file)
+    repo = case / "repo"
+    result = pytester.runpytest(
+        "cases/alpha",
+        "--python",
+        str(repo / ".venv" / "bin" / "python"),
+        "--repo",
+        str(repo),
+        "-k",
+        "C1",
+        "--run-dir",
+        str(pytester.path / "run"),
+    )
+    result.assert_outcomes(passed=1)
+    assert "unrecognized arguments" not in result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines([f"rootdir: {pytester.path}"])
+    assert "configfile:" not in result.stdout.str()
+    assert not (repo / ".pytest_cache").exists()  # the repository is not pytest's rootdir
+
+
+def test_from_inside_the_repository_under_xdist(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Run from inside the repository (relative --repo .) with -n 2: the workers parse the same
+    # command line again and must agree with the controller on the rootdir.
+    case = _case_whose_repo_configures_pytest(pytester, "pyproject.toml")
+    repo = case / "repo"
+    monkeypatch.chdir(repo)
+    result = pytester.runpytest_subprocess(
+        str(case), "--python", ".venv/bin/python", "--repo", ".", "-k", "C1", "-n", "2"
+    )
+    result.assert_outcomes(passed=1)
+    assert "configfile:" not in result.stdout.str()
+    assert not (repo / ".pytest_cache").exists()
+
+
+def test_several_cases_under_xdist_is_a_usage_error_not_an_internal_error(
+    pytester: pytest.Pytester,
+) -> None:
+    first = write_research_case(pytester.path, "alpha")
+    write_research_case(pytester.path, "beta")
+    result = pytester.runpytest_subprocess(
+        "cases", "--python", sys.executable, "--repo", str(first / "repo"), "-k", "C1", "-n", "2"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    output = result.stdout.str() + result.stderr.str()
+    assert "INTERNALERROR" not in output
+    result.stdout.fnmatch_lines(["*but 2 cases were collected (alpha, beta): name exactly one*"])
+
+
+def test_no_case_under_xdist_is_a_usage_error_not_an_internal_error(
+    pytester: pytest.Pytester,
+) -> None:
+    repo = pytester.mkdir("repo")
+    pytester.mkdir("empty")
+    result = pytester.runpytest_subprocess(
+        "empty", "--python", sys.executable, "--repo", str(repo), "-n", "2"
+    )
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
+    result.stdout.fnmatch_lines(["*no case was collected: name the case's folder*"])
