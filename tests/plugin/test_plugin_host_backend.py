@@ -140,3 +140,47 @@ def test_no_case_under_xdist_is_a_usage_error_not_an_internal_error(
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
     result.stdout.fnmatch_lines(["*no case was collected: name the case's folder*"])
+
+
+_FAILING_PROBES = """import pytest
+
+
+@pytest.mark.pyramid("C1")
+def test_tokenizer_loads(enconda_env, enconda_stage):
+    run = enconda_env.run("echo loading; echo no tokenizer here", gpus="none", timeout=60)
+    assert "ready" in run.output, "tokenizer missing: " + run.output.strip().splitlines()[-1]
+
+
+def test_plain_assert():
+    width = 3
+    assert width == 4
+"""
+
+
+def test_a_failing_probes_assertion_reaches_the_csv_and_the_report(
+    pytester: pytest.Pytester,
+) -> None:
+    import csv
+
+    case = write_research_case(pytester.path, "alpha", probes={"probe_mine.py": _FAILING_PROBES})
+    (case / "repo" / "train.py").write_text("print('one step')\n")
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "cases/alpha", "--python", sys.executable, "--repo", str(case / "repo"),
+        "-k", "C1 or plain", "--run-dir", str(run),
+    )  # fmt: skip
+    result.assert_outcomes(passed=1, failed=2)
+    rows = {row["item"]: row for row in csv.DictReader((run / "results.csv").open())}
+    expected = {
+        "probe_mine.py::test_tokenizer_loads": (
+            "probe_mine.py:7: AssertionError: tokenizer missing: no tokenizer here"
+        ),
+        # A bare assert in a probe file is rewritten as in a test file: pytest's explanation.
+        "probe_mine.py::test_plain_assert": "probe_mine.py:12: assert 3 == 4",
+    }
+    html = (run / "report.html").read_text()
+    for item, message in expected.items():
+        assert rows[item]["message"] == message
+        assert f"<summary>{message}</summary>" in html
+    # The stage itself passed beside its failing user probe.
+    assert rows["probe_pyramid.py::test_c1_entry_point_on_cpu"]["outcome"] == "passed"
