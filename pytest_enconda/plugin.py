@@ -209,6 +209,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if getattr(item, "enconda_item", False):
         session_of(item.config).add_html_extras(item, report)
+        if report.when == "call" and report.passed:
+            _stage_message(item, report)
         if call.excinfo is not None and _harness_error(call.excinfo):
             # The harness's message names the step and the remedy; its traceback is noise.
             report.longrepr = f"{item.nodeid}: {call.excinfo.value}"
@@ -216,6 +218,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 # A probe that hit a harness failure mid-call: results count it as an error.
                 report.user_properties.append(("enconda_harness_error", True))
     return report
+
+
+def _stage_message(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A stage's own probe that passed keeps the stage's message in its result row (a passed
+    test has no longrepr): which interpreter was graded, and where C4 ran (cpu-gloo or
+    gpu-nccl), reach results.csv and report.html, not only the stage's file."""
+    from .report.summary import is_stage_probe
+
+    props = dict(item.user_properties)
+    if not is_stage_probe({"item": props.get("enconda_item"), "stage": props.get("enconda_stage")}):
+        return
+    case = getattr(item, "case", None)
+    result = session_of(item.config).pipeline.stage(case, str(props["enconda_stage"]))
+    report.user_properties.append(("enconda_message", str(result.message)))
 
 
 def _harness_error(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:

@@ -254,7 +254,7 @@ class EncondaSession:
             return
         self._load_results()
         self.write_run_info()
-        message = ""
+        message = str(props.get("enconda_message") or "") if report.passed else ""
         if report.skipped and isinstance(report.longrepr, tuple):
             message = str(report.longrepr[2])
         elif not report.passed:

@@ -158,6 +158,8 @@ def pyramid_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
     for stage, label in names.items():
         row = pyramid.get(stage) or {}
         pct = row.get("percent")
+        if row.get("cpu_mode"):
+            label += f" ({row['cpu_mode']} on cpu-gloo: 2 CPU processes, not GPUs)"
         rows.append(
             [
                 label,

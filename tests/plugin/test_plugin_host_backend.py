@@ -184,3 +184,46 @@ def test_a_failing_probes_assertion_reaches_the_csv_and_the_report(
         assert f"<summary>{message}</summary>" in html
     # The stage itself passed beside its failing user probe.
     assert rows["probe_pyramid.py::test_c1_entry_point_on_cpu"]["outcome"] == "passed"
+
+
+def test_c4_on_cpu_gloo_is_said_in_the_csv_the_tables_and_the_report(
+    pytester: pytest.Pytester,
+) -> None:
+    """Not only summary.json's ``cpu_mode``: the passed C4 row's message, the pyramid table in
+    the terminal and summary.md, and report.html say it ran as CPU processes on gloo."""
+    import csv
+
+    case = write_research_case(
+        pytester.path,
+        "alpha",
+        research_extra='supports_multi_gpu = true\nddp_entry_point = "train.py"',
+    )
+    repo = case / "repo"
+    (repo / "train.py").write_text(
+        "import os\nprint('backend', os.environ['ENCONDA_DDP_BACKEND'])\n"
+    )
+    # torch is not installed here: a stand-in torchrun, first on PATH as the graded
+    # interpreter's folder is, runs the script once with what it was given. What is checked is
+    # where C4's description reaches, not torch.
+    bindir = repo / ".venv" / "bin"
+    bindir.mkdir(parents=True)
+    (bindir / "python").symlink_to(sys.executable)
+    torchrun = bindir / "torchrun"
+    torchrun.write_text('#!/bin/sh\nfor last; do :; done\nexec python "$last"\n')
+    torchrun.chmod(0o755)
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "cases/alpha", "--python", str(bindir / "python"), "--repo", str(repo),
+        "-k", "C4", "--ddp-cpu", "--gpus", "none", "--run-dir", str(run),
+    )  # fmt: skip
+    result.assert_outcomes(passed=1)
+    label = "[cpu-gloo: 2 CPU processes on gloo, no GPU]"
+    rows = {row["item"]: row for row in csv.DictReader((run / "results.csv").open())}
+    message = rows["probe_pyramid.py::test_c4_distributed_run"]["message"]
+    assert message.startswith(f"{label} 'torchrun --standalone --nproc_per_node=2 train.py'")
+    assert "[graded python: " in message
+    assert "| 1/1 (100.0%) [1 on cpu-gloo] |" in result.stdout.str()
+    assert "| 1/1 (100.0%) [1 on cpu-gloo] |" in (run / "summary.md").read_text()
+    html = (run / "report.html").read_text()
+    assert f"<summary>{label}" in html
+    assert "C4 DDP (1 on cpu-gloo: 2 CPU processes, not GPUs)" in html
