@@ -225,9 +225,9 @@ def test_missing_case_imports_a_package_no_requirement_lists(cases: dict[str, Ca
     literal = extract_commands(case.readme_text)
     # A venv, activated, then the requirements: the graded interpreter is .venv's.
     assert literal[:3] == [
-        "python -m venv .venv",
+        "uv venv .venv",
         ". .venv/bin/activate",
-        "pip install -r requirements.txt",
+        "uv pip install -r requirements.txt",
     ], literal
     assert MISSING_PACKAGE not in case.readme_text
     assert re.search(rf"uv pip install .*\b{MISSING_PACKAGE}\b", case.golden_setup_text or "")

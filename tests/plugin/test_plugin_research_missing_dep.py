@@ -1,12 +1,13 @@
 """The shipped case of issue 19's done-when, in Docker: ``mixlm-missing-einops``.
 
-Its README makes a venv and installs ``requirements.txt``, which omits ``einops``, imported by
+Its README makes a venv (``uv venv .venv``), activates it and installs ``requirements.txt``
+(``uv pip install -r``), which omits ``einops``, imported by
 ``mixlm/model.py``. Followed literally (``--agent=readme``), C0 names exactly einops and C1 and C4
 fail on it, graded in the venv the README made (not the image's python3); the oracle (the golden
 setup) passes every stage that applies here (C2 and C3 need a GPU: skipped without one).
 
-Real torch (PyPI's CUDA build): the readme agent's pip downloads about 3 GB, the oracle's uv reads
-the shared cache; each final state is a ~5.5 GB snapshot. Minutes: marked slow.
+Real torch (PyPI's CUDA build), through the shared uv cache for both agents; each final state is
+a ~5.5 GB snapshot. Minutes (20 for the oracle alone on this loaded 2-core machine): marked slow.
 """
 
 from __future__ import annotations
