@@ -40,8 +40,12 @@ def failure_headline(report: Any) -> str | None:
     not installed``; for a bare ``assert`` pytest's explanation (``assert 3 == 4``). A message
     of several lines (a command's output) gives its first and last. ``None`` when the failure
     is not an exception's (a harness item's own message)."""
-    crash = getattr(getattr(report, "longrepr", None), "reprcrash", None)
+    longrepr = getattr(report, "longrepr", None)
+    crash = getattr(longrepr, "reprcrash", None)
     if crash is None or not str(getattr(crash, "message", "")).strip():
+        return None
+    if getattr(getattr(longrepr, "reprtraceback", None), "style", None) == "value":
+        # ``pytest.fail(msg, pytrace=False)`` (a stage's own probe): the text is the message.
         return None
     lines = [line.strip() for line in str(crash.message).splitlines() if line.strip()]
     # pytest adds its explanation (``assert ...``, ``+  where ...``) after the user's message.

@@ -186,6 +186,23 @@ def test_a_failing_probes_assertion_reaches_the_csv_and_the_report(
     assert rows["probe_pyramid.py::test_c1_entry_point_on_cpu"]["outcome"] == "passed"
 
 
+def test_a_failing_stage_keeps_its_own_one_line_message(pytester: pytest.Pytester) -> None:
+    import csv
+
+    case = write_research_case(pytester.path, "alpha")
+    (case / "repo" / "train.py").write_text("import no_such_module_here\n")
+    run = pytester.path / "run"
+    result = pytester.runpytest(
+        "cases/alpha", "--python", sys.executable, "--repo", str(case / "repo"),
+        "-k", "C1", "--run-dir", str(run),
+    )  # fmt: skip
+    result.assert_outcomes(failed=1)
+    rows = {row["item"]: row for row in csv.DictReader((run / "results.csv").open())}
+    message = rows["probe_pyramid.py::test_c1_entry_point_on_cpu"]["message"]
+    # The stage's words, not a location in the shipped probe file.
+    assert message.startswith("C1: 'python train.py': exit 1: ModuleNotFoundError: "), message
+
+
 def test_c4_on_cpu_gloo_is_said_in_the_csv_the_tables_and_the_report(
     pytester: pytest.Pytester,
 ) -> None:
