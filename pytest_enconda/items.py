@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import warnings
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -185,6 +187,7 @@ class ProbeModule(pytest.Module):
     def _getobj(self) -> Any:
         from _pytest.pathlib import ImportMode, import_path
 
+        _rewrite_asserts(self.path, self.config.rootpath)
         module = import_path(
             self.path,
             mode=ImportMode.importlib,
@@ -202,6 +205,25 @@ class ProbeModule(pytest.Module):
                 if isinstance(item, pytest.Item):
                     _mark_probe(item, case, self.name)
         return out
+
+
+def _rewrite_asserts(path: Path, root: Path) -> None:
+    """A probe's plain ``assert`` says what it compared, as a test file's does: probe_*.py is not
+    in python_files, so pytest rewrites it only when asked to, by the names ``import_path`` gives
+    it (its package's, else one from its path)."""
+    from _pytest.pathlib import (
+        CouldNotResolvePathError,
+        module_name_from_path,
+        resolve_pkg_root_and_module_name,
+    )
+
+    names = [module_name_from_path(path, root)]
+    with contextlib.suppress(CouldNotResolvePathError):
+        names.append(resolve_pkg_root_and_module_name(path)[1])
+    with warnings.catch_warnings():
+        # "already imported": a file another case collected first, already rewritten.
+        warnings.simplefilter("ignore", pytest.PytestAssertRewriteWarning)
+        pytest.register_assert_rewrite(*names)
 
 
 def _mark_probe(item: pytest.Item, case: Case, label: str) -> None:

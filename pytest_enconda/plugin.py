@@ -46,6 +46,15 @@ def pytest_configure(config: pytest.Config) -> None:
             register(config, lambda: active_session(config))
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, args: list[str]) -> None:
+    """A host run's ``--python``/``--repo`` values never choose pytest's configuration (the
+    graded repository's own ``addopts`` would apply): see ``inifile``."""
+    from .inifile import rechoose
+
+    rechoose(early_config, args)
+
+
 def _add_dataset_args(config: pytest.Config) -> None:
     """``--cases PATH`` collects PATH, instead of testpaths when no paths were given.
 
@@ -94,8 +103,11 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def _check_existing_environment(session: pytest.Session) -> None:
     """``--python``/``--repo`` grade one existing environment: against no case there is nothing
-    to grade (pytest's silent exit 5), against several each case would grade the same one."""
-    if session.config.getoption("python", None) is None:
+    to grade (pytest's silent exit 5), against several each case would grade the same one.
+    Under xdist the controller checks (``pytest_xdist_node_collection_finished``): a worker
+    that exits is a crashed worker to it, reported as an INTERNALERROR."""
+    config = session.config
+    if config.getoption("python", None) is None or workerinput(config):
         return
     # Research cases only: the environment is graded by their probes.
     cases = {
@@ -104,6 +116,22 @@ def _check_existing_environment(session: pytest.Session) -> None:
         if getattr(getattr(item, "case", None), "spec", None) is not None
         and item.case.spec.suite == "research"  # type: ignore[attr-defined]
     }
+    _one_case_or_exit(cases)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    """xdist controller: the host backend's one-case check on a worker's collection, before
+    anything is scheduled; a usage error here ends the run as it does without xdist."""
+    config = node.config
+    if config.getoption("python", None) is None:
+        return
+    from .scheduling import research_case_names
+
+    _one_case_or_exit(research_case_names(ids, config.rootpath))
+
+
+def _one_case_or_exit(cases: set[str]) -> None:
     if len(cases) == 1:
         return
     example = "pytest benchmark_cases/research/tinylm --python PATH --repo DIR"
@@ -185,6 +213,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     if getattr(item, "enconda_item", False):
         session_of(item.config).add_html_extras(item, report)
+        if report.when == "call" and report.passed:
+            _stage_message(item, report)
         if call.excinfo is not None and _harness_error(call.excinfo):
             # The harness's message names the step and the remedy; its traceback is noise.
             report.longrepr = f"{item.nodeid}: {call.excinfo.value}"
@@ -192,6 +222,20 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
                 # A probe that hit a harness failure mid-call: results count it as an error.
                 report.user_properties.append(("enconda_harness_error", True))
     return report
+
+
+def _stage_message(item: pytest.Item, report: pytest.TestReport) -> None:
+    """A stage's own probe that passed keeps the stage's message in its result row (a passed
+    test has no longrepr): which interpreter was graded, and where C4 ran (cpu-gloo or
+    gpu-nccl), reach results.csv and report.html, not only the stage's file."""
+    from .report.summary import is_stage_probe
+
+    props = dict(item.user_properties)
+    if not is_stage_probe({"item": props.get("enconda_item"), "stage": props.get("enconda_stage")}):
+        return
+    case = getattr(item, "case", None)
+    result = session_of(item.config).pipeline.stage(case, str(props["enconda_stage"]))
+    report.user_properties.append(("enconda_message", str(result.message)))
 
 
 def _harness_error(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:

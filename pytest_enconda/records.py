@@ -33,6 +33,32 @@ MAX_RESULTS_BYTES = 256 << 20
 MAX_RESULT_LINE_BYTES = 1 << 20
 MAX_RECORD_BYTES = 64 << 20
 MESSAGE_CHARS = 4000
+HEADLINE_CHARS = 500
+
+
+def failure_headline(report: Any) -> str | None:
+    """One line saying why a test (a user's probe) failed, in pytest's ``file:line: message``
+    form with the exception's own message: ``probe_x.py:6: AssertionError: the tokenizer is
+    not installed``; for a bare ``assert`` pytest's explanation (``assert 3 == 4``). A message
+    of several lines (a command's output) gives its first and last. ``None`` when the failure
+    is not an exception's (a harness item's own message)."""
+    longrepr = getattr(report, "longrepr", None)
+    crash = getattr(longrepr, "reprcrash", None)
+    if crash is None or not str(getattr(crash, "message", "")).strip():
+        return None
+    if getattr(getattr(longrepr, "reprtraceback", None), "style", None) == "value":
+        # ``pytest.fail(msg, pytrace=False)`` (a stage's own probe): the text is the message.
+        return None
+    lines = [line.strip() for line in str(crash.message).splitlines() if line.strip()]
+    # pytest adds its explanation (``assert ...``, ``+  where ...``) after the user's message.
+    own = []
+    for line in lines:
+        if own and line.startswith("assert "):
+            break
+        own.append(line)
+    text = own[0] if len(own) == 1 else f"{own[0]} … {own[-1]}"
+    headline = f"{Path(str(crash.path)).name}:{crash.lineno}: {text}"
+    return headline if len(headline) <= HEADLINE_CHARS else headline[: HEADLINE_CHARS - 1] + "…"
 
 
 # ----------------------------------------------------------------------------- paths

@@ -114,3 +114,32 @@ class CaseAwareScheduling:
         if name.startswith("_") or self.__dict__.get("chosen") is None:
             raise AttributeError(name)
         return getattr(self.chosen, name)
+
+
+def research_case_names(nodeids: Sequence[str], rootdir: Path) -> set[str]:
+    """The research cases among the collected node ids, as the controller can tell them: a case
+    file whose ``suite`` is ``research`` (by its ``id``, else its folder), and every instance of
+    a ResearchEnvBench dataset (by its name)."""
+    names: set[str] = set()
+    for scope in {case_scope(nodeid, rootdir) for nodeid in nodeids} - {None}:
+        assert scope is not None
+        parts = scope.split("::")
+        path = rootdir / parts[0]
+        if len(parts) == 2:
+            if is_research_dataset_dir(path):
+                names.add(parts[1])
+            continue
+        spec = _case_head(path)
+        if spec.get("suite") == "research":
+            names.add(str(spec.get("id") or path.parent.name))
+    return names
+
+
+def _case_head(path: Path) -> dict[str, Any]:
+    from . import textio
+    from .discovery import MAX_CASE_BYTES
+
+    try:
+        return textio.parse_toml(textio.decode_utf8(textio.read_bounded(path, MAX_CASE_BYTES)))
+    except (OSError, ValueError):
+        return {}

@@ -19,7 +19,7 @@ import pytest
 
 from .artifacts import atomic_write_text
 from .pipeline import CasePipeline
-from .records import MESSAGE_CHARS, CaseDir, ResultRow, RunDir, read_json_file
+from .records import MESSAGE_CHARS, CaseDir, ResultRow, RunDir, failure_headline, read_json_file
 from .settings import EncondaSettings
 
 if TYPE_CHECKING:
@@ -257,11 +257,15 @@ class EncondaSession:
             return
         self._load_results()
         self.write_run_info()
-        message = ""
+        message = str(props.get("enconda_message") or "") if report.passed else ""
         if report.skipped and isinstance(report.longrepr, tuple):
             message = str(report.longrepr[2])
         elif not report.passed:
             message = report.longreprtext
+            if headline := failure_headline(report):
+                # Exports and the report show a message's last line: the assertion's own words,
+                # not the traceback's closing ``file:line: AssertionError``.
+                message = f"{message}\n{headline}"
         if props.get("enconda_harness_error") and outcome == "failed":
             outcome = "error"
         row = ResultRow(

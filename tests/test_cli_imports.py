@@ -59,3 +59,12 @@ def test_not_a_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> Non
     # 1 means "some imports missing"; a folder that is not there measured nothing.
     assert main(["imports", str(tmp_path / "nowhere")]) == 2
     assert "C0 not measured" in capsys.readouterr().err
+
+
+def test_help_states_the_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exited:
+        main(["imports", "--help"])
+    assert exited.value.code == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "0 every import resolves; 1 some imports are missing; 2 not measured" in text
+    assert "REPO_DIR is not a directory" in text

@@ -644,7 +644,11 @@ def pyramid_table(summary: Mapping[str, Any]) -> str:
             row = summary[stage.name]
             shown = f"{row['passed']}/{row['applicable']}"
             shown += f" ({row['percent']:.1f}%)" if row["percent"] is not None else ""
-            cells.append(shown + (f" ({row['error']} err)" if row["error"] else ""))
+            shown += f" ({row['error']} err)" if row["error"] else ""
+            if row.get("cpu_mode"):
+                # --ddp-cpu: not the paper's C4 (GPUs on NCCL), said where the number is.
+                shown += f" [{row['cpu_mode']} on cpu-gloo]"
+            cells.append(shown)
     efficiency = summary["efficiency"]
     for name in ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes"):
         mean = efficiency[name]["mean"]

@@ -170,6 +170,8 @@ def pyramid_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
     for stage, label in names.items():
         row = pyramid.get(stage) or {}
         pct = row.get("percent")
+        if row.get("cpu_mode"):
+            label += f" ({row['cpu_mode']} on cpu-gloo: 2 CPU processes, not GPUs)"
         rows.append(
             [
                 label,
@@ -204,18 +206,11 @@ def c5_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
 
 
 def title(summary: Mapping[str, Any]) -> str:
-    """The run's heading: the paper's title for EnConda-Bench items, else the research one."""
-    if _has_diagnosis(summary) or not summary.get("pyramid"):
-        return tables._title(summary)
-    return (
-        f"ResearchEnvBench research: agent {summary.get('agent', '?')}, model "
-        f"{summary.get('model') or '-'}, {summary['pyramid'].get('cases', 0)} cases"
-    )
+    return tables.run_title(summary)
 
 
 def _has_diagnosis(summary: Mapping[str, Any]) -> bool:
-    items = summary.get("items") or {}
-    return any(item in items for item in ("error_types", "descriptions", "fixes", "execution"))
+    return tables.has_diagnosis(summary)
 
 
 def summary_section(

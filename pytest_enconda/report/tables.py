@@ -225,27 +225,50 @@ def _markdown_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+DIAGNOSIS_ITEMS = ("error_types", "descriptions", "fixes", "execution")
+
+
+def has_diagnosis(summary: Mapping[str, Any]) -> bool:
+    """Whether the run graded any EnConda-Bench diagnosis item (a research-only run did not)."""
+    items = summary.get("items") or {}
+    return any(item in items for item in DIAGNOSIS_ITEMS)
+
+
+def run_title(summary: Mapping[str, Any]) -> str:
+    """The run's heading: the paper's title for EnConda-Bench items, else the research one."""
+    if has_diagnosis(summary) or not summary.get("pyramid"):
+        return _title(summary)
+    return (
+        f"ResearchEnvBench research: agent {summary.get('agent', '?')}, model "
+        f"{summary.get('model') or '-'}, {summary['pyramid'].get('cases', 0)} cases"
+    )
+
+
 def render_markdown(summary_json: Mapping[str, Any]) -> str:
-    parts = [
-        f"# {_title(summary_json)}",
-        "## Main table",
-        _markdown_table(MAIN_HEADER, main_rows(summary_json)),
-        "## Per error type (predicted vs golden counts; P, R, F1 per-error, and paper F1)",
-        _markdown_table(TYPE_HEADER, type_rows(summary_json)),
-        "## Error types by level (number of injected errors)",
-        _markdown_table(LEVEL_TYPE_HEADER, level_type_rows(summary_json)),
-        "## Accuracy and Pass@1 by level",
-        _markdown_table(LEVEL_ACC_HEADER, level_accuracy_rows(summary_json)),
-        "## Judge",
-        judge_line(summary_json),
-        *filter(None, [agreement_note(summary_json)]),
-        "## Notes",
-        "\n".join(f"- {line}" for line in notes(summary_json)),
-    ]
-    definitions = summary_json.get("definitions") or {}
-    if definitions:
-        parts.append("## Definitions")
-        parts.append("\n".join(f"- **{name}**: {text}" for name, text in definitions.items()))
+    """``summary.md``: the diagnosis tables when diagnosis items were graded (or nothing else
+    was), then the runtime pyramid when research cases were; a section without rows is left
+    out, so a research-only run opens with its pyramid."""
+    parts = [f"# {run_title(summary_json)}"]
+    if has_diagnosis(summary_json) or not summary_json.get("pyramid"):
+        parts += [
+            "## Main table",
+            _markdown_table(MAIN_HEADER, main_rows(summary_json)),
+            "## Per error type (predicted vs golden counts; P, R, F1 per-error, and paper F1)",
+            _markdown_table(TYPE_HEADER, type_rows(summary_json)),
+            "## Error types by level (number of injected errors)",
+            _markdown_table(LEVEL_TYPE_HEADER, level_type_rows(summary_json)),
+            "## Accuracy and Pass@1 by level",
+            _markdown_table(LEVEL_ACC_HEADER, level_accuracy_rows(summary_json)),
+            "## Judge",
+            judge_line(summary_json),
+            *filter(None, [agreement_note(summary_json)]),
+            "## Notes",
+            "\n".join(f"- {line}" for line in notes(summary_json)),
+        ]
+        definitions = summary_json.get("definitions") or {}
+        if definitions:
+            parts.append("## Definitions")
+            parts.append("\n".join(f"- **{name}**: {text}" for name, text in definitions.items()))
     if summary_json.get("pyramid"):
         from ..grading.pyramid import pyramid_table
 

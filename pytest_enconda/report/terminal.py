@@ -42,7 +42,9 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
 
     terminalreporter.section("enconda summary", sep="=")
     width = terminalreporter._tw.fullwidth
-    if any(item in summary.get("items", {}) for item in ("error_types", "execution")):
+    from .tables import has_diagnosis
+
+    if has_diagnosis(summary):
         terminalreporter.write(render_terminal(summary, console_width=width))
     if summary.get("subsets"):
         from .subset import render_side_by_side

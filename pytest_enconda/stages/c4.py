@@ -46,13 +46,16 @@ def run_ddp(environment: Environment, case: Case, *, ddp_cpu: bool) -> StageResu
         timeout=research.c4_seconds,
         env={"ENCONDA_DDP_BACKEND": backend},
     )
+    gpus_used = nproc if backend == "nccl" else 0
     numbers = {
         "exit_code": run.exit_code,
         "seconds": round(run.duration, 3),
         "nproc": nproc,
         "mode": mode,
+        "backend": backend,
+        "gpus_used": gpus_used,
     }
-    label = f"[{mode}, {nproc} processes]"
+    label = ddp_label(mode, nproc, gpus_used)
     if run.ok:
         return StageResult(
             stage="C4",
@@ -72,6 +75,14 @@ def run_ddp(environment: Environment, case: Case, *, ddp_cpu: bool) -> StageResu
         numbers=numbers,
         runs=[run.model_dump()],
     )
+
+
+def ddp_label(mode: str, nproc: int, gpus_used: int) -> str:
+    """Where C4 ran, in every message: ``[cpu-gloo: 2 CPU processes on gloo, no GPU]`` is not
+    the paper's C4 (``--ddp-cpu``), ``[gpu-nccl: 4 processes on 4 GPUs, nccl]`` is."""
+    if mode == "cpu-gloo":
+        return f"[cpu-gloo: {nproc} CPU processes on gloo, no GPU]"
+    return f"[{mode}: {nproc} processes on {gpus_used} GPUs, nccl]"
 
 
 STAGE = Stage(

@@ -41,6 +41,10 @@ REPORT_KEYS = (
 IMPORT_NAMES = {"pyyaml": "yaml"}
 IMPLICIT = "patchvit-hidden-dep"
 HIDDEN_PACKAGE = "einops"
+# The case of issue 19's done-when: a static import no requirement lists, a README that installs
+# into a venv. C0 names exactly this package for a literal README follower.
+MISSING = "mixlm-missing-einops"
+MISSING_PACKAGE = "einops"
 
 
 def _case_id(path: Path) -> str:
@@ -207,7 +211,26 @@ def test_every_static_import_is_declared_stdlib_or_first_party(case_file: Path) 
     repo = _repo_dir(case)
     test_only = {"pytest"}
     known = set(sys.stdlib_module_names) | _first_party(repo) | _declared(repo) | test_only
-    assert _top_level_imports(repo) <= known, _top_level_imports(repo) - known
+    undeclared = {MISSING_PACKAGE} if case.id == MISSING else set()
+    assert _top_level_imports(repo) - known == undeclared
+
+
+def test_missing_case_imports_a_package_no_requirement_lists(cases: dict[str, Case]) -> None:
+    """C0 names it, C1 and C4 fail on it for a literal README follower; the oracle installs it."""
+    case = cases[MISSING]
+    repo = _repo_dir(case)
+    assert "missing-requirement" in case.spec.tags
+    assert MISSING_PACKAGE in _top_level_imports(repo)
+    assert MISSING_PACKAGE not in _declared(repo)
+    literal = extract_commands(case.readme_text)
+    # A venv, activated, then the requirements: the graded interpreter is .venv's.
+    assert literal[:3] == [
+        "uv venv .venv",
+        ". .venv/bin/activate",
+        "uv pip install -r requirements.txt",
+    ], literal
+    assert MISSING_PACKAGE not in case.readme_text
+    assert re.search(rf"uv pip install .*\b{MISSING_PACKAGE}\b", case.golden_setup_text or "")
 
 
 def test_implicit_case_needs_a_package_no_file_imports_and_no_requirement_lists(
