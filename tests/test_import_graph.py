@@ -37,7 +37,10 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("sandbox", frozenset({"sandbox", "backends"})),
     ("domain", frozenset({"agents", "probing", "grading", "stages", "aspects", "memory", "aec"})),
     ("pipeline", frozenset({"pipeline", "report", "dispatch"})),
-    ("pytest", frozenset({"options", "settings", "session", "items", "scheduling", "state"})),
+    (
+        "pytest",
+        frozenset({"options", "inifile", "settings", "session", "items", "scheduling", "state"}),
+    ),
     ("entry", frozenset({"plugin", "cli", "bench", "verify"})),
 )
 
