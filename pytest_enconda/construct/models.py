@@ -160,7 +160,9 @@ class InstanceRecord(_Strict):
     validation: Validation | None = None
 
 
-class RepoOutcome(_Strict):
+class RepoOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
     repository: str
     revision: str
     accepted: bool
@@ -173,6 +175,10 @@ class RepoOutcome(_Strict):
         default_factory=dict, description="injection key -> single-error validation"
     )
     instances: list[InstanceRecord] = Field(default_factory=list)
+    failed_proposals: list[str] = Field(
+        default_factory=list, description="model answers that were not a valid injection"
+    )
+    notes: list[str] = Field(default_factory=list, description="levels that could not be made")
 
 
 class ConstructReport(BaseModel):
