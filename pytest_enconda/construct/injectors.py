@@ -510,11 +510,19 @@ def inject(
     per_type: int,
     seed: int,
 ) -> list[Injection]:
-    """Up to ``per_type`` injections of each type, picked with ``seed`` (same seed, same picks)."""
-    picked = []
+    """Up to ``per_type`` injections of each type, picked with ``seed`` (same seed, same picks).
+
+    Lines not yet edited by an earlier pick are preferred, so that errors compose into levels.
+    """
+    picked: list[Injection] = []
+    used: set[int] = set()
     for error_type in types:
         pool = candidates(repository, readme, cmds, facts, error_type)
         rng = random.Random(f"{seed}:{repository}:{error_type}")
         rng.shuffle(pool)
-        picked.extend(pool[:per_type])
+        for _ in range(min(per_type, len(pool))):
+            pool.sort(key=lambda injection: len(injection.lines & used))
+            choice = pool.pop(0)
+            picked.append(choice)
+            used |= choice.lines
     return picked

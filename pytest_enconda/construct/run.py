@@ -35,6 +35,7 @@ from .writer import (
     instance_dir,
     read_repo_info,
     repo_key,
+    short_name,
     write_instance,
     write_original,
     write_repo_info,
@@ -69,6 +70,7 @@ class ConstructOptions(BaseModel):
     llm_api_base: str | None = None
     judge: str | None = None
     judge_api_base: str | None = None
+    judge_cache: Path | None = None
     seed: int = 0
     owner: str = "local"
     repo_mirror: Path | None = None
@@ -174,7 +176,9 @@ class _Run:
         if options.judge:
             from ..grading.judges import create_judge
 
-            self.judge = create_judge(options.judge, api_base=options.judge_api_base)
+            self.judge = create_judge(
+                options.judge, api_base=options.judge_api_base, cache_dir=options.judge_cache
+            )
         self.llm = None
         if options.injector.startswith("llm:"):
             from .llm import LlmInjector
@@ -189,7 +193,12 @@ class _Run:
         atomic_write(self.report_path, self.report.model_dump_json(indent=1) + "\n")
 
 
-def construct(options: ConstructOptions, progress: Progress = print) -> ConstructReport:
+def construct(
+    options: ConstructOptions,
+    progress: Progress = print,
+    validator_factory: Callable[..., object] | None = None,
+) -> ConstructReport:
+    """Construct the dataset; ``validator_factory`` replaces the Docker validator (tests)."""
     from ..cases.sidecar import SIDECAR_NAME, Sidecar, read_sidecar, write_sidecar
     from .validate import Validator
 
@@ -201,7 +210,7 @@ def construct(options: ConstructOptions, progress: Progress = print) -> Construc
     sidecar.dataset = str(options.out)
     sidecar.harness_version = __version__
     logs = options.logs or options.out / "construct-logs"
-    validator = Validator(
+    validator = (validator_factory or Validator)(
         logs=logs,
         repo_mirror=mirror,
         progress=progress,
@@ -215,7 +224,7 @@ def construct(options: ConstructOptions, progress: Progress = print) -> Construc
             record = sidecar.record(repository, revision)
             if record is None:
                 progress(f"{repository}: verifying the original README")
-                record = validator.reference(repository, revision)
+                record = validator.reference(repository, revision)  # type: ignore[attr-defined]
                 sidecar.repositories[repository] = record
                 write_sidecar(sidecar_path, sidecar)
             outcome = run.report.repositories.get(repository)
@@ -240,17 +249,16 @@ def construct(options: ConstructOptions, progress: Progress = print) -> Construc
             write_repo_info(options.out, known)
             run.save()
     finally:
-        validator.close()
+        validator.close()  # type: ignore[attr-defined]
     return run.report
 
 
 def _construct_repository(run: _Run, validator: object, record: object, outcome: RepoOutcome):
     from ..verify import _original_readme
-    from .validate import RepoWorkspace
 
     options, progress = run.options, run.progress
     repository = outcome.repository
-    with RepoWorkspace(validator, repository, outcome.revision) as ws:  # type: ignore[arg-type]
+    with validator.workspace(repository, outcome.revision) as ws:  # type: ignore[attr-defined]
         readme_name, original = _original_readme(ws.repo_dir)
         write_original(options.out, repository, original, readme_name)
         facts = read_facts(ws.repo_dir)
@@ -390,10 +398,8 @@ def _audit(
     report = audit_cases(load.cases, extract_commands)
     flagged = {r.case_id.split("/")[-1]: r.flags for r in report.records if r.flags}
     out_records = []
-    key = repo_key(repository)
     for record in records:
-        short = record.instance.removeprefix(f"{key}_")
-        flags = flagged.get(short) or flagged.get(record.instance)
+        flags = flagged.get(short_name(repository, record.instance))
         if record.kept and flags:
             shutil.rmtree(instance_dir(out, repository, record.instance), ignore_errors=True)
             progress(f"{repository}: instance {record.instance}: dropped by the audit ({flags})")

@@ -106,8 +106,17 @@ def classify(
 class RepoWorkspace:
     """One repository at its revision, materialised and built into a task image."""
 
-    def __init__(self, validator: Validator, repository: str, revision: str) -> None:
+    def __init__(
+        self,
+        repository: str,
+        revision: str,
+        mirror: Path | None,
+        cache_dir: Path | None,
+        validator: Validator | None = None,
+    ) -> None:
         self.validator = validator
+        self.mirror = mirror
+        self.cache_dir = cache_dir
         self.repository = repository
         self.revision = revision
         self._tmp = tempfile.TemporaryDirectory(prefix="enconda-construct-")
@@ -122,13 +131,12 @@ class RepoWorkspace:
         source = RepoSource(
             kind="url", url=f"https://github.com/{self.repository}", revision=self.revision
         )
-        ctx = self.validator.ctx
         self.digest = materialize(
             source,
             Path(self._tmp.name),
             self.repo_dir,
-            mirror_dir=ctx.options.repo_mirror,
-            cache_dir=ctx.images.settings.cache_dir,
+            mirror_dir=self.mirror,
+            cache_dir=self.cache_dir,
         )
         return self
 
@@ -137,6 +145,7 @@ class RepoWorkspace:
 
     def ensure_image(self) -> str:
         if self.image is None:
+            assert self.validator is not None
             ctx = self.validator.ctx
             base = ctx.images.ensure_base(ctx.options.base_image, progress=ctx.progress)
             self.image = ctx.images.ensure_task_image(
@@ -181,6 +190,15 @@ class Validator:
 
     def close(self) -> None:
         self.ctx.sandbox.close()
+
+    def workspace(self, repository: str, revision: str) -> RepoWorkspace:
+        return RepoWorkspace(
+            repository,
+            revision,
+            self.ctx.options.repo_mirror,
+            self.ctx.images.settings.cache_dir,
+            self,
+        )
 
     def reference(self, repository: str, revision: str) -> RepoVerification:
         """verify's record of the original README (readme agent only: no recipe fallback)."""

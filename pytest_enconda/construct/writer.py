@@ -21,7 +21,14 @@ from pathlib import Path
 
 from .models import ErrorLabel
 
-__all__ = ["golden_json", "instance_dir", "repo_key", "write_instance", "write_repo_info"]
+__all__ = [
+    "golden_json",
+    "instance_dir",
+    "repo_key",
+    "short_name",
+    "write_instance",
+    "write_repo_info",
+]
 
 REPO_INFO = "repo_info.jsonl"
 REPORT_NAME = "construct-report.json"
@@ -32,6 +39,15 @@ def repo_key(repository: str) -> str:
     if not _SAFE.match(repository) or ".." in repository:
         raise ValueError(f"repository: expected owner/name of safe characters, got {repository!r}")
     return repository.replace("/", "_")
+
+
+def short_name(repository: str, instance: str) -> str:
+    """The part of an instance folder's name the importer puts in the case id."""
+    key = repo_key(repository)
+    for prefix in (f"error_gen_{key}_", f"{key}_"):
+        if instance.startswith(prefix) and len(instance) > len(prefix):
+            return instance[len(prefix) :]
+    return instance
 
 
 def instance_dir(out: Path, repository: str, instance: str) -> Path:

@@ -24,7 +24,12 @@ from pytest_enconda.construct.models import (
     apply_edits,
 )
 from pytest_enconda.construct.validate import classify, marked_script
-from pytest_enconda.construct.writer import write_instance, write_original, write_repo_info
+from pytest_enconda.construct.writer import (
+    short_name,
+    write_instance,
+    write_original,
+    write_repo_info,
+)
 
 REPOS = Path(__file__).resolve().parents[2] / "benchmark_cases" / "repos"
 SHIPPED = ("confmerge", "filesniff", "tabkit", "verbump", "wordstat")
@@ -190,7 +195,7 @@ def test_written_layout_loads_with_the_importer_and_passes_the_audit(tmp_path: P
     assert len(load.cases) == len(planned)
     by_id = {case.id.split("/")[-1]: case for case in load.cases}
     for plan in planned:
-        short = plan.instance.removeprefix("o_tabkit_")
+        short = short_name("o/tabkit", plan.instance)
         case = by_id[short]
         assert case.level == plan.level
         assert [e.golden_answer for e in case.golden.errors] == [
