@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ("domain", frozenset({"agents", "probing", "grading", "stages", "aspects", "memory", "aec"})),
     ("pipeline", frozenset({"pipeline", "report", "dispatch"})),
     ("pytest", frozenset({"options", "settings", "session", "items", "scheduling", "state"})),
-    ("entry", frozenset({"plugin", "cli", "bench", "verify"})),
+    ("entry", frozenset({"plugin", "cli", "bench", "verify", "construct"})),
 )
 
 
