@@ -103,7 +103,9 @@ def rules_e1(readme: str, cmds: list[CommandLine], facts: RepoFacts) -> list:
         reqs = _installed_requirements(cmd, facts)
         if local is not None and reqs and "--no-deps" not in words:
             new = cmd.command.replace(" install ", " install --no-deps ", 1)
-            names = ", ".join(f"`{r.text}`" for r in reqs[:3])
+            # Facts from the metadata are named, not quoted: the audit reads a quoted token as
+            # erroneous text that must occur in the README.
+            names = ", ".join(r.text for r in reqs[:3])
             out.append(
                 (
                     "no-deps",
@@ -128,7 +130,7 @@ def rules_e1(readme: str, cmds: list[CommandLine], facts: RepoFacts) -> list:
                 prefix = target.strip("\"'").split("[", 1)[0]
                 new_target = f"{quote}{prefix}[{','.join(rest)}]{quote}" if rest else prefix
                 new = cmd.command.replace(target, new_target, 1)
-                dropped = ", ".join(f"`{r.text}`" for r in facts.extras[extra])
+                dropped = ", ".join(r.text for r in facts.extras[extra])
                 out.append(
                     (
                         f"drop-extra-{extra}",
@@ -399,7 +401,7 @@ def rules_e7(readme: str, cmds: list[CommandLine], facts: RepoFacts) -> list:
                     [_edit(cmd, new)],
                     _label(
                         "E7",
-                        f'`{new}` pins `"{conflict}"`, which conflicts with `{req.text}` '
+                        f'`{new}` pins "{conflict}", which conflicts with {req.text} '
                         f"declared in {req.source.split(' ')[0]}: no version satisfies both.",
                         cmd.command,
                         f'{cmd.command} "{req.name}=={bound.group(1)}"',

@@ -238,15 +238,11 @@ def construct(
                 run.save()
                 continue
             outcome.accepted, outcome.reason = True, ""
-            _construct_repository(run, validator, record, outcome)
-            accepted = {
-                name: rev
-                for name, rev in revisions.items()
-                if (o := run.report.repositories.get(name)) and o.accepted
-            }
+            # Before the instances: the audit loads them, and the importer needs the revision.
             known = read_repo_info(options.out)
-            known.update(accepted)
+            known[repository] = revision
             write_repo_info(options.out, known)
+            _construct_repository(run, validator, record, outcome)
             run.save()
     finally:
         validator.close()  # type: ignore[attr-defined]
@@ -395,6 +391,9 @@ def _audit(
     if not folder.is_dir():
         return records
     load = load_dataset(folder)
+    if load.problems:
+        first = load.problems[0]
+        raise ConstructError(f"the written instances do not load: {first.file}: {first.reason}")
     report = audit_cases(load.cases, extract_commands)
     flagged = {r.case_id.split("/")[-1]: r.flags for r in report.records if r.flags}
     out_records = []

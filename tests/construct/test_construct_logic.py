@@ -234,3 +234,31 @@ def test_marked_script_records_each_step() -> None:
 def test_repos_are_copied_not_touched(tmp_path: Path) -> None:
     shutil.copytree(REPOS / "wordstat", tmp_path / "w")
     assert read_facts(tmp_path / "w").scripts == ["wordstat"]
+
+
+def test_the_audit_flags_no_rule_label(tmp_path: Path) -> None:
+    """Every rule's label, alone in its README, passes the label audit (the facts it names
+    from the metadata are not quoted as erroneous text)."""
+    revisions = {}
+    count = 0
+    for name in SHIPPED:
+        readme, cmds, facts = _repo(name)
+        repository = f"o/{name}"
+        revisions[repository] = "a" * 40
+        write_original(tmp_path, repository, readme)
+        for error_type in CONSTRUCT_TYPES:
+            for injection in candidates(repository, readme, cmds, facts, error_type):
+                count += 1
+                write_instance(
+                    tmp_path,
+                    repository,
+                    f"o_{name}_error_readme_{count}",
+                    apply_edits(readme, list(injection.edits)),
+                    [injection.label],
+                )
+    write_repo_info(tmp_path, revisions)
+    load = load_dataset(tmp_path)
+    assert load.problems == [] and len(load.cases) == count
+    report = audit_cases(load.cases, extract_commands)
+    flagged = {r.case_id: r.flags for r in report.records if r.flags}
+    assert flagged == {}

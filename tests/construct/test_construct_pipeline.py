@@ -219,3 +219,32 @@ def test_llm_answers_that_are_not_injections_say_why() -> None:
         no_golden, readme, "o/x", "m", "E4"
     )
     assert read_facts(REPOS / "wordstat").name == "wordstat"
+
+
+def test_an_instance_the_audit_flags_is_removed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_enconda.construct import run as run_module
+
+    real = run_module.inject
+
+    def quoting_an_absent_token(*args: Any, **kwargs: Any) -> list:
+        found = real(*args, **kwargs)
+        first = found[0]
+        label = first.label.model_copy(
+            update={"error_description": "The step installs `pytest>=7`, which is wrong."}
+        )
+        return [first.model_copy(update={"label": label}), *found[1:]]
+
+    monkeypatch.setattr(run_module, "inject", quoting_an_absent_token)
+    report = construct(_options(tmp_path, "wordstat", levels=(1, 2)), lambda _: None, FakeValidator)
+    outcome = report.repositories["local/wordstat"]
+    flagged = outcome.injected[0].key
+    dropped = [r for r in outcome.instances if flagged in r.error_keys]
+    assert dropped and all(
+        not r.kept and r.reason == "audit flags: error_text_absent" for r in dropped
+    )
+    for record in dropped:
+        assert not list((tmp_path / "OUT").glob(f"instances/*/{record.instance}"))
+    kept = [r for r in outcome.instances if r.kept]
+    assert kept and len(load_dataset(tmp_path / "OUT").cases) == len(kept)
