@@ -163,7 +163,7 @@ class _Run:
         self.report_path = options.out / REPORT_NAME
         self.report = read_report(self.report_path)
         self.report.harness_version = __version__
-        self.report.options = {
+        wanted = {
             "types": list(options.types),
             "per_readme": options.per_readme,
             "per_type": options.per_type,
@@ -172,6 +172,13 @@ class _Run:
             "seed": options.seed,
             "judge": options.judge,
         }
+        if self.report.repositories and self.report.options != wanted:
+            changed = sorted(k for k in wanted if self.report.options.get(k) != wanted[k])
+            raise ConstructError(
+                f"{self.report_path} was made with other options ({', '.join(changed)}): "
+                "resume with the same options, or write to another --out"
+            )
+        self.report.options = wanted
         self.judge = None
         if options.judge:
             from ..grading.judges import create_judge

@@ -15,7 +15,13 @@ from pytest_enconda.cases.enconda_import import load_dataset
 from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.construct.facts import read_facts
 from pytest_enconda.construct.llm import parse_injection
-from pytest_enconda.construct.run import ConstructOptions, construct, read_report, summary_lines
+from pytest_enconda.construct.run import (
+    ConstructError,
+    ConstructOptions,
+    construct,
+    read_report,
+    summary_lines,
+)
 from pytest_enconda.construct.validate import RepoWorkspace, classify
 
 REPOS = Path(__file__).resolve().parents[2] / "benchmark_cases" / "repos"
@@ -126,6 +132,12 @@ def test_a_second_run_redoes_nothing(tmp_path: Path) -> None:
         path.unlink()
     construct(options, lambda _: None, FakeValidator)
     assert FakeValidator.calls == [f"run {merged.instance}"]
+
+
+def test_resume_with_other_options_is_refused(tmp_path: Path) -> None:
+    construct(_options(tmp_path, "confmerge"), lambda _: None, FakeValidator)
+    with pytest.raises(ConstructError, match=r"other options \(seed\)"):
+        construct(_options(tmp_path, "confmerge", seed=5), lambda _: None, FakeValidator)
 
 
 def test_a_repository_whose_readme_does_not_verify_is_refused(tmp_path: Path) -> None:
