@@ -234,6 +234,55 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_construct(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from .construct.models import CONSTRUCT_TYPES
+    from .construct.run import ConstructOptions, construct, summary_lines
+
+    types = tuple(t.strip().upper() for t in (args.types or ",".join(CONSTRUCT_TYPES)).split(","))
+    unknown = [t for t in types if t not in CONSTRUCT_TYPES]
+    if unknown:
+        raise SystemExit(
+            f"pytest-enconda construct: error: --types: {', '.join(unknown)} not among "
+            f"{', '.join(CONSTRUCT_TYPES)}"
+        )
+    try:
+        levels = tuple(sorted({int(x) for x in args.levels.split(",") if x.strip()}))
+    except ValueError:
+        raise SystemExit(
+            f"pytest-enconda construct: error: --levels: expected numbers such as 1,2,3,5, "
+            f"got {args.levels!r}"
+        ) from None
+    if not levels or min(levels) < 1:
+        raise SystemExit("pytest-enconda construct: error: --levels: expected numbers >= 1")
+    options = ConstructOptions(
+        sources=tuple(args.sources),
+        out=Path(args.out),
+        types=types,
+        per_readme=args.per_readme,
+        per_type=args.per_type,
+        levels=levels,
+        injector=args.injector,
+        llm_api_base=args.llm_api_base,
+        judge=args.judge,
+        judge_api_base=args.judge_api_base,
+        seed=args.seed,
+        owner=args.owner,
+        repo_mirror=Path(args.repo_mirror) if args.repo_mirror else None,
+        workers=args.n,
+        setup_seconds=args.setup_timeout,
+        test_seconds=args.test_timeout,
+        logs=Path(args.logs) if args.logs else None,
+    )
+    report = construct(options, progress=lambda line: print(line, flush=True))
+    for line in summary_lines(report):
+        print(line)
+    mirror = options.repo_mirror or options.out / "mirror"
+    print(f"run it: pytest --cases {options.out} --repo-mirror {mirror}")
+    return 0
+
+
 def _cmd_compare(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
@@ -424,6 +473,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     verify.add_argument("--test-timeout", type=float, default=900, help="seconds per test run")
     verify.set_defaults(func=_cmd_verify)
+
+    construct = sub.add_parser(
+        "construct",
+        help="new instances: inject errors into working READMEs, validate each in Docker, "
+        "filter, split and merge into levels (EnConda-Bench's layout, with the sidecar)",
+    )
+    construct.add_argument(
+        "sources",
+        nargs="+",
+        help="repository folders, or datasets (repo_info.jsonl) whose "
+        "repositories --repo-mirror holds",
+    )
+    construct.add_argument("--out", required=True, help="the dataset folder to write")
+    construct.add_argument("--types", help="error types, e.g. E1,E4 (default: all six)")
+    construct.add_argument("--per-readme", type=int, default=2, help="errors per README (2)")
+    construct.add_argument("--per-type", type=int, default=2, help="injections per type (2)")
+    construct.add_argument("--levels", default="1,2,3,5", help="levels to make (1,2,3,5)")
+    construct.add_argument("--injector", default="rules", help="rules or llm:<model>")
+    construct.add_argument("--llm-api-base", help="OpenAI-compatible server for llm:<model>")
+    construct.add_argument("--judge", help="llm:<model>: a judge filter of the labels")
+    construct.add_argument("--judge-api-base", help="OpenAI-compatible server for the judge")
+    construct.add_argument("--seed", type=int, default=0, help="same seed, same errors")
+    construct.add_argument("--owner", default="local", help="owner name of repository folders")
+    construct.add_argument("--repo-mirror", help="local clones of a dataset's repositories")
+    construct.add_argument("-n", type=int, default=2, help="READMEs validated at once")
+    construct.add_argument("--logs", help="setup and test logs (default: OUT/construct-logs)")
+    construct.add_argument("--setup-timeout", type=float, default=900, help="seconds per setup")
+    construct.add_argument("--test-timeout", type=float, default=600, help="seconds per test run")
+    construct.set_defaults(func=_cmd_construct)
 
     audit = sub.add_parser(
         "audit",

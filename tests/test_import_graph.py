@@ -41,7 +41,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "pytest",
         frozenset({"options", "inifile", "settings", "session", "items", "scheduling", "state"}),
     ),
-    ("entry", frozenset({"plugin", "cli", "bench", "verify"})),
+    ("entry", frozenset({"plugin", "cli", "bench", "verify", "construct"})),
 )
 
 

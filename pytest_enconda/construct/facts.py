@@ -1,0 +1,147 @@
+"""What a rule injector may rely on: the README's command lines and the repository's own facts.
+
+Facts are read from files, never by running code: the project name, its dependencies with their
+constraints (``pyproject.toml`` PEP 621, ``setup.cfg``), optional extras, console scripts,
+``requires-python``, pinned requirement files, and the tree's paths.
+"""
+
+from __future__ import annotations
+
+import configparser
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..agents.readme_commands import extract_commands
+from ..sandbox.repo import iter_tree
+
+__all__ = ["CommandLine", "RepoFacts", "Requirement", "command_lines", "read_facts"]
+
+_PROMPT = re.compile(r"^\s*(?:\([\w.@-]+\)\s*)?(?:[$%>]\s)?")
+_REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """A README command the literal agent runs, and the README line it is written on."""
+
+    step: int
+    line: int
+    command: str
+    text: str  # the whole README line (prompt and indentation kept)
+
+
+@dataclass(frozen=True)
+class Requirement:
+    name: str
+    spec: str  # e.g. '>=8.0' or '==2.9.0.post0' (empty: unconstrained)
+    source: str  # the file (and field) it was declared in
+
+    @property
+    def text(self) -> str:
+        return f"{self.name}{self.spec}"
+
+
+@dataclass
+class RepoFacts:
+    name: str = ""
+    dependencies: list[Requirement] = field(default_factory=list)
+    extras: dict[str, list[Requirement]] = field(default_factory=dict)
+    scripts: list[str] = field(default_factory=list)
+    requires_python: str = ""
+    pinned: dict[str, list[Requirement]] = field(default_factory=dict)  # requirement file -> pins
+    paths: frozenset[str] = frozenset()
+
+    def has_path(self, path: str) -> bool:
+        return path.strip("/").removeprefix("./") in self.paths
+
+
+def command_lines(readme: str, name: str = "README.md") -> list[CommandLine]:
+    """Each README command the literal agent runs that sits on one README line of its own."""
+    lines = readme.split("\n")
+    found: list[CommandLine] = []
+    start = 0
+    for step, command in enumerate(extract_commands(readme, name)):
+        for index in range(start, len(lines)):
+            text = lines[index]
+            stripped = _PROMPT.sub("", text.strip(), count=1).strip().strip("`").strip()
+            if stripped == command:
+                found.append(CommandLine(step=step, line=index, command=command, text=text))
+                start = index + 1
+                break
+    return found
+
+
+def _requirement(text: str, source: str) -> Requirement | None:
+    text = text.split(";", 1)[0].split("#", 1)[0].strip()
+    if not text or text.startswith(("-", "git+", "http")):
+        return None
+    match = _REQ.match(text)
+    if not match:
+        return None
+    return Requirement(name=match.group(1), spec=match.group(3).replace(" ", ""), source=source)
+
+
+def read_facts(repo: Path) -> RepoFacts:
+    repo = Path(repo)
+    facts = RepoFacts()
+    paths = set()
+    for rel, _ in iter_tree(repo):
+        paths.add(rel)
+    facts.paths = frozenset(paths)
+    pyproject = repo / "pyproject.toml"
+    if pyproject.is_file():
+        try:
+            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            data = {}
+        project = data.get("project") or {}
+        if isinstance(project, dict):
+            facts.name = str(project.get("name") or "")
+            facts.requires_python = str(project.get("requires-python") or "")
+            for dep in project.get("dependencies") or []:
+                req = _requirement(str(dep), "pyproject.toml [project] dependencies")
+                if req:
+                    facts.dependencies.append(req)
+            for extra, deps in (project.get("optional-dependencies") or {}).items():
+                where = f"pyproject.toml [project.optional-dependencies] {extra}"
+                facts.extras[extra] = [r for d in deps if (r := _requirement(str(d), where))]
+            facts.scripts = sorted((project.get("scripts") or {}).keys())
+    setup_cfg = repo / "setup.cfg"
+    if setup_cfg.is_file():
+        parser = configparser.ConfigParser(interpolation=None)
+        try:
+            parser.read_string(setup_cfg.read_text(encoding="utf-8"))
+        except (configparser.Error, UnicodeDecodeError):
+            parser = configparser.ConfigParser()
+        if parser.has_section("metadata") and not facts.name:
+            facts.name = parser.get("metadata", "name", fallback="")
+        if parser.has_section("options"):
+            if not facts.requires_python:
+                facts.requires_python = parser.get("options", "python_requires", fallback="")
+            if not facts.dependencies:
+                for dep in parser.get("options", "install_requires", fallback="").splitlines():
+                    req = _requirement(dep, "setup.cfg [options] install_requires")
+                    if req:
+                        facts.dependencies.append(req)
+        if parser.has_section("options.extras_require") and not facts.extras:
+            for extra, deps in parser.items("options.extras_require"):
+                where = f"setup.cfg [options.extras_require] {extra}"
+                facts.extras[extra] = [
+                    r for d in deps.splitlines() if (r := _requirement(d, where))
+                ]
+        if parser.has_section("options.entry_points") and not facts.scripts:
+            text = parser.get("options.entry_points", "console_scripts", fallback="")
+            facts.scripts = sorted(
+                line.split("=", 1)[0].strip() for line in text.splitlines() if "=" in line
+            )
+    for rel in sorted(paths):
+        if rel.endswith(".txt") and "requirement" in rel.lower():
+            try:
+                text = (repo / rel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            pins = [r for line in text.splitlines() if (r := _requirement(line, rel)) and r.spec]
+            facts.pinned[rel] = pins
+    return facts

@@ -1,0 +1,434 @@
+"""The ``construct`` pipeline: repositories in, a validated EnConda-Bench-layout dataset out.
+
+Per repository: the original README is verified (``verify``, literal ``readme`` agent, no recipe
+fallback) or the repository is refused with the reason; errors are injected (rules or a model),
+filtered offline (and by a judge where one is given), validated one by one in Docker; the
+effective ones are split and merged into levels, merged READMEs are validated again, written,
+and audited (an instance the label audit flags is removed). ``construct-report.json`` records
+every injection and instance, kept or dropped with the reason, and is rewritten after each step:
+a second run with the same options redoes nothing already done.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from .. import __version__
+from ..errors import EncondaError
+from .facts import command_lines, read_facts
+from .filters import judge_filter, offline_filter
+from .injectors import inject
+from .levels import compose, plan_levels
+from .models import CONSTRUCT_TYPES, ConstructReport, InstanceRecord, RepoOutcome, apply_edits
+from .writer import (
+    REPORT_NAME,
+    atomic_write,
+    instance_dir,
+    read_repo_info,
+    repo_key,
+    short_name,
+    write_instance,
+    write_original,
+    write_repo_info,
+)
+
+Progress = Callable[[str], None]
+MIRROR = "mirror"
+_GIT_ENV = {
+    "GIT_AUTHOR_NAME": "pytest-enconda construct",
+    "GIT_AUTHOR_EMAIL": "construct@example.invalid",
+    "GIT_COMMITTER_NAME": "pytest-enconda construct",
+    "GIT_COMMITTER_EMAIL": "construct@example.invalid",
+    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
+    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
+}
+
+
+class ConstructError(EncondaError):
+    pass
+
+
+class ConstructOptions(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    sources: tuple[str, ...]
+    out: Path
+    types: tuple[str, ...] = CONSTRUCT_TYPES
+    per_readme: int = Field(default=2, ge=1)
+    per_type: int = Field(default=2, ge=1)
+    levels: tuple[int, ...] = (1, 2, 3, 5)
+    injector: str = "rules"
+    llm_api_base: str | None = None
+    judge: str | None = None
+    judge_api_base: str | None = None
+    judge_cache: Path | None = None
+    seed: int = 0
+    owner: str = "local"
+    repo_mirror: Path | None = None
+    workers: int = Field(default=2, ge=1)
+    setup_seconds: float = 900
+    test_seconds: float = 600
+    logs: Path | None = None
+
+
+def _git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, **_GIT_ENV, "GIT_TERMINAL_PROMPT": "0"}
+    done = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        raise ConstructError(f"git {args[0]} in {cwd} failed: {done.stderr.strip()[-300:]}")
+    return done.stdout.strip()
+
+
+def snapshot_folder(folder: Path, repository: str, mirror: Path) -> str:
+    """Commit a copy of ``folder`` (a fixed identity and date: the same tree, the same revision)
+    into ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it."""
+    from ..sandbox.repo import IGNORED_NAMES
+
+    owner, name = repository.split("/")
+    target = mirror / f"{owner}+{name}" / "repo"
+    with tempfile.TemporaryDirectory(prefix="enconda-snapshot-") as tmp:
+        work = Path(tmp) / name
+        shutil.copytree(
+            folder, work, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED_NAMES, "*.pyc")
+        )
+        _git(work, "init", "--quiet", "--initial-branch=main")
+        _git(work, "add", "-A")
+        _git(work, "commit", "--quiet", "--no-verify", "-m", f"snapshot of {folder.name}")
+        revision = _git(work, "rev-parse", "HEAD")
+        if target.is_dir():
+            try:
+                _git(target, "cat-file", "-e", f"{revision}^{{commit}}")
+                return revision
+            except ConstructError:
+                shutil.rmtree(target)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _git(Path(tmp), "clone", "--quiet", "--bare", str(work), str(target))
+    return revision
+
+
+def resolve_sources(options: ConstructOptions) -> tuple[dict[str, str], Path | None]:
+    """({owner/name: revision}, the mirror the repositories are fetched from)."""
+    found: dict[str, str] = {}
+    local_mirror = options.out / MIRROR
+    kinds = set()
+    for source in options.sources:
+        path = Path(source)
+        if (path / "repo_info.jsonl").is_file():
+            kinds.add("dataset")
+            found.update(read_repo_info(path))
+        elif path.is_dir():
+            kinds.add("folder")
+            repository = f"{options.owner}/{path.resolve().name}"
+            repo_key(repository)
+            found[repository] = snapshot_folder(path, repository, local_mirror)
+        else:
+            raise ConstructError(
+                f"{source}: expected a repository folder or a dataset folder with repo_info.jsonl"
+            )
+    if kinds == {"dataset", "folder"} and options.repo_mirror:
+        raise ConstructError("give either repository folders or datasets with --repo-mirror")
+    if "dataset" in kinds:
+        if options.repo_mirror is None:
+            raise ConstructError("a dataset's repositories need --repo-mirror (local clones)")
+        return found, options.repo_mirror
+    return found, local_mirror
+
+
+def read_report(path: Path) -> ConstructReport:
+    from .. import textio
+
+    if not path.is_file():
+        return ConstructReport()
+    try:
+        return ConstructReport.model_validate_json(textio.read_text(path, 64 << 20))
+    except ValueError as exc:
+        raise ConstructError(f"{path}: not a construct report: {str(exc)[:300]}") from None
+
+
+class _Run:
+    def __init__(self, options: ConstructOptions, progress: Progress) -> None:
+        self.options = options
+        self.progress = progress
+        self.report_path = options.out / REPORT_NAME
+        self.report = read_report(self.report_path)
+        self.report.harness_version = __version__
+        wanted = {
+            "types": list(options.types),
+            "per_readme": options.per_readme,
+            "per_type": options.per_type,
+            "levels": list(options.levels),
+            "injector": options.injector,
+            "seed": options.seed,
+            "judge": options.judge,
+        }
+        if self.report.repositories and self.report.options != wanted:
+            changed = sorted(k for k in wanted if self.report.options.get(k) != wanted[k])
+            raise ConstructError(
+                f"{self.report_path} was made with other options ({', '.join(changed)}): "
+                "resume with the same options, or write to another --out"
+            )
+        self.report.options = wanted
+        self.judge = None
+        if options.judge:
+            from ..grading.judges import create_judge
+
+            self.judge = create_judge(
+                options.judge, api_base=options.judge_api_base, cache_dir=options.judge_cache
+            )
+        self.llm = None
+        if options.injector.startswith("llm:"):
+            from .llm import LlmInjector
+
+            self.llm = LlmInjector(options.injector[4:], api_base=options.llm_api_base)
+        elif options.injector != "rules":
+            raise ConstructError(
+                f"--injector: expected rules or llm:<model>, got {options.injector}"
+            )
+
+    def save(self) -> None:
+        atomic_write(self.report_path, self.report.model_dump_json(indent=1) + "\n")
+
+
+def construct(
+    options: ConstructOptions,
+    progress: Progress = print,
+    validator_factory: Callable[..., object] | None = None,
+) -> ConstructReport:
+    """Construct the dataset; ``validator_factory`` replaces the Docker validator (tests)."""
+    from ..cases.sidecar import SIDECAR_NAME, Sidecar, read_sidecar, write_sidecar
+    from .validate import Validator
+
+    options.out.mkdir(parents=True, exist_ok=True)
+    run = _Run(options, progress)
+    revisions, mirror = resolve_sources(options)
+    sidecar_path = options.out / SIDECAR_NAME
+    sidecar = read_sidecar(sidecar_path) if sidecar_path.is_file() else Sidecar()
+    sidecar.dataset = str(options.out)
+    sidecar.harness_version = __version__
+    logs = options.logs or options.out / "construct-logs"
+    validator = (validator_factory or Validator)(
+        logs=logs,
+        repo_mirror=mirror,
+        progress=progress,
+        setup_seconds=options.setup_seconds,
+        test_seconds=options.test_seconds,
+    )
+    try:
+        total = len(revisions)
+        for number, (repository, revision) in enumerate(sorted(revisions.items()), 1):
+            progress(f"[{number}/{total}] {repository}@{revision[:12]}")
+            record = sidecar.record(repository, revision)
+            if record is None:
+                progress(f"{repository}: verifying the original README")
+                record = validator.reference(repository, revision)  # type: ignore[attr-defined]
+                sidecar.repositories[repository] = record
+                write_sidecar(sidecar_path, sidecar)
+            outcome = run.report.repositories.get(repository)
+            if outcome is None or outcome.revision != revision:
+                outcome = RepoOutcome(repository=repository, revision=revision, accepted=False)
+                run.report.repositories[repository] = outcome
+            if not record.verified:
+                outcome.accepted = False
+                outcome.reason = f"the original README does not verify: {record.why_unverified}"
+                progress(f"{repository}: refused: {outcome.reason}")
+                run.save()
+                continue
+            outcome.accepted, outcome.reason = True, ""
+            # Before the instances: the audit loads them, and the importer needs the revision.
+            known = read_repo_info(options.out)
+            known[repository] = revision
+            write_repo_info(options.out, known)
+            _construct_repository(run, validator, record, outcome)
+            run.save()
+    finally:
+        validator.close()  # type: ignore[attr-defined]
+    return run.report
+
+
+def _construct_repository(run: _Run, validator: object, record: object, outcome: RepoOutcome):
+    from ..verify import _original_readme
+
+    options, progress = run.options, run.progress
+    repository = outcome.repository
+    with validator.workspace(repository, outcome.revision) as ws:  # type: ignore[attr-defined]
+        readme_name, original = _original_readme(ws.repo_dir)
+        write_original(options.out, repository, original, readme_name)
+        facts = read_facts(ws.repo_dir)
+        if not outcome.injected:
+            cmds = command_lines(original, readme_name)
+            if run.llm is None:
+                outcome.injected = inject(
+                    repository,
+                    original,
+                    cmds,
+                    facts,
+                    list(options.types),
+                    options.per_type,
+                    options.seed,
+                )
+            else:
+                for error_type in options.types:
+                    for attempt in range(options.per_type):
+                        proposal = run.llm.propose(repository, original, facts, error_type, attempt)
+                        if isinstance(proposal, str):
+                            outcome.failed_proposals.append(f"{error_type}#{attempt}: {proposal}")
+                        elif proposal.key not in {i.key for i in outcome.injected}:
+                            outcome.injected.append(proposal)
+            run.save()
+        progress(f"{repository}: {len(outcome.injected)} errors injected by {options.injector}")
+        todo = []
+        for injection in outcome.injected:
+            key = injection.key
+            if key in outcome.dropped or key in outcome.validations:
+                continue
+            why = offline_filter(injection, original, facts)
+            if why is None and run.judge is not None:
+                why = judge_filter(injection, original, run.judge)
+            if why is not None:
+                outcome.dropped[key] = f"filter: {why}"
+                progress(f"{repository}: {injection.error_type} {injection.rule}: dropped ({why})")
+                continue
+            todo.append(injection)
+        run.save()
+
+        def validate_one(injection):
+            started = time.monotonic()
+            text = apply_edits(original, list(injection.edits))
+            result = validator.run_readme(  # type: ignore[attr-defined]
+                ws, record, original, text, f"error-{injection.key}", readme_name
+            )
+            return injection, result, time.monotonic() - started
+
+        done = 0
+        with ThreadPoolExecutor(max_workers=options.workers) as pool:
+            for injection, result, seconds in pool.map(validate_one, todo):
+                done += 1
+                outcome.validations[injection.key] = result
+                if result.verdict != "effective":
+                    outcome.dropped[injection.key] = f"{result.verdict}: {result.detail}"
+                progress(
+                    f"{repository}: validated {done}/{len(todo)} {injection.error_type} "
+                    f"{injection.rule}: {result.verdict} ({seconds:.0f} s)"
+                )
+                run.save()
+        kept = [i for i in outcome.injected if i.key not in outcome.dropped]
+        key = repo_key(repository)
+        planned, notes = plan_levels(
+            key, kept, options.per_readme, list(options.levels), options.seed
+        )
+        outcome.notes = notes
+        previous = {r.instance: r for r in outcome.instances}
+        records: list[InstanceRecord] = []
+        todo_plans = []
+        for plan in planned:
+            keys = [e.key for e in plan.errors]
+            old = previous.get(plan.instance)
+            folder = instance_dir(options.out, repository, plan.instance)
+            if (
+                old is not None
+                and old.error_keys == keys
+                and (not old.kept or (folder / "README.json").is_file())
+            ):
+                records.append(old)  # resume: an existing instance is not redone
+                continue
+            todo_plans.append(plan)
+
+        def validate_plan(plan):
+            if plan.level == 1:
+                return plan, outcome.validations[plan.errors[0].key]
+            text = compose(original, list(plan.errors))
+            return plan, validator.run_readme(  # type: ignore[attr-defined]
+                ws, record, original, text, plan.instance, readme_name
+            )
+
+        with ThreadPoolExecutor(max_workers=options.workers) as pool:
+            for plan, result in pool.map(validate_plan, todo_plans):
+                keys = [e.key for e in plan.errors]
+                kept_now = result.verdict == "effective"
+                if kept_now:
+                    write_instance(
+                        options.out,
+                        repository,
+                        plan.instance,
+                        compose(original, list(plan.errors)),
+                        [e.label for e in plan.errors],
+                        readme_name,
+                    )
+                records.append(
+                    InstanceRecord(
+                        instance=plan.instance,
+                        repository=repository,
+                        level=plan.level,
+                        error_keys=keys,
+                        error_types=[e.error_type for e in plan.errors],
+                        kept=kept_now,
+                        reason="" if kept_now else f"merged README {result.verdict}",
+                        validation=result,
+                    )
+                )
+                progress(
+                    f"{repository}: instance {plan.instance} (level {plan.level}): "
+                    + ("kept" if kept_now else f"dropped: {result.verdict}")
+                )
+        outcome.instances = sorted(records, key=lambda r: r.instance)
+        outcome.instances = _audit(options.out, repository, outcome.instances, progress)
+        run.save()
+
+
+def _audit(
+    out: Path, repository: str, records: list[InstanceRecord], progress: Progress
+) -> list[InstanceRecord]:
+    """The label audit over this repository's written instances: a flagged one is removed."""
+    from ..agents.readme_commands import extract_commands
+    from ..cases.audit import audit_cases
+    from ..cases.enconda_import import load_dataset
+
+    folder = out / "instances" / f"error_gen_{repo_key(repository)}"
+    if not folder.is_dir():
+        return records
+    load = load_dataset(folder)
+    if load.problems:
+        first = load.problems[0]
+        raise ConstructError(f"the written instances do not load: {first.file}: {first.reason}")
+    report = audit_cases(load.cases, extract_commands)
+    flagged = {r.case_id.split("/")[-1]: r.flags for r in report.records if r.flags}
+    out_records = []
+    for record in records:
+        flags = flagged.get(short_name(repository, record.instance))
+        if record.kept and flags:
+            shutil.rmtree(instance_dir(out, repository, record.instance), ignore_errors=True)
+            progress(f"{repository}: instance {record.instance}: dropped by the audit ({flags})")
+            record = record.model_copy(
+                update={"kept": False, "reason": f"audit flags: {', '.join(flags)}"}
+            )
+        out_records.append(record)
+    return out_records
+
+
+def summary_lines(report: ConstructReport) -> list[str]:
+    """Kept share per injector and type, instances per level, refused repositories."""
+    lines = []
+    for injector, rows in sorted(report.kept_share().items()):
+        cells = ", ".join(f"{t} {row['kept']}/{row['injected']}" for t, row in sorted(rows.items()))
+        lines.append(f"construct: {injector}: injected errors kept by validation: {cells}")
+    levels: dict[int, int] = {}
+    for outcome in report.repositories.values():
+        for record in outcome.instances:
+            if record.kept:
+                levels[record.level] = levels.get(record.level, 0) + 1
+        if not outcome.accepted:
+            lines.append(f"construct: {outcome.repository} refused: {outcome.reason}")
+    cells = ", ".join(f"level {k}: {v}" for k, v in sorted(levels.items())) or "none"
+    lines.append(f"construct: {sum(levels.values())} instances kept ({cells})")
+    return lines
