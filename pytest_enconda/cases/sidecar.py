@@ -8,9 +8,7 @@ holds data only: commands, scripts, test ids and timings, never repository code.
 from __future__ import annotations
 
 import math
-import os
 import re
-import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
@@ -18,6 +16,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import textio
+from ..artifacts import atomic_write_text
 from .checkout import CheckoutProof
 
 # A verification sidecar lists repositories and tests: far beyond this is not one.
@@ -229,17 +228,7 @@ def write_sidecar(path: Path, sidecar: Sidecar) -> None:
     ordered = sidecar.model_copy(
         update={"repositories": dict(sorted(sidecar.repositories.items()))}
     )
-    text = ordered.model_dump_json(indent=1) + "\n"
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        # mkstemp makes the file private; a shared sidecar is read by others.
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_write_text(path, ordered.model_dump_json(indent=1) + "\n")
 
 
 def find_sidecar(dataset: Path) -> Path | None:

@@ -23,6 +23,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
+from ..artifacts import atomic_write_text
 from ..errors import EncondaError
 from .facts import command_lines, read_facts
 from .filters import judge_filter, offline_filter
@@ -31,7 +32,6 @@ from .levels import compose, plan_levels
 from .models import CONSTRUCT_TYPES, ConstructReport, InstanceRecord, RepoOutcome, apply_edits
 from .writer import (
     REPORT_NAME,
-    atomic_write,
     instance_dir,
     read_repo_info,
     repo_key,
@@ -197,7 +197,7 @@ class _Run:
             )
 
     def save(self) -> None:
-        atomic_write(self.report_path, self.report.model_dump_json(indent=1) + "\n")
+        atomic_write_text(self.report_path, self.report.model_dump_json(indent=1) + "\n")
 
 
 def construct(

@@ -14,11 +14,10 @@
 from __future__ import annotations
 
 import json
-import os
 import re
-import tempfile
 from pathlib import Path
 
+from ..artifacts import atomic_write_text
 from .models import ErrorLabel
 
 __all__ = [
@@ -54,19 +53,6 @@ def instance_dir(out: Path, repository: str, instance: str) -> Path:
     return Path(out) / "instances" / f"error_gen_{repo_key(repository)}" / instance
 
 
-def atomic_write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as out:
-            out.write(text)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def golden_json(repository: str, instance: str, labels: list[ErrorLabel]) -> str:
     data = {
         "readme": instance,
@@ -87,20 +73,20 @@ def write_instance(
 ) -> Path:
     """The instance folder; the golden file is written last, so a folder with one is complete."""
     folder = instance_dir(out, repository, instance)
-    atomic_write(folder / readme_name, readme)
-    atomic_write(folder / "README.json", golden_json(repository, instance, labels))
+    atomic_write_text(folder / readme_name, readme)
+    atomic_write_text(folder / "README.json", golden_json(repository, instance, labels))
     return folder
 
 
 def write_original(out: Path, repository: str, readme: str, readme_name: str = "README.md") -> None:
-    atomic_write(
+    atomic_write_text(
         Path(out) / "instances" / f"error_gen_{repo_key(repository)}" / readme_name, readme
     )
 
 
 def write_repo_info(out: Path, revisions: dict[str, str]) -> None:
     lines = [json.dumps({"repository": r, "revision": revisions[r]}) for r in sorted(revisions)]
-    atomic_write(Path(out) / REPO_INFO, "".join(line + "\n" for line in lines))
+    atomic_write_text(Path(out) / REPO_INFO, "".join(line + "\n" for line in lines))
 
 
 def read_repo_info(out: Path) -> dict[str, str]:

@@ -58,6 +58,7 @@ def test_a_never_ending_agent_setup_is_stopped_at_the_agent_budget(tmp_path: Pat
         options=_options(tmp_path, agent_setup_seconds=5),
         progress=lambda _line: None,
         sandbox=SimpleNamespace(container=container),
+        download_cache=None,
     )
     record = RepoVerification(repository="o/n", revision="r", status="unverified")
     verified = _attempt(ctx, record, "img", "agent:readme", "python -m srv\n", tmp_path, [])  # type: ignore[arg-type]
