@@ -40,8 +40,22 @@ class Aspect:
 
 @dataclass(frozen=True)
 class TaskKind:
+    """A kind of case (``suite`` in ``case.toml``): what its file must hold, what its agents
+    leave, and (through ``ASPECTS`` and ``STAGES``) how it is graded."""
+
     name: str
     description: str = ""
+    table: str | None = None
+    """The ``case.toml`` table the kind needs (``[research]``, ``[aec]``), if any."""
+    needs_readme: bool = True
+    """Whether a case names a README file; without one the agent reads the repository's own."""
+    needs_test_command: bool = False
+    outputs: tuple[str, ...] = ("setup.sh",)
+    """The agent's output-contract files in ``/enconda/output`` (agents/output.py)."""
+    graded_by_environment: bool = False
+    """Graded on the environment the setup builds: the oracle needs a golden setup."""
+    setup_seconds: float | None = None
+    """The kind's default setup budget, where the case does not give one."""
 
     def aspects(self) -> list[Aspect]:
         """Its graded items, in collection order."""
@@ -86,6 +100,34 @@ class AspectContext:
 
     def diagnosis_grade(self) -> Any:
         return self._pipeline.diagnosis_grade(self.case)
+
+    # A task kind's own steps (``aec.grading``) run through these: once per case and process,
+    # saved in the case's folder, on whichever backend the run uses.
+
+    def once(self, step: str, produce: Callable[[], Any]) -> Any:
+        """``produce()`` once per case and ``step`` (its harness failure kept, as any step's)."""
+        return self._pipeline._once(self.case, step, produce)
+
+    @property
+    def case_dir(self) -> Any:
+        return self._pipeline.case_dir(self.case)
+
+    @property
+    def settings(self) -> Any:
+        return self._pipeline.settings
+
+    def backend(self) -> Any:
+        return self._pipeline.backend()
+
+    def task_image(self) -> str:
+        return self._pipeline.task_image(self.case)
+
+    @property
+    def judge(self) -> Any:
+        return self._pipeline.judge
+
+    def progress(self, message: str) -> None:
+        self._pipeline.progress(message)
 
     def missing_output(self) -> ItemVerdict | None:
         """A contract file the agent did not leave (or left malformed) fails what it feeds."""
@@ -172,8 +214,74 @@ _BUILTIN_ASPECTS = (
 )
 for _aspect in _BUILTIN_ASPECTS:
     ASPECTS.register(_aspect)
-TASK_KINDS.register(TaskKind("diagnosis", "EnConda-Bench: find the README's injected errors"))
-TASK_KINDS.register(TaskKind("research", "ResearchEnvBench: the runtime pyramid, as probes"))
+TASK_KINDS.register(
+    TaskKind(
+        "diagnosis",
+        "EnConda-Bench: find the README's injected errors",
+        needs_test_command=True,
+        outputs=("setup.sh", "diagnosis.json"),
+    )
+)
+TASK_KINDS.register(
+    TaskKind(
+        "research",
+        "ResearchEnvBench: the runtime pyramid, as probes",
+        table="research",
+        outputs=("setup.sh", "report.json"),
+        graded_by_environment=True,
+        # A research setup installs torch and friends: 1,154 s was seen for one install.
+        setup_seconds=2400.0,
+    )
+)
+
+
+def _grade_aec(ctx: AspectContext) -> ItemVerdict:
+    from .aec.grading import grade_aec
+
+    missing = ctx.missing_output()
+    if missing is not None:
+        return missing
+    if ctx.existing_environment:
+        return ctx.not_graded_here()
+    return grade_aec(ctx)
+
+
+TASK_KINDS.register(
+    TaskKind(
+        "aec",
+        "automated environment configuration: set up any repository and run its tests",
+        table="aec",
+        needs_readme=False,
+        outputs=("setup.sh", "test_command"),
+        graded_by_environment=True,
+    )
+)
+for _aspect in (
+    Aspect(
+        "aec_tests_run",
+        _grade_aec,
+        contract_file="setup.sh",
+        graded_by="setup.sh replayed in a fresh container, then the agent's test command (or "
+        "the reference one): a runner summary with at least one test executed",
+        task_kind="aec",
+    ),
+    Aspect(
+        "aec_pass_set",
+        _grade_aec,
+        contract_file="setup.sh",
+        graded_by="the share of the reference PASS set that passes (where a reference exists)",
+        task_kind="aec",
+    ),
+    Aspect(
+        "aec_success",
+        _grade_aec,
+        contract_file="setup.sh",
+        graded_by="hybrid: the test log's parsed verdict, the trajectory judge where the log is "
+        "inconclusive",
+        task_kind="aec",
+    ),
+):
+    ASPECTS.register(_aspect)
 
 # The aspects the judge grades from ``diagnosis.json`` (one grading per case serves all three).
 DIAGNOSIS_ASPECTS: tuple[str, ...] = tuple(

@@ -48,14 +48,13 @@ def case_timeout(case: Case) -> float:
 
 
 def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | pytest.Collector]:
-    """The case's graded aspects (diagnosis), then its probes (pyramid stages, user probes)."""
+    """The case's probes (pyramid stages, user probes), then its kind's graded aspects."""
     case = _variant(parent.config, case)
     parent.case = case  # type: ignore[attr-defined]  # probes' fixtures find their case here
     parent.extra_keyword_matches.update(case.keywords())
     timeout = case_timeout(case)
     yield from probe_modules(parent, case)
-    if case.spec.suite != "diagnosis":
-        return
+    # A kind graded by probes alone (research) has no aspects of its own.
     for aspect in TASK_KINDS.get(case.spec.suite).aspect_names():
         item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
         item.extra_keyword_matches.update(case.keywords())

@@ -33,6 +33,9 @@ def test_contract_files_and_gpu_needs() -> None:
         "error_types": "diagnosis.json",
         "descriptions": "diagnosis.json",
         "fixes": "diagnosis.json",
+        "aec_tests_run": "setup.sh",
+        "aec_pass_set": "setup.sh",
+        "aec_success": "setup.sh",
     }
     assert [stage.name for stage in STAGES.values() if stage.needs_gpu] == ["C2", "C3", "C4"]
     assert {"execution", "C0", "C5"} <= aspects.all_aspect_names()

@@ -451,7 +451,10 @@ class SweAgent(ConfiguredAgent):
             state.flush_pending("model")
             folder = agent_dir(task)
             outputs = collect_outputs(
-                box, folder / "output" if folder is not None else None, research=research
+                box,
+                folder / "output" if folder is not None else None,
+                research=research,
+                suite=task.case.spec.suite,
             )
         outputs.apply_to(outcome)
         outcome.trajectory = writer.steps
