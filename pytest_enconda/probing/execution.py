@@ -6,6 +6,7 @@ The record is written to the case's artifact folder; grading reads it without Do
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
@@ -21,7 +22,7 @@ WORKDIR = "/data/project"
 
 
 class StepRecord(BaseModel):
-    name: Literal["setup", "test"]
+    name: Literal["setup", "test", "reference_test"]
     command: str
     exit_code: int | None
     timed_out: bool = False
@@ -55,6 +56,7 @@ def run_execution(
     case_dir: CaseDir,
     *,
     scale: float = 1.0,
+    tests: Sequence[tuple[str, str]] | None = None,
 ) -> ExecutionRecord:
     """Run setup then tests; the test step is skipped (not run) when setup fails.
 
@@ -63,6 +65,10 @@ def run_execution(
 
     With a verified reference the test step installs the test tools first and writes pytest's
     JUnit XML report, copied next to the logs for grading against the PASS set.
+
+    ``tests``: the test steps as (step name, command), each run after the setup in the same box
+    and the setup's environment (AEC: the agent's test command, then the reference one); by
+    default the case's ``test_command`` as step ``test``.
     """
     from ..backends import as_backend
     from ..backends.base import started as box_of
@@ -74,7 +80,9 @@ def run_execution(
     record = ExecutionRecord(case_id=case.id, image=image)
     reference = case.reference if case.reference is not None and case.reference.verified else None
     test_command = str(case.spec.test_command)
-    if reference is not None:
+    if tests is not None:
+        reference = None
+    elif reference is not None:
         test_command = run_tests_command(
             test_command, list(reference.test_tools), list(reference.test_requirements)
         )
@@ -89,8 +97,9 @@ def run_execution(
                 setup_command(SCRIPT_PATH),
                 budgets.setup_seconds * scale,
             ),
-            ("test", test_command, in_setup_env(test_command), budgets.test_seconds * scale),
         ]
+        for step_name, command in tests if tests is not None else [("test", test_command)]:
+            plan.append((step_name, command, in_setup_env(command), budgets.test_seconds * scale))
         for name, shown, command, budget in plan:
             log = case_dir.execution_log(name)
             result = container.exec(command, timeout=budget, workdir=WORKDIR, log_path=log)
