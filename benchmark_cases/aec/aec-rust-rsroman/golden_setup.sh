@@ -1,0 +1,5 @@
+# Golden setup of rsroman (sourced from the repository root as root, bash -eo pipefail).
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends cargo
+cargo build --offline
