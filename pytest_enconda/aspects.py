@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .kinds import TASK_KINDS, TaskKind
 from .registry import Registry
 
 if TYPE_CHECKING:
@@ -38,41 +39,31 @@ class Aspect:
     task_kind: str = "diagnosis"
 
 
-@dataclass(frozen=True)
-class TaskKind:
-    """A kind of case (``suite`` in ``case.toml``): what its file must hold, what its agents
-    leave, and (through ``ASPECTS`` and ``STAGES``) how it is graded."""
-
-    name: str
-    description: str = ""
-    table: str | None = None
-    """The ``case.toml`` table the kind needs (``[research]``, ``[aec]``), if any."""
-    needs_readme: bool = True
-    """Whether a case names a README file; without one the agent reads the repository's own."""
-    needs_test_command: bool = False
-    outputs: tuple[str, ...] = ("setup.sh",)
-    """The agent's output-contract files in ``/enconda/output`` (agents/output.py)."""
-    graded_by_environment: bool = False
-    """Graded on the environment the setup builds: the oracle needs a golden setup."""
-    setup_seconds: float | None = None
-    """The kind's default setup budget, where the case does not give one."""
-
-    def aspects(self) -> list[Aspect]:
-        """Its graded items, in collection order."""
-        return [aspect for aspect in ASPECTS.values() if aspect.task_kind == self.name]
-
-    def aspect_names(self) -> tuple[str, ...]:
-        return tuple(aspect.name for aspect in self.aspects())
-
-    def stage_names(self) -> tuple[str, ...]:
-        """Its pyramid stages, run as probes (imports the stage modules: cheap, no pydantic)."""
-        from .stages import STAGES
-
-        return tuple(stage.name for stage in STAGES.values() if stage.task_kind == self.name)
-
-
 ASPECTS: Registry[Aspect] = Registry("aspect", "pytest_enconda.aspects")
-TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pytest_enconda.task_kinds")
+
+__all__ = ["ASPECTS", "TASK_KINDS", "Aspect", "AspectContext", "TaskKind"]
+
+
+def _kind_name(kind: TaskKind | str) -> str:
+    return kind if isinstance(kind, str) else kind.name
+
+
+def kind_aspects(kind: TaskKind | str) -> list[Aspect]:
+    """A task kind's graded items, in collection order."""
+    name = _kind_name(kind)
+    return [aspect for aspect in ASPECTS.values() if aspect.task_kind == name]
+
+
+def aspect_names(kind: TaskKind | str) -> tuple[str, ...]:
+    return tuple(aspect.name for aspect in kind_aspects(kind))
+
+
+def stage_names(kind: TaskKind | str) -> tuple[str, ...]:
+    """A task kind's pyramid stages, run as probes (imports the stage modules: cheap)."""
+    from .stages import STAGES
+
+    name = _kind_name(kind)
+    return tuple(stage.name for stage in STAGES.values() if stage.task_kind == name)
 
 
 class AspectContext:
@@ -214,25 +205,6 @@ _BUILTIN_ASPECTS = (
 )
 for _aspect in _BUILTIN_ASPECTS:
     ASPECTS.register(_aspect)
-TASK_KINDS.register(
-    TaskKind(
-        "diagnosis",
-        "EnConda-Bench: find the README's injected errors",
-        needs_test_command=True,
-        outputs=("setup.sh", "diagnosis.json"),
-    )
-)
-TASK_KINDS.register(
-    TaskKind(
-        "research",
-        "ResearchEnvBench: the runtime pyramid, as probes",
-        table="research",
-        outputs=("setup.sh", "report.json"),
-        graded_by_environment=True,
-        # A research setup installs torch and friends: 1,154 s was seen for one install.
-        setup_seconds=2400.0,
-    )
-)
 
 
 def _grade_aec(ctx: AspectContext) -> ItemVerdict:
@@ -246,16 +218,6 @@ def _grade_aec(ctx: AspectContext) -> ItemVerdict:
     return grade_aec(ctx)
 
 
-TASK_KINDS.register(
-    TaskKind(
-        "aec",
-        "automated environment configuration: set up any repository and run its tests",
-        table="aec",
-        needs_readme=False,
-        outputs=("setup.sh", "test_command"),
-        graded_by_environment=True,
-    )
-)
 for _aspect in (
     Aspect(
         "aec_tests_run",
@@ -297,5 +259,5 @@ def all_aspect_names() -> frozenset[str]:
     """Every item name a case's own items may end in: aspects and stages of every kind."""
     names = set(ASPECTS.names())
     for kind in TASK_KINDS.values():
-        names.update(kind.stage_names())
+        names.update(stage_names(kind))
     return frozenset(names)

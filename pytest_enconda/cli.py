@@ -335,7 +335,7 @@ def _cmd_test_log(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_msb(args: argparse.Namespace) -> int:
-    from .cases.msb_import import import_instances
+    from .aec.msb_import import import_instances
 
     total = 0
     failed = False

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .aspects import ASPECTS, TASK_KINDS
+from .aspects import ASPECTS, TASK_KINDS, aspect_names
 from .cases.loader import load_case
 from .discovery import is_research_dataset_dir
 from .errors import CaseFormatError, EncondaError, RunStopped
@@ -55,7 +55,7 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | p
     timeout = case_timeout(case)
     yield from probe_modules(parent, case)
     # A kind graded by probes alone (research) has no aspects of its own.
-    for aspect in TASK_KINDS.get(case.spec.suite).aspect_names():
+    for aspect in aspect_names(TASK_KINDS.get(case.spec.suite)):
         item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
         item.extra_keyword_matches.update(case.keywords())
         item.add_marker(case.spec.suite)

@@ -34,7 +34,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
-    from .aspects import TASK_KINDS
+    from .kinds import TASK_KINDS
 
     for kind in TASK_KINDS.values():
         if kind.name not in MARKERS:  # a task kind's items carry its name as a marker

@@ -14,7 +14,7 @@ from .base import AgentOutcome, AgentTask, PredictedError
 
 
 def _graded_by_environment(suite: str) -> bool:
-    from ..aspects import TASK_KINDS
+    from ..kinds import TASK_KINDS
 
     return TASK_KINDS.get(suite).graded_by_environment
 

@@ -9,7 +9,7 @@ Inside the container the agent leaves, in ``/enconda/output/``:
 - ``test_command``: for AEC tasks, the command that runs the repository's tests (text; graded
   after ``setup.sh`` in a fresh container, with the variables the setup exported).
 
-Which files a task kind's agents leave is the kind's ``outputs`` (``aspects.TaskKind``).
+Which files a task kind's agents leave is the kind's ``outputs`` (``kinds.TaskKind``).
 
 The harness copies the folder out when the agent stops. A missing or malformed file is recorded
 in ``AgentOutcome.output_problems`` under the file's name with the reason, and fails the aspects
@@ -141,7 +141,7 @@ def contract_files(suite: str | None, research: bool = False) -> tuple[str, ...]
     """The files a case of ``suite`` asks its agent for (its task kind's ``outputs``)."""
     if suite is None:
         return (SETUP, REPORT) if research else (SETUP, DIAGNOSIS)
-    from ..aspects import TASK_KINDS
+    from ..kinds import TASK_KINDS
 
     return TASK_KINDS.get(suite).outputs
 

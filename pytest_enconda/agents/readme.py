@@ -45,7 +45,7 @@ def split_test_command(commands: list[str]) -> tuple[list[str], str]:
 
 
 def _asks_test_command(suite: str) -> bool:
-    from ..aspects import TASK_KINDS
+    from ..kinds import TASK_KINDS
     from .output import TEST_COMMAND
 
     return TEST_COMMAND in TASK_KINDS.get(suite).outputs

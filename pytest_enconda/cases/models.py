@@ -15,9 +15,9 @@ from ..error_types import ErrorType
 
 
 def _known_suite(value: str) -> str:
-    """A suite is a registered task kind (``aspects.TASK_KINDS``: diagnosis, research, aec, or
+    """A suite is a registered task kind (``kinds.TASK_KINDS``: diagnosis, research, aec, or
     a plugin's)."""
-    from ..aspects import TASK_KINDS
+    from ..kinds import TASK_KINDS
 
     if value not in TASK_KINDS:
         raise ValueError(f"expected one of {', '.join(TASK_KINDS.names())}, got {value!r}")
@@ -302,8 +302,8 @@ class CaseSpec(_Strict):
 
     @model_validator(mode="after")
     def _suite_fields(self) -> CaseSpec:
-        """What the case's task kind asks of the file (``aspects.TaskKind``)."""
-        from ..aspects import TASK_KINDS
+        """What the case's task kind asks of the file (``kinds.TaskKind``)."""
+        from ..kinds import TASK_KINDS
 
         kind = TASK_KINDS.get(self.suite)
         if kind.needs_test_command and not self.test_command:

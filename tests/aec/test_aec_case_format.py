@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.aspects import TASK_KINDS
+from pytest_enconda.aspects import TASK_KINDS, aspect_names
 from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import AEC_TASK, README_FROM_REPOSITORY
 from pytest_enconda.errors import CaseFormatError
@@ -105,6 +105,6 @@ def test_diagnosis_still_needs_its_readme(tmp_path: Path) -> None:
 
 def test_the_aec_kind_is_registered_like_the_others() -> None:
     kind = TASK_KINDS.get("aec")
-    assert kind.aspect_names() == ("aec_tests_run", "aec_pass_set", "aec_success")
+    assert aspect_names(kind) == ("aec_tests_run", "aec_pass_set", "aec_success")
     assert kind.outputs == ("setup.sh", "test_command")
     assert not kind.needs_readme and kind.graded_by_environment

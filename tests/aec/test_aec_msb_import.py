@@ -7,8 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+from pytest_enconda.aec.msb_import import import_instances
 from pytest_enconda.cases.loader import load_case
-from pytest_enconda.cases.msb_import import import_instances
 from pytest_enconda.cli import main
 
 

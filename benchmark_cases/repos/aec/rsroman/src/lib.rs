@@ -20,6 +20,13 @@ pub fn to_roman(mut n: u32) -> Option<String> {
     Some(out)
 }
 
+/// `n` as "numeral (value)", e.g. "XIV (14)"; `None` outside 1..=3999.
+pub fn describe(n: u32) -> Option<String> {
+    let roman = to_roman(n)?;
+    let mut digits = itoa::Buffer::new();
+    Some(format!("{} ({})", roman, digits.format(n)))
+}
+
 /// The value of a canonical Roman numeral; `None` when it is not one.
 pub fn from_roman(text: &str) -> Option<u32> {
     let mut rest = text;
@@ -45,6 +52,11 @@ mod tests {
     fn formats() {
         assert_eq!(to_roman(1994).as_deref(), Some("MCMXCIV"));
         assert_eq!(to_roman(0), None);
+    }
+
+    #[test]
+    fn describes() {
+        assert_eq!(describe(14).as_deref(), Some("XIV (14)"));
     }
 
     #[test]

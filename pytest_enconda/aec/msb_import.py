@@ -30,8 +30,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..artifacts import atomic_write_text
+from ..cases.models import AEC_LANGUAGES
 from ..textio import read_bounded
-from .models import AEC_LANGUAGES
 
 MAX_FILE_BYTES = 1 << 30
 
