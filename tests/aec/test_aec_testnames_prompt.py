@@ -102,3 +102,25 @@ def test_split_test_command_keeps_the_last_runner() -> None:
         ["apt-get install -y cmake", "cmake -S . -B build", "x"],
         "ctest --test-dir build",
     )
+
+
+def test_the_swe_agent_chooses_the_aec_prompts_by_the_case(tmp_path: Path) -> None:
+    from pytest_enconda.aec.prompt import AEC_SYSTEM_PROMPT
+    from pytest_enconda.agents.base import AgentTask
+    from pytest_enconda.agents.profile import CodebaseProfile
+    from pytest_enconda.agents.prompts import SYSTEM_PROMPT
+    from pytest_enconda.agents.swe_agent import _prompts
+    from pytest_enconda.cases.loader import load_case
+
+    case_dir = tmp_path / "c"
+    (case_dir / "repo").mkdir(parents=True)
+    (case_dir / "case.toml").write_text(
+        'id = "c"\nsuite = "aec"\n[repository]\nkind = "folder"\npath = "repo"\n'
+        '[aec]\nlanguage = "go"\n[aec.reference]\ntest_command = "go test -v ./..."\n'
+    )
+    case = load_case(case_dir / "case.toml")
+    task = AgentTask(case=case, readme_text="", readme_name="README.md")
+    prompt, system = _prompts(task, CodebaseProfile(language="Go"), None)
+    assert system == AEC_SYSTEM_PROMPT and system != SYSTEM_PROMPT
+    assert "- language: Go" in prompt and NO_MEMORY in prompt
+    assert "go test -v" not in prompt  # nothing tells the agent the reference test command
