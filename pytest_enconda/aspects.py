@@ -13,6 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from .kinds import TASK_KINDS, TaskKind
 from .registry import Registry
 
 if TYPE_CHECKING:
@@ -38,27 +39,31 @@ class Aspect:
     task_kind: str = "diagnosis"
 
 
-@dataclass(frozen=True)
-class TaskKind:
-    name: str
-    description: str = ""
-
-    def aspects(self) -> list[Aspect]:
-        """Its graded items, in collection order."""
-        return [aspect for aspect in ASPECTS.values() if aspect.task_kind == self.name]
-
-    def aspect_names(self) -> tuple[str, ...]:
-        return tuple(aspect.name for aspect in self.aspects())
-
-    def stage_names(self) -> tuple[str, ...]:
-        """Its pyramid stages, run as probes (imports the stage modules: cheap, no pydantic)."""
-        from .stages import STAGES
-
-        return tuple(stage.name for stage in STAGES.values() if stage.task_kind == self.name)
-
-
 ASPECTS: Registry[Aspect] = Registry("aspect", "pytest_enconda.aspects")
-TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pytest_enconda.task_kinds")
+
+__all__ = ["ASPECTS", "TASK_KINDS", "Aspect", "AspectContext", "TaskKind"]
+
+
+def _kind_name(kind: TaskKind | str) -> str:
+    return kind if isinstance(kind, str) else kind.name
+
+
+def kind_aspects(kind: TaskKind | str) -> list[Aspect]:
+    """A task kind's graded items, in collection order."""
+    name = _kind_name(kind)
+    return [aspect for aspect in ASPECTS.values() if aspect.task_kind == name]
+
+
+def aspect_names(kind: TaskKind | str) -> tuple[str, ...]:
+    return tuple(aspect.name for aspect in kind_aspects(kind))
+
+
+def stage_names(kind: TaskKind | str) -> tuple[str, ...]:
+    """A task kind's pyramid stages, run as probes (imports the stage modules: cheap)."""
+    from .stages import STAGES
+
+    name = _kind_name(kind)
+    return tuple(stage.name for stage in STAGES.values() if stage.task_kind == name)
 
 
 class AspectContext:
@@ -90,6 +95,34 @@ class AspectContext:
     def check_setup_budget(self) -> None:
         """A setup budget the golden setup cannot meet is a harness error (the case's)."""
         self._pipeline.check_setup_budget(self.case)
+
+    # A task kind's own steps (``aec.grading``) run through these: once per case and process,
+    # saved in the case's folder, on whichever backend the run uses.
+
+    def once(self, step: str, produce: Callable[[], Any]) -> Any:
+        """``produce()`` once per case and ``step`` (its harness failure kept, as any step's)."""
+        return self._pipeline._once(self.case, step, produce)
+
+    @property
+    def case_dir(self) -> Any:
+        return self._pipeline.case_dir(self.case)
+
+    @property
+    def settings(self) -> Any:
+        return self._pipeline.settings
+
+    def backend(self) -> Any:
+        return self._pipeline.backend()
+
+    def task_image(self) -> str:
+        return self._pipeline.task_image(self.case)
+
+    @property
+    def judge(self) -> Any:
+        return self._pipeline.judge
+
+    def progress(self, message: str) -> None:
+        self._pipeline.progress(message)
 
     def missing_output(self) -> ItemVerdict | None:
         """A contract file the agent did not leave (or left malformed) fails what it feeds."""
@@ -178,8 +211,45 @@ _BUILTIN_ASPECTS = (
 )
 for _aspect in _BUILTIN_ASPECTS:
     ASPECTS.register(_aspect)
-TASK_KINDS.register(TaskKind("diagnosis", "EnConda-Bench: find the README's injected errors"))
-TASK_KINDS.register(TaskKind("research", "ResearchEnvBench: the runtime pyramid, as probes"))
+
+
+def _grade_aec(ctx: AspectContext) -> ItemVerdict:
+    from .aec.grading import grade_aec
+
+    missing = ctx.missing_output()
+    if missing is not None:
+        return missing
+    if ctx.existing_environment:
+        return ctx.not_graded_here()
+    return grade_aec(ctx)
+
+
+for _aspect in (
+    Aspect(
+        "aec_tests_run",
+        _grade_aec,
+        contract_file="setup.sh",
+        graded_by="setup.sh replayed in a fresh container, then the agent's test command (or "
+        "the reference one): a runner summary with at least one test executed",
+        task_kind="aec",
+    ),
+    Aspect(
+        "aec_pass_set",
+        _grade_aec,
+        contract_file="setup.sh",
+        graded_by="the share of the reference PASS set that passes (where a reference exists)",
+        task_kind="aec",
+    ),
+    Aspect(
+        "aec_success",
+        _grade_aec,
+        contract_file="setup.sh",
+        graded_by="hybrid: the test log's parsed verdict, the trajectory judge where the log is "
+        "inconclusive",
+        task_kind="aec",
+    ),
+):
+    ASPECTS.register(_aspect)
 
 # The aspects the judge grades from ``diagnosis.json`` (one grading per case serves all three).
 DIAGNOSIS_ASPECTS: tuple[str, ...] = tuple(
@@ -195,5 +265,5 @@ def all_aspect_names() -> frozenset[str]:
     """Every item name a case's own items may end in: aspects and stages of every kind."""
     names = set(ASPECTS.names())
     for kind in TASK_KINDS.values():
-        names.update(kind.stage_names())
+        names.update(stage_names(kind))
     return frozenset(names)

@@ -8,6 +8,7 @@ import re
 import sys
 from collections.abc import Sequence
 from datetime import timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .errors import EncondaError
@@ -383,6 +384,29 @@ def _cmd_test_log(args: argparse.Namespace) -> int:
     return {"success": 0, "failure": 1, "inconclusive": 2}[result.verdict]
 
 
+def _cmd_import_msb(args: argparse.Namespace) -> int:
+    from .aec.msb_import import import_instances
+
+    total = 0
+    failed = False
+    for path in args.files:
+        try:
+            imported, problems = import_instances(
+                Path(path), Path(args.out), language=args.language, repo_mirror=args.repo_mirror
+            )
+        except (OSError, ValueError) as exc:
+            raise EncondaError(f"cannot read {path}: {exc}") from None
+        for problem in problems:
+            print(f"problem: {problem}", file=sys.stderr)
+        failed = failed or bool(problems)
+        for item in imported:
+            note = f" ({item.problem})" if item.problem else ""
+            print(f"{item.case_id}: {item.language}, PASS set of {item.pass_set}{note}")
+        total += len(imported)
+    print(f"import-msb: {total} AEC cases in {args.out} (run: pytest {args.out} --agent=...)")
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="pytest-enconda", description="Manage pytest-enconda's Docker images and containers."
@@ -550,6 +574,20 @@ def build_parser() -> argparse.ArgumentParser:
     test_log.add_argument("--exit-code", type=int, help="the test command's exit status")
     test_log.add_argument("--json", action="store_true", help="print the result as JSON")
     test_log.set_defaults(func=_cmd_test_log)
+    msb = sub.add_parser(
+        "import-msb",
+        help="Multi-SWE-bench instances (JSONL) as AEC cases at their base commits",
+    )
+    msb.add_argument("files", nargs="+", help="instance files, one JSON object per line")
+    msb.add_argument("--out", required=True, help="folder the case folders are written into")
+    msb.add_argument("--language", help="the instances' language, where they do not say it")
+    msb.add_argument(
+        "--repo-mirror",
+        type=Path,
+        help="a mirror of the repositories: each base commit is checked there (run the cases "
+        "with the same --repo-mirror)",
+    )
+    msb.set_defaults(func=_cmd_import_msb)
     return parser
 
 

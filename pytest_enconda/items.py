@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .aspects import ASPECTS, TASK_KINDS
+from .aspects import ASPECTS, TASK_KINDS, aspect_names
 from .cases.loader import load_case
 from .discovery import CASE_FILE, is_research_dataset_dir
 from .errors import CaseFormatError, EncondaError, RunStopped
@@ -50,15 +50,14 @@ def case_timeout(case: Case) -> float:
 
 
 def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | pytest.Collector]:
-    """The case's graded aspects (diagnosis), then its probes (pyramid stages, user probes)."""
+    """The case's probes (pyramid stages, user probes), then its kind's graded aspects."""
     case = _variant(parent.config, case)
     parent.case = case  # type: ignore[attr-defined]  # probes' fixtures find their case here
     parent.extra_keyword_matches.update(case.keywords())
     timeout = case_timeout(case)
     yield from probe_modules(parent, case)
-    if case.spec.suite != "diagnosis":
-        return
-    for aspect in TASK_KINDS.get(case.spec.suite).aspect_names():
+    # A kind graded by probes alone (research) has no aspects of its own.
+    for aspect in aspect_names(TASK_KINDS.get(case.spec.suite)):
         item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
         item.extra_keyword_matches.update(case.keywords())
         item.add_marker(case.spec.suite)

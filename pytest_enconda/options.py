@@ -234,7 +234,8 @@ def add_options(parser: pytest.Parser) -> None:
         default=None,
         metavar="FILE",
         help="a memory file of `pytest-enconda memory build` for agents that take prior "
-        "knowledge (heuristic); memory from a case's own repository is never retrieved for it",
+        "knowledge (heuristic; swe-agent on AEC cases); memory from a case's own repository "
+        "is never retrieved for it",
     )
     group.addoption(
         "--budget-scale",

@@ -34,6 +34,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
+    from .kinds import TASK_KINDS
+
+    for kind in TASK_KINDS.values():
+        if kind.name not in MARKERS:  # a task kind's items carry its name as a marker
+            config.addinivalue_line("markers", f"{kind.name}: {kind.description or kind.name}")
     state = config.stash[STATE_KEY] = PluginState(config)
     _add_dataset_args(config)
     if state.requested:

@@ -15,14 +15,14 @@ def test_modules_share_the_one_registry() -> None:
 
 def test_each_kind_lists_its_items_in_collection_order() -> None:
     kinds = aspects.TASK_KINDS
-    assert kinds.get("diagnosis").aspect_names() == (
+    assert aspects.aspect_names(kinds.get("diagnosis")) == (
         "execution",
         "error_types",
         "descriptions",
         "fixes",
     )
-    assert kinds.get("research").aspect_names() == ()
-    assert kinds.get("research").stage_names() == ("C0", "C1", "C2", "C3", "C4", "C5")
+    assert aspects.aspect_names("research") == ()
+    assert aspects.stage_names("research") == ("C0", "C1", "C2", "C3", "C4", "C5")
     assert aspects.DIAGNOSIS_ASPECTS == ("error_types", "descriptions", "fixes")
 
 
@@ -33,6 +33,9 @@ def test_contract_files_and_gpu_needs() -> None:
         "error_types": "diagnosis.json",
         "descriptions": "diagnosis.json",
         "fixes": "diagnosis.json",
+        "aec_tests_run": "setup.sh",
+        "aec_pass_set": "setup.sh",
+        "aec_success": "setup.sh",
     }
     assert [stage.name for stage in STAGES.values() if stage.needs_gpu] == ["C2", "C3", "C4"]
     assert {"execution", "C0", "C5"} <= aspects.all_aspect_names()

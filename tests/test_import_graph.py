@@ -30,6 +30,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "discovery",
                 "textio",
                 "lazy",
+                "kinds",
             }
         ),
     ),

@@ -76,6 +76,9 @@ class AgentOutcome(BaseModel):
     model: str | None = None
     diagnosis: list[PredictedError] = Field(default_factory=list)
     setup_script: str = ""
+    test_command: str = Field(
+        default="", description="AEC: how the agent ran the tests (/enconda/output/test_command)"
+    )
     self_report: dict[str, Any] | None = None
     trajectory: list[Step] = Field(default_factory=list)
     usage: TokenUsage = Field(default_factory=TokenUsage)

@@ -179,7 +179,10 @@ class CommandAgent(ConfiguredAgent):
                 )
             )
             outputs = collect_outputs(
-                box, folder / "output" if folder is not None else None, research=research
+                box,
+                folder / "output" if folder is not None else None,
+                research=research,
+                suite=task.case.spec.suite,
             )
         if timed_out:
             outcome.status = "timeout"

@@ -5,7 +5,11 @@ Inside the container the agent leaves, in ``/enconda/output/``:
 - ``diagnosis.json``: ``{"detected_errors": [{"error_type", "error_description",
   "fix_suggestion"}]}`` (EnConda-Bench's analysis object) or a bare list of those objects;
 - ``setup.sh``: its final setup script, graded by Pass@1 in a fresh container;
-- ``report.json``: for research tasks, the self-report (a JSON object).
+- ``report.json``: for research tasks, the self-report (a JSON object);
+- ``test_command``: for AEC tasks, the command that runs the repository's tests (text; graded
+  after ``setup.sh`` in a fresh container, with the variables the setup exported).
+
+Which files a task kind's agents leave is the kind's ``outputs`` (``kinds.TaskKind``).
 
 The harness copies the folder out when the agent stops. A missing or malformed file is recorded
 in ``AgentOutcome.output_problems`` under the file's name with the reason, and fails the aspects
@@ -30,6 +34,9 @@ OUTPUT_DIR = "/enconda/output"
 DIAGNOSIS = "diagnosis.json"
 SETUP = "setup.sh"
 REPORT = "report.json"
+TEST_COMMAND = "test_command"
+# A test command is a line or a short script, not a file's worth.
+MAX_TEST_COMMAND_CHARS = 20_000
 MAX_FILE_BYTES = 2_000_000
 
 
@@ -46,6 +53,7 @@ class Outputs(BaseModel):
 
     diagnosis: list[PredictedError] = Field(default_factory=list)
     setup_script: str = ""
+    test_command: str = ""
     self_report: dict[str, Any] | None = None
     problems: dict[str, str] = Field(default_factory=dict)
 
@@ -53,6 +61,7 @@ class Outputs(BaseModel):
         """The outcome gets what the agent left, and the problems of what it left malformed."""
         outcome.diagnosis = self.diagnosis
         outcome.setup_script = self.setup_script
+        outcome.test_command = self.test_command
         outcome.self_report = self.self_report
         outcome.output_problems = self.problems
 
@@ -128,9 +137,34 @@ def _read_output(folder: Path | None, name: str) -> tuple[bytes | None, str | No
         return None, f"{name}: cannot be read: {exc.strerror or exc}"
 
 
-def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
-    """Read the files of the contract from a host folder (a copy of ``/enconda/output``)."""
+def contract_files(suite: str | None, research: bool = False) -> tuple[str, ...]:
+    """The files a case of ``suite`` asks its agent for (its task kind's ``outputs``)."""
+    if suite is None:
+        return (SETUP, REPORT) if research else (SETUP, DIAGNOSIS)
+    from ..kinds import TASK_KINDS
+
+    return TASK_KINDS.get(suite).outputs
+
+
+def parse_test_command(data: bytes, name: str = TEST_COMMAND) -> str:
+    """The test command file's text, stripped; ``ValueError`` when empty or absurd."""
+    text = _decode(name, data).strip()
+    if not text:
+        raise ValueError(f"{name}: the test command is empty")
+    if len(text) > MAX_TEST_COMMAND_CHARS:
+        raise ValueError(f"{name}: {len(text)} characters, more than {MAX_TEST_COMMAND_CHARS}")
+    return text
+
+
+def read_outputs(
+    folder: Path | None, *, research: bool = False, suite: str | None = None
+) -> Outputs:
+    """Read the files of the contract from a host folder (a copy of ``/enconda/output``).
+
+    ``suite`` names the case's task kind, whose ``outputs`` say which files are asked for;
+    without it ``research`` chooses between the diagnosis and the research contract."""
     outputs = Outputs()
+    files = contract_files(suite, research)
 
     def data_of(name: str) -> bytes | None:
         data, refused = _read_output(folder, name)
@@ -151,7 +185,18 @@ def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
         else:
             if not outputs.setup_script.strip():
                 outputs.problems[SETUP] = f"{SETUP}: the setup script is empty"
-    if not research:
+    if TEST_COMMAND in files:
+        command = data_of(TEST_COMMAND)
+        if command is None:
+            outputs.problems.setdefault(
+                TEST_COMMAND, f"no test command written ({OUTPUT_DIR}/{TEST_COMMAND} is missing)"
+            )
+        else:
+            try:
+                outputs.test_command = parse_test_command(command)
+            except ValueError as exc:
+                outputs.problems[TEST_COMMAND] = str(exc)
+    if DIAGNOSIS in files:
         diagnosis = data_of(DIAGNOSIS)
         if diagnosis is None:
             outputs.problems.setdefault(
@@ -162,7 +207,7 @@ def read_outputs(folder: Path | None, *, research: bool = False) -> Outputs:
                 outputs.diagnosis = parse_diagnosis(diagnosis)
             except ValueError as exc:
                 outputs.problems[DIAGNOSIS] = str(exc)
-    else:
+    if REPORT in files:
         report = data_of(REPORT)
         if report is None:
             if REPORT in outputs.problems:  # refused: present but not a regular file
@@ -200,7 +245,11 @@ def _copy_each(container: Any, target: Path, names: list[str]) -> dict[str, str]
 
 
 def collect_outputs(
-    container: Any, keep_dir: Path | None = None, *, research: bool = False
+    container: Any,
+    keep_dir: Path | None = None,
+    *,
+    research: bool = False,
+    suite: str | None = None,
 ) -> Outputs:
     """Copy ``/enconda/output`` out of ``container`` (into ``keep_dir`` when given) and read it.
 
@@ -213,17 +262,18 @@ def collect_outputs(
         try:
             container.copy_out(OUTPUT_DIR, target)
         except FileNotFoundError:
-            return read_outputs(None, research=research)
+            return read_outputs(None, research=research, suite=suite)
         except HarnessError as exc:
-            names = [SETUP, REPORT] if research else [SETUP, DIAGNOSIS]
+            names = list(contract_files(suite, research))
+            research = REPORT in names
             refused = _copy_each(container, target, names)
-            outputs = read_outputs(target, research=research)
+            outputs = read_outputs(target, research=research, suite=suite)
             outputs.problems.update(refused)
             if research and REPORT in refused:
                 outputs.self_report = {"__invalid__": refused[REPORT]}
             outputs.problems.setdefault("output", f"{OUTPUT_DIR}: {exc}")
             return outputs
-        return read_outputs(target, research=research)
+        return read_outputs(target, research=research, suite=suite)
 
 
 def prepare_output_dir(container: Any) -> None:

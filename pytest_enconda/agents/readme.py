@@ -2,16 +2,53 @@
 
 Its setup script is the README's own commands in order. Graded like any agent, it shows whether
 the injected errors really break setup (EnConda-Bench's automatic check, made deterministic).
+
+For a task kind whose agents also name a test command (AEC's ``test_command``), the README's last
+command that runs a test runner is that command, and it and the README's other test commands are
+left out of the setup script: a literal reader runs the tests it is told to run, once, at the end.
 """
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import PurePath
 from typing import Any
 
 from .base import AgentOutcome, AgentTask, Step
 from .readme_commands import build_script, extract_commands
+
+# A command that runs a test suite, in any of the ecosystems AEC cases come from.
+_TEST_RUNNER = re.compile(
+    r"""(?:^|[\s;&|(])(?:
+        pytest|py\.test|tox|nox|python3?\s+-m\s+(?:pytest|unittest)|
+        cargo\s+(?:\+\S+\s+)?test|go\s+test|ctest|make\s+(?:test|check)|
+        (?:npm|yarn|pnpm)\s+(?:run\s+)?test|node\s+(?:\S+\s+)*--test|
+        mvn\s+(?:\S+\s+)*test|(?:\./)?gradlew?\s+(?:\S+\s+)*test|
+        java\s+.*(?:junit|JUnitCore|ConsoleLauncher)\S*|phpunit|jest|mocha
+    )(?:$|[\s;&|)])""",
+    re.VERBOSE,
+)
+
+
+def is_test_command(command: str) -> bool:
+    """Whether ``command`` runs a test runner (``pytest``, ``cargo test``, ``ctest``, ...)."""
+    return _TEST_RUNNER.search(command) is not None
+
+
+def split_test_command(commands: list[str]) -> tuple[list[str], str]:
+    """(the setup commands, the test command): the last test-runner command, the others out."""
+    tests = [command for command in commands if is_test_command(command)]
+    if not tests:
+        return commands, ""
+    return [command for command in commands if not is_test_command(command)], tests[-1]
+
+
+def _asks_test_command(suite: str) -> bool:
+    from ..kinds import TASK_KINDS
+    from .output import TEST_COMMAND
+
+    return TEST_COMMAND in TASK_KINDS.get(suite).outputs
 
 
 class ReadmeAgent:
@@ -24,10 +61,14 @@ class ReadmeAgent:
         start = time.monotonic()
         name = task.readme_name or PurePath(task.case.spec.readme_target).name
         commands = extract_commands(task.readme_text, name)
+        setup, test_command = commands, ""
+        if _asks_test_command(task.case.spec.suite):
+            setup, test_command = split_test_command(commands)
         return AgentOutcome(
             case_id=task.case.id,
             agent=self.name,
-            setup_script=build_script(commands),
+            setup_script=build_script(setup),
+            test_command=test_command,
             # The commands as steps without output: nothing ran, so there is nothing to show.
             trajectory=[Step(command=command) for command in commands],
             wall_time=time.monotonic() - start,

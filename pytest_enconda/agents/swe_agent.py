@@ -67,6 +67,9 @@ class SweAgentConfig(BaseModel):
         default=300, gt=0, description="seconds per model request (never past the wall clock)"
     )
     model_retries: int = Field(default=3, ge=1, description="attempts per model call")
+    memory: str | None = Field(
+        default=None, description="a memory file (--memory): AEC prompts' prior knowledge"
+    )
 
 
 def head_tail(text: str, limit: int) -> str:
@@ -399,14 +402,7 @@ class SweAgent(ConfiguredAgent):
             prepare_output_dir(box)
             with RepositoryView(box, task.workdir) as repo:
                 profile = profile_of(repo, task)
-            prompt = instance_prompt(
-                case_id=task.case.id,
-                suite=task.case.spec.suite,
-                workdir=task.workdir,
-                readme_name=task.readme_name or PurePath(task.case.spec.readme_target).name,
-                readme_text=task.readme_text,
-                profile=profile.render(),
-            )
+            prompt, system = _prompts(task, profile, config.memory)
             environment = SandboxEnvironment(
                 box,
                 workdir=task.workdir,
@@ -432,7 +428,7 @@ class SweAgent(ConfiguredAgent):
             loop.model_name = config.model
             loop.max_empty = max(1, config.max_format_errors)
             try:
-                result = loop.run(prompt, enconda_system=SYSTEM_PROMPT)
+                result = loop.run(prompt, enconda_system=system)
                 outcome.status, outcome.message = _status(result, loop, step_limit, wall, config)
             except EncondaError:
                 raise
@@ -451,13 +447,51 @@ class SweAgent(ConfiguredAgent):
             state.flush_pending("model")
             folder = agent_dir(task)
             outputs = collect_outputs(
-                box, folder / "output" if folder is not None else None, research=research
+                box,
+                folder / "output" if folder is not None else None,
+                research=research,
+                suite=task.case.spec.suite,
             )
         outputs.apply_to(outcome)
         outcome.trajectory = writer.steps
         outcome.usage = state.usage
         outcome.wall_time = time.monotonic() - started
         return outcome
+
+
+def _prompts(task: AgentTask, profile: Any, memory: str | None) -> tuple[str, str]:
+    """(instance prompt, system prompt) for the case's task kind: AEC's template with its
+    profile and prior-knowledge slots, else the diagnosis or research prompt."""
+    spec = task.case.spec
+    if spec.aec is not None:
+        from ..aec.prompt import AEC_SYSTEM_PROMPT, aec_instance_prompt, prior_knowledge_for
+
+        folder = agent_dir(task)
+        source = spec.repository
+        knowledge = prior_knowledge_for(
+            memory,
+            profile,
+            str(source.url or source.path or task.case.id),
+            record=folder / "memory.json" if folder is not None and memory else None,
+        )
+        prompt = aec_instance_prompt(
+            case_id=task.case.id,
+            task=spec.aec.task,
+            workdir=task.workdir,
+            profile=profile.render(),
+            prior_knowledge=knowledge,
+            language=spec.aec.language,
+        )
+        return prompt, AEC_SYSTEM_PROMPT
+    prompt = instance_prompt(
+        case_id=task.case.id,
+        suite=spec.suite,
+        workdir=task.workdir,
+        readme_name=task.readme_name or PurePath(spec.readme_target).name,
+        readme_text=task.readme_text,
+        profile=profile.render(),
+    )
+    return prompt, SYSTEM_PROMPT
 
 
 def _status(result: dict, loop: Any, step_limit: int, wall: float, config: SweAgentConfig):

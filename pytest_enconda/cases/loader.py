@@ -19,7 +19,7 @@ from pydantic import ValidationError
 from .. import textio
 from ..errors import CaseFormatError
 from ..textio import decode_utf8, read_bounded
-from .models import Case, CaseSpec, GoldenAnswer
+from .models import README_FROM_REPOSITORY, Case, CaseSpec, GoldenAnswer
 
 CASE_FILE = "case.toml"
 # A case's text files are READMEs, scripts and small JSON: far larger is a mistake or an attack.
@@ -169,7 +169,11 @@ def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
         raise CaseFormatError(str(case_file), _problems(exc)) from None
 
     problems: list[tuple[str, str]] = []
-    readme = _read_named(case_dir, spec.readme, "readme", roots, problems)
+    readme = (
+        _read_named(case_dir, spec.readme, "readme", roots, problems)
+        if spec.readme is not None
+        else ""
+    )
     original = (
         _read_named(case_dir, spec.original_readme, "original_readme", roots, problems)
         if spec.original_readme
@@ -213,6 +217,9 @@ def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
     if problems:
         raise CaseFormatError(str(case_file), problems)
     assert readme is not None
+    if spec.readme is None and README_FROM_REPOSITORY not in spec.tags:
+        # A kind that needs no README file (aec): the agent reads the repository's own.
+        spec = spec.model_copy(update={"tags": [*spec.tags, README_FROM_REPOSITORY]})
     return Case(
         spec=spec,
         case_dir=case_dir,

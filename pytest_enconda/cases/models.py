@@ -13,7 +13,18 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validat
 
 from ..error_types import ErrorType
 
-Suite = Literal["diagnosis", "research"]
+
+def _known_suite(value: str) -> str:
+    """A suite is a registered task kind (``kinds.TASK_KINDS``: diagnosis, research, aec, or
+    a plugin's)."""
+    from ..kinds import TASK_KINDS
+
+    if value not in TASK_KINDS:
+        raise ValueError(f"expected one of {', '.join(TASK_KINDS.names())}, got {value!r}")
+    return value
+
+
+Suite = Annotated[str, AfterValidator(_known_suite)]
 # A case with this tag has no README of its own: the agent reads the repository's.
 README_FROM_REPOSITORY = "readme:repository"
 
@@ -49,6 +60,15 @@ def _not_blank(value: str) -> str:
 
 
 NonBlank = Annotated[str, AfterValidator(_not_blank)]
+
+
+def _not_blank_text(value: str) -> str:
+    if not value.strip():
+        raise ValueError("must not be empty")
+    return value
+
+
+NonBlankCommand = Annotated[str, AfterValidator(_not_blank_text)]
 
 
 class GoldenError(_Strict):
@@ -126,7 +146,7 @@ PositiveSeconds = Annotated[
 
 
 # A research setup installs torch and friends: 1,154 s was seen for one install under load.
-RESEARCH_SETUP_SECONDS = 2400.0
+RESEARCH_SETUP_SECONDS = 2400.0  # the research task kind's default (aspects.py)
 
 
 class Budgets(_Strict):
@@ -188,6 +208,70 @@ class ResearchSpec(_Strict):
     c0_seconds: PositiveSeconds = 600
 
 
+AEC_TASK = (
+    "configure the environment and install this project on an Ubuntu machine from source code "
+    "and run test cases"
+)
+# The language hints a case may give (lower case); free text would not group in the report.
+AEC_LANGUAGES = (
+    "python",
+    "rust",
+    "c",
+    "c++",
+    "go",
+    "javascript",
+    "typescript",
+    "java",
+    "php",
+)
+
+
+def _language(value: str) -> str:
+    lowered = value.strip().lower()
+    aliases = {"cpp": "c++", "c/c++": "c++", "js": "javascript", "ts": "typescript"}
+    lowered = aliases.get(lowered, lowered)
+    if lowered not in AEC_LANGUAGES:
+        raise ValueError(f"expected one of {', '.join(AEC_LANGUAGES)}, got {value!r}")
+    return lowered
+
+
+# A PASS set of a real repository has thousands of tests, not millions.
+MAX_PASS_SET = 100_000
+
+
+class AecReference(_Strict):
+    """What a correct environment does: the test command a maintainer would run, and the tests
+    that pass there (names as the runner's verbose log prints them, ``aec/testnames.py``)."""
+
+    test_command: NonBlankCommand
+    pass_set: list[str] = Field(
+        default_factory=list,
+        max_length=MAX_PASS_SET,
+        description="tests that pass in the reference environment; empty: not measured",
+    )
+
+    @field_validator("pass_set")
+    @classmethod
+    def _distinct_tests(cls, value: list[str]) -> list[str]:
+        seen = set()
+        for index, name in enumerate(value):
+            if not name.strip():
+                raise ValueError(f"pass_set.{index}: a test name must not be empty")
+            if name in seen:
+                raise ValueError(f"pass_set.{index}: {name!r} is listed twice")
+            seen.add(name)
+        return value
+
+
+class AecSpec(_Strict):
+    """An AEC case: the agent sees only the repository and ``task``; nothing tells it the test
+    command. ``language`` groups results in the report and may be given to the agent as a hint."""
+
+    task: NonBlankCommand = AEC_TASK
+    language: Annotated[str, AfterValidator(_language)] | None = None
+    reference: AecReference | None = None
+
+
 class CaseSpec(_Strict):
     """What ``case.toml`` holds. Paths are relative to the case folder."""
 
@@ -195,7 +279,11 @@ class CaseSpec(_Strict):
     suite: Suite
     title: str = ""
     repository: RepoSource
-    readme: str = Field(description="README shown to the agent (with injected errors)")
+    readme: str | None = Field(
+        default=None,
+        description="README shown to the agent (with injected errors); a task kind that needs "
+        "none (aec) reads the repository's own",
+    )
     readme_target: str = Field(
         default="README.md", description="where that README is placed inside the repository"
     )
@@ -206,6 +294,7 @@ class CaseSpec(_Strict):
         default=None, description="Pass@1's test command (diagnosis cases need one)"
     )
     research: ResearchSpec | None = None
+    aec: AecSpec | None = None
     base_image: str = "bookworm-py3.11"
     environment: EnvironmentLayer | None = None
     budgets: Budgets = Field(default_factory=Budgets)
@@ -213,13 +302,29 @@ class CaseSpec(_Strict):
 
     @model_validator(mode="after")
     def _suite_fields(self) -> CaseSpec:
-        if self.suite == "diagnosis" and not self.test_command:
-            raise ValueError("a diagnosis case needs 'test_command'")
-        if self.suite == "research" and self.research is None:
-            raise ValueError("a research case needs a [research] table")
-        if self.suite == "research" and "setup_seconds" not in self.budgets.model_fields_set:
+        """What the case's task kind asks of the file (``kinds.TaskKind``)."""
+        from ..kinds import TASK_KINDS
+
+        kind = TASK_KINDS.get(self.suite)
+        if kind.needs_test_command and not self.test_command:
+            raise ValueError(f"a {self.suite} case needs 'test_command'")
+        if kind.needs_readme and self.readme is None:
+            raise ValueError(f"a {self.suite} case needs 'readme' (the README the agent is shown)")
+        for table in ("research", "aec"):
+            given = getattr(self, table) is not None
+            if kind.table == table and not given:
+                if table == "aec":
+                    # Every field has a default: an AEC case may leave the table out.
+                    object.__setattr__(self, "aec", AecSpec())
+                else:
+                    raise ValueError(f"a {self.suite} case needs a [{table}] table")
+            elif given and kind.table != table:
+                raise ValueError(
+                    f"a [{table}] table belongs to suite = {table!r}, not {self.suite!r}"
+                )
+        if kind.setup_seconds is not None and "setup_seconds" not in self.budgets.model_fields_set:
             # The diagnosis default (900 s) killed torch installs under load.
-            budgets = self.budgets.model_copy(update={"setup_seconds": RESEARCH_SETUP_SECONDS})
+            budgets = self.budgets.model_copy(update={"setup_seconds": kind.setup_seconds})
             object.__setattr__(self, "budgets", budgets)  # frozen: set once, while validating
         return self
 
@@ -290,6 +395,8 @@ class Case(BaseModel):
         """What ``-k`` matches on besides the node name."""
         words = {self.spec.suite, f"level{self.level}", self.spec.id, *self.error_types}
         words.update(self.spec.tags)
+        if self.spec.aec is not None and self.spec.aec.language:
+            words.add(self.spec.aec.language)
         return words
 
     def with_repository_readme(self) -> Case:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
@@ -36,7 +36,7 @@ WORKDIR = "/data/project"
 
 
 class StepRecord(BaseModel):
-    name: Literal["setup", "test"]
+    name: Literal["setup", "test", "reference_test"]
     command: str
     exit_code: int | None
     timed_out: bool = False
@@ -164,6 +164,7 @@ def run_execution(
     *,
     scale: float = 1.0,
     golden: GoldenTimer | None = None,
+    tests: Sequence[tuple[str, str]] | None = None,
 ) -> ExecutionRecord:
     """Run setup then tests; the test step is skipped (not run) when setup fails.
 
@@ -174,6 +175,10 @@ def run_execution(
 
     With a verified reference the test step installs the test tools first and writes pytest's
     JUnit XML report, copied next to the logs for grading against the PASS set.
+
+    ``tests``: the test steps as (step name, command), each run after the setup in the same box
+    and the setup's environment (AEC: the agent's test command, then the reference one); by
+    default the case's ``test_command`` as step ``test``.
     """
     from ..errors import HarnessError
 
@@ -182,7 +187,12 @@ def run_execution(
         raise HarnessError(problem)
     base = case_budgets(case, scale)
     ceilings = {name: CALIBRATION_FACTOR * budget for name, budget in base.items()}
-    if golden is not None and case.golden_setup_text == setup_script and setup_script.strip():
+    if (
+        golden is not None
+        and tests is None
+        and case.golden_setup_text == setup_script
+        and setup_script.strip()
+    ):
         # The oracle's script: the golden's measurement is its replay, with the budgets its
         # own time calibrates (it can only run out of one at the measurement's ceiling).
         timing = golden(ceilings)
@@ -221,7 +231,7 @@ def run_execution(
                     ),
                 ),
             )
-    record = replay(backend, image, case, setup_script, case_dir, base)
+    record = replay(backend, image, case, setup_script, case_dir, base, tests=tests)
     if golden is None or not any(step.timed_out for step in record.steps):
         return record
     timing = golden(ceilings)
@@ -246,7 +256,7 @@ def run_execution(
             moved = case_dir.execution_log(f"{step.name}.first-attempt")
             log.replace(moved)
             step.log = case_dir.relative(moved)
-    record = replay(backend, image, case, setup_script, case_dir, budgets)
+    record = replay(backend, image, case, setup_script, case_dir, budgets, tests=tests)
     record.first_attempt = first
     record.calibration = calibration
     return record
@@ -288,9 +298,11 @@ def replay(
     budgets: dict[str, float],
     *,
     folder: Path | None = None,
+    tests: Sequence[tuple[str, str]] | None = None,
 ) -> ExecutionRecord:
     """One replay in a fresh box with the given step budgets; logs (and the JUnit report) go
-    to ``folder`` (the case's ``execution/`` folder unless given)."""
+    to ``folder`` (the case's ``execution/`` folder unless given). ``tests``: see
+    ``run_execution``."""
     from ..backends import as_backend
     from ..backends.base import download_cache_key
     from ..backends.base import started as box_of
@@ -301,7 +313,9 @@ def replay(
     record = ExecutionRecord(case_id=case.id, image=image)
     reference = case.reference if case.reference is not None and case.reference.verified else None
     test_command = str(case.spec.test_command)
-    if reference is not None:
+    if tests is not None:
+        reference = None
+    elif reference is not None:
         test_command = run_tests_command(
             test_command, list(reference.test_tools), list(reference.test_requirements)
         )
@@ -317,8 +331,9 @@ def replay(
         # setup's environment into the test step (probing/shell.py) is the harness's, not theirs.
         plan = [
             ("setup", f"source {SCRIPT_PATH}", setup_command(SCRIPT_PATH), budgets["setup"]),
-            ("test", test_command, in_setup_env(test_command), budgets["test"]),
         ]
+        for step_name, command in tests if tests is not None else [("test", test_command)]:
+            plan.append((step_name, command, in_setup_env(command), budgets["test"]))
         for name, shown, command, budget in plan:
             log = (folder / f"{name}.log") if folder else case_dir.execution_log(name)
             log.parent.mkdir(parents=True, exist_ok=True)

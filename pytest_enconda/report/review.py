@@ -276,6 +276,15 @@ def summary_section(
             "<h3>C5 hallucinations by kind</h3>",
             _table(C5_HEADER, c5_rows(pyramid), "enconda-c5", numeric_from=0),
         ]
+    aec = summary.get("aec")
+    if aec:
+        from ..aec import report as aec_report
+
+        parts += [
+            "<h3>AEC results by language (success: the hybrid verdict, log first, the judge "
+            "where the log is inconclusive)</h3>",
+            _table(aec_report.HEADER, aec_report.rows(aec), "enconda-aec", numeric_from=1),
+        ]
     parts += [
         "<h3>Averages per case</h3>",
         _table(EFFICIENCY_HEADER, efficiency_rows(summary), "enconda-efficiency"),

@@ -174,6 +174,11 @@ def summarize(
     pyramid = _pyramid(run_dir, results)
     if pyramid is not None:
         summary["pyramid"] = pyramid
+    from ..aec.report import aec_summary
+
+    aec = aec_summary(run_dir, [case for case, item in results if item.startswith("aec_")])
+    if aec is not None:
+        summary["aec"] = aec
     return summary
 
 

@@ -49,7 +49,7 @@ def test_malformed_case_names_each_field_and_others_still_collect(
     assert "cases/bad/case.toml: invalid case" in text
     for fragment in (
         "id: String should match pattern",
-        "suite: Input should be 'diagnosis' or 'research' (got 'diagnose')",
+        "suite: Value error, expected one of diagnosis, research, aec, got 'diagnose'",
         "repository: Value error, kind='git' needs 'revision'",
         "colour: unknown field",
     ):

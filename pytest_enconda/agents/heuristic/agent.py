@@ -600,7 +600,10 @@ class HeuristicAgent(ConfiguredAgent):
             if run.memory is not None:
                 run.memory.save(folder / "memory.json" if folder is not None else None)
             outputs = collect_outputs(
-                box, folder / "output" if folder is not None else None, research=research
+                box,
+                folder / "output" if folder is not None else None,
+                research=research,
+                suite=task.case.spec.suite,
             )
         outputs.apply_to(outcome)
         outcome.trajectory = writer.steps

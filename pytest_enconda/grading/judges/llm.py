@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...artifacts import atomic_write_text
 from ...lazy import litellm
@@ -50,7 +50,8 @@ Answer with only a JSON object, no other text:
 class _Answer(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
-    similar: bool
+    # "success": the AEC trajectory judge's answer (``aec.judge``), asked through ``ask``.
+    similar: bool = Field(validation_alias=AliasChoices("similar", "success"))
     confidence: float = Field(default=0.5)
     reason: str = ""
 
@@ -243,8 +244,12 @@ class LlmJudge:
         return estimate
 
     def judge(self, request: JudgeRequest) -> Verdict:
+        return self.ask(build_messages(request))
+
+    def ask(self, messages: list[dict[str, str]]) -> Verdict:
+        """Any yes/no question in these messages, answered as ``{"similar"|"success": bool,
+        "confidence", "reason"}``: cached, retried and counted as every verdict is."""
         self._count(calls=1)
-        messages = build_messages(request)
         key = self.cache_key(messages)
         cached = self._cache_get(key)
         if cached is not None:

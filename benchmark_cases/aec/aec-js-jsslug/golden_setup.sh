@@ -1,0 +1,4 @@
+# Golden setup of jsslug (sourced from the repository root as root, bash -eo pipefail).
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends nodejs

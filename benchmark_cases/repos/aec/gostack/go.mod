@@ -1,0 +1,3 @@
+module example.com/gostack
+
+go 1.19

@@ -1,0 +1,5 @@
+"""Unit conversion with a small table of factors."""
+
+from .convert import Quantity, convert
+
+__all__ = ["Quantity", "convert"]

@@ -1,0 +1,305 @@
+"""AEC's hybrid evaluation: the agent's setup replayed, its tests run, the log read, the judge
+asked only where the log cannot say.
+
+One ``AecGrade`` per case (``aec.json`` in the case's folder, kept for ``--resume`` and the
+report) feeds its three items:
+
+- ``aec_tests_run``: ``setup.sh`` sourced in a fresh box of the task image (``probing.execution``
+  and ``probing.shell``: what the setup exports reaches the test command), then the agent's
+  ``test_command`` (the reference one when the agent left none); passes when the log has a runner
+  summary with at least one test executed (failing tests still ran).
+- ``aec_pass_set``: with a reference PASS set, the share of it passing under the reference test
+  command (run after the agent's, in the same box); passes when all of it passes.
+- ``aec_success``: the test log's verdict (``testlogs``: success, failure, inconclusive) decides;
+  where it is inconclusive the trajectory judge (``aec.judge``) is asked. Both are recorded, each
+  with its evidence.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .judge import TrajectoryJudgement, judge_trajectory
+from .testlogs import TestLogResult, Verdict, parse_test_log, read_log
+from .testnames import test_outcomes
+
+if TYPE_CHECKING:
+    from ..aspects import AspectContext
+    from ..grading.verdict import ItemVerdict
+
+GRADE_FILE = "aec.json"
+# How many missing PASS-set tests a message names; the rest are counted.
+SHOWN = 10
+
+
+class PassSetShare(BaseModel):
+    size: int
+    passed: int
+    share: float
+    missing: list[str] = Field(default_factory=list, description="the first missing tests")
+    log: str = Field(description="the step whose log was read: reference_test or test")
+
+
+class AecGrade(BaseModel):
+    case_id: str
+    language: str | None = None
+    agent: str = ""
+    test_command: str = ""
+    command_source: Literal["agent", "reference", "none"] = "none"
+    setup_exit_code: int | None = None
+    setup_timed_out: bool = False
+    setup_seconds: float = 0.0
+    test_exit_code: int | None = None
+    test_seconds: float = 0.0
+    test_log: TestLogResult | None = None
+    executed: int = 0
+    tests_run: bool = False
+    tests_run_reason: str = ""
+    pass_set: PassSetShare | None = None
+    log_verdict: Verdict = "inconclusive"
+    log_reason: str = ""
+    judge: TrajectoryJudgement | None = None
+    verdict: Verdict = "inconclusive"
+    decided_by: Literal["log", "judge", "neither"] = "neither"
+    agent_seconds: float = 0.0
+    tokens: int = 0
+    cost_usd: float = 0.0
+
+
+def grade_aec(ctx: AspectContext) -> ItemVerdict:
+    """The verdict of ``ctx.aspect`` from the case's one ``AecGrade``."""
+    grade: AecGrade = ctx.once("aec", lambda: _grade(ctx))
+    return _ITEMS[ctx.aspect.name](grade)
+
+
+def _grade(ctx: AspectContext) -> AecGrade:
+    from ..artifacts import read_model, write_model
+
+    path = ctx.case_dir.root / GRADE_FILE
+    if path.is_file():
+        return read_model(path, AecGrade)
+    case = ctx.case
+    spec = case.spec.aec
+    assert spec is not None
+    outcome = ctx.agent_outcome()
+    reference = spec.reference
+    grade = AecGrade(
+        case_id=case.id,
+        language=spec.language,
+        agent=outcome.agent,
+        agent_seconds=round(outcome.wall_time, 3),
+        tokens=outcome.usage.total_tokens
+        or outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
+        cost_usd=outcome.usage.cost_usd,
+    )
+    tests: list[tuple[str, str]] = []
+    if outcome.test_command.strip():
+        grade.test_command, grade.command_source = outcome.test_command.strip(), "agent"
+    elif reference is not None:
+        grade.test_command, grade.command_source = reference.test_command, "reference"
+    if grade.test_command:
+        tests.append(("test", grade.test_command))
+    if (
+        reference is not None
+        and reference.pass_set
+        and reference.test_command != grade.test_command
+    ):
+        tests.append(("reference_test", reference.test_command))
+    record = _execution(ctx, outcome.setup_script, tests)
+    steps = {step.name: step for step in record.steps}
+    setup = steps.get("setup")
+    if setup is not None:
+        grade.setup_exit_code, grade.setup_timed_out = setup.exit_code, setup.timed_out
+        grade.setup_seconds = round(setup.duration, 3)
+    root = ctx.case_dir.root
+    logs: dict[str, str] = {}
+    for name in ("test", "reference_test"):
+        if name in steps:
+            try:
+                logs[name] = read_log(root / steps[name].log)[0]
+            except (OSError, ValueError):
+                logs[name] = steps[name].output_tail
+    setup_failed = setup is None or setup.exit_code != 0
+    if "test" in steps:
+        test = steps["test"]
+        grade.test_exit_code, grade.test_seconds = test.exit_code, round(test.duration, 3)
+        grade.test_log = parse_test_log(logs["test"], test.exit_code)
+        log = grade.test_log
+        # Errors alone (a module that failed to import, a collection error) executed nothing.
+        ran = (log.passed or 0) + (log.failed or 0)
+        grade.executed = ran + (log.errors or 0) if ran else 0
+    _tests_run(grade, setup_failed, setup)
+    if reference is not None and reference.pass_set:
+        source = "reference_test" if "reference_test" in logs else "test"
+        grade.pass_set = _share(reference.pass_set, logs.get(source, ""), source)
+    _hybrid(ctx, grade, setup_failed, outcome, logs.get("test", ""))
+    write_model(path, grade)
+    return grade
+
+
+def _execution(ctx: AspectContext, setup_script: str, tests: list[tuple[str, str]]) -> Any:
+    from ..artifacts import read_model, write_model
+    from ..errors import harness_step
+    from ..probing.execution import ExecutionRecord, run_execution
+
+    paths = ctx.case_dir
+    if paths.execution_record.is_file():
+        return read_model(paths.execution_record, ExecutionRecord)
+    image = ctx.task_image()
+    ctx.progress(f"{ctx.case.id}: replaying the agent's setup and its tests in a fresh box")
+    with harness_step(f"AEC execution of {ctx.case.id}"):
+        record = run_execution(
+            ctx.backend(),
+            image,
+            ctx.case,
+            setup_script,
+            paths,
+            scale=ctx.settings.budget_scale,
+            tests=tests,
+        )
+    write_model(paths.execution_record, record)
+    return record
+
+
+def _tests_run(grade: AecGrade, setup_failed: bool, setup: Any) -> None:
+    log = grade.test_log
+    if not grade.test_command:
+        grade.tests_run_reason = (
+            "no test command: the agent wrote no /enconda/output/test_command and the case has "
+            "no reference"
+        )
+    elif setup_failed:
+        why = "timed out" if setup is not None and setup.timed_out else "exited"
+        code = setup.exit_code if setup is not None else None
+        grade.tests_run_reason = f"setup {why} ({code}): the tests never ran"
+    elif log is None:
+        grade.tests_run_reason = "the test step did not run"
+    elif log.framework == "unknown":
+        grade.tests_run_reason = f"no test runner's summary in the log ({log.reason})"
+    elif grade.executed == 0 and log.verdict != "success":
+        grade.tests_run_reason = f"{log.framework}: no test executed ({log.reason})"
+    else:
+        grade.tests_run = True
+        counted = grade.executed or "some"
+        grade.tests_run_reason = f"{log.framework} executed {counted} tests ({log.reason})"
+
+
+def _share(pass_set: list[str], text: str, source: str) -> PassSetShare:
+    outcomes = test_outcomes(text)
+    missing = [name for name in pass_set if outcomes.get(name) != "passed"]
+    passed = len(pass_set) - len(missing)
+    return PassSetShare(
+        size=len(pass_set),
+        passed=passed,
+        share=round(passed / len(pass_set), 4),
+        missing=missing[:SHOWN],
+        log=source,
+    )
+
+
+def _hybrid(
+    ctx: AspectContext, grade: AecGrade, setup_failed: bool, outcome: Any, test_text: str
+) -> None:
+    """Log first; the judge only where the log is inconclusive."""
+    if setup_failed and grade.test_command:
+        grade.log_verdict, grade.log_reason = "failure", grade.tests_run_reason
+    elif grade.test_log is not None:
+        grade.log_verdict, grade.log_reason = grade.test_log.verdict, grade.test_log.reason
+    else:
+        grade.log_verdict, grade.log_reason = "inconclusive", grade.tests_run_reason
+    if grade.log_verdict != "inconclusive":
+        grade.verdict, grade.decided_by = grade.log_verdict, "log"
+        return
+    spec = ctx.case.spec.aec
+    judgement = judge_trajectory(
+        ctx.judge, spec.task if spec is not None else "", outcome.trajectory, test_text
+    )
+    grade.judge = judgement
+    grade.verdict = judgement.verdict
+    grade.decided_by = "judge" if judgement.verdict != "inconclusive" else "neither"
+
+
+def _numbers(grade: AecGrade) -> dict[str, Any]:
+    log = grade.test_log
+    return {
+        "language": grade.language,
+        "framework": log.framework if log else None,
+        "tests_passed": log.passed if log else None,
+        "tests_failed": log.failed if log else None,
+        "tests_skipped": log.skipped if log else None,
+        "tests_executed": grade.executed,
+        "command_source": grade.command_source,
+        "log_verdict": grade.log_verdict,
+        "verdict": grade.verdict,
+        "decided_by": grade.decided_by,
+    }
+
+
+def _item_tests_run(grade: AecGrade) -> ItemVerdict:
+    from ..grading.verdict import ItemVerdict
+
+    where = f" [{grade.command_source} test command: {grade.test_command}]" * bool(
+        grade.test_command
+    )
+    return ItemVerdict(
+        outcome="passed" if grade.tests_run else "failed",
+        message=grade.tests_run_reason + where + _evidence(grade),
+        numbers=_numbers(grade),
+    )
+
+
+def _item_pass_set(grade: AecGrade) -> ItemVerdict:
+    from ..grading.verdict import ItemVerdict
+
+    share = grade.pass_set
+    if share is None:
+        return ItemVerdict(outcome="skipped", message="the case has no reference PASS set")
+    numbers = {**_numbers(grade), "pass_set": share.model_dump()}
+    if share.passed == share.size:
+        return ItemVerdict(
+            outcome="passed", message=f"all {share.size} PASS-set tests passed", numbers=numbers
+        )
+    named = "\n".join(f"  {name}" for name in share.missing)
+    more = share.size - share.passed - len(share.missing)
+    return ItemVerdict(
+        outcome="failed",
+        message=f"{share.passed} of {share.size} PASS-set tests passed ({share.share:.0%}; read "
+        f"from the {share.log} step's log); not passing:\n{named}"
+        + (f"\n  ... and {more} more" if more > 0 else ""),
+        numbers=numbers,
+    )
+
+
+def _item_success(grade: AecGrade) -> ItemVerdict:
+    from ..grading.verdict import ItemVerdict
+
+    parts = [f"log: {grade.log_verdict} ({grade.log_reason})"]
+    if grade.judge is not None:
+        parts.append(f"judge {grade.judge.judge}: {grade.judge.verdict} ({grade.judge.reason})")
+    else:
+        parts.append("judge: not asked (the log decided)")
+    numbers = _numbers(grade)
+    if grade.judge is not None:
+        numbers["judge"] = grade.judge.model_dump()
+    return ItemVerdict(
+        outcome="passed" if grade.verdict == "success" else "failed",
+        message=f"{grade.verdict}, decided by {grade.decided_by}: "
+        + "; ".join(parts)
+        + _evidence(grade),
+        numbers=numbers,
+    )
+
+
+def _evidence(grade: AecGrade) -> str:
+    if grade.test_log is None or not grade.test_log.evidence:
+        return ""
+    return "\n--- evidence ---\n" + "\n".join(grade.test_log.evidence)
+
+
+_ITEMS = {
+    "aec_tests_run": _item_tests_run,
+    "aec_pass_set": _item_pass_set,
+    "aec_success": _item_success,
+}

@@ -1,0 +1,44 @@
+"""AEC results by language in summary.json and report.html, from the cases' aec.json files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from pytest_enconda.aec.report import aec_summary, rows
+from pytest_enconda.records import CaseDir
+from pytest_enconda.report.review import summary_section
+
+
+def write_grade(run: Path, case: str, **grade: object) -> None:
+    root = CaseDir(run, case).root
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "aec.json").write_text(json.dumps({"case_id": case, **grade}))
+
+
+def test_by_language_and_overall(tmp_path: Path) -> None:
+    write_grade(tmp_path, "a", language="go", verdict="success", tests_run=True, executed=4,
+                pass_set={"share": 1.0}, decided_by="log", agent_seconds=10, setup_seconds=30,
+                test_seconds=2, tokens=1000)  # fmt: skip
+    write_grade(tmp_path, "b", language="go", verdict="failure", tests_run=False, executed=0,
+                pass_set={"share": 0.5}, decided_by="log", agent_seconds=20, setup_seconds=10,
+                test_seconds=0, tokens=3000)  # fmt: skip
+    write_grade(tmp_path, "c", language="rust", verdict="inconclusive", tests_run=False,
+                decided_by="neither")  # fmt: skip
+    summary = aec_summary(tmp_path, ["a", "b", "c", "missing"])
+    assert summary is not None
+    go = summary["by_language"]["go"]
+    assert (go["cases"], go["success"], go["tests_run"]) == (2, 1, 1)
+    assert go["pass_set_share_mean"] == 0.75 and go["tokens_mean"] == 2000
+    assert go["replay_seconds_mean"] == 21
+    assert summary["overall"]["decided_by"] == {"log": 2, "judge": 0, "neither": 1}
+    table = rows(summary)
+    assert [row[0] for row in table] == ["go", "rust", "all"]
+    assert table[0][2] == "50.0" and table[0][5] == "75.0 (2)"
+    html = summary_section({"aec": summary, "items": {}}, [], plots=False)
+    assert 'id="enconda-aec"' in html and "AEC results by language" in html
+
+
+def test_no_aec_cases_no_section(tmp_path: Path) -> None:
+    assert aec_summary(tmp_path, ["x"]) is None
+    assert "enconda-aec" not in summary_section({"items": {}}, [], plots=False)
