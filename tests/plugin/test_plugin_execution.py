@@ -35,9 +35,11 @@ def test_oracle_passes_readme_agent_fails_on_broken_readme(pytester: pytest.Pyte
     run = pytester.path / "run-oracle"
     result = pytester.runpytest("cases", "-k", "execution", "--run-dir", str(run))
     result.assert_outcomes(passed=1)
-    assert (run / "cases" / "toy-e4" / "execution" / "setup.log").is_file()
     record = json.loads((run / "cases" / "toy-e4" / "execution" / "record.json").read_text())
     assert [step["exit_code"] for step in record["steps"]] == [0, 0]
+    # The oracle's script is the golden setup: its calibration measurement is its replay, and
+    # the record names the logs where that run wrote them.
+    assert (run / "cases" / "toy-e4" / record["steps"][0]["log"]).is_file()
 
     run = pytester.path / "run-readme"
     result = pytester.runpytest(
