@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -185,28 +186,21 @@ def read_outputs(
         else:
             if not outputs.setup_script.strip():
                 outputs.problems[SETUP] = f"{SETUP}: the setup script is empty"
-    if TEST_COMMAND in files:
-        command = data_of(TEST_COMMAND)
-        if command is None:
-            outputs.problems.setdefault(
-                TEST_COMMAND, f"no test command written ({OUTPUT_DIR}/{TEST_COMMAND} is missing)"
-            )
-        else:
-            try:
-                outputs.test_command = parse_test_command(command)
-            except ValueError as exc:
-                outputs.problems[TEST_COMMAND] = str(exc)
-    if DIAGNOSIS in files:
-        diagnosis = data_of(DIAGNOSIS)
-        if diagnosis is None:
-            outputs.problems.setdefault(
-                DIAGNOSIS, f"no diagnosis written ({OUTPUT_DIR}/{DIAGNOSIS} is missing)"
-            )
-        else:
-            try:
-                outputs.diagnosis = parse_diagnosis(diagnosis)
-            except ValueError as exc:
-                outputs.problems[DIAGNOSIS] = str(exc)
+    parsed: list[tuple[str, str, Callable[[bytes], Any], str]] = [
+        (TEST_COMMAND, "test command", parse_test_command, "test_command"),
+        (DIAGNOSIS, "diagnosis", parse_diagnosis, "diagnosis"),
+    ]
+    for name, what, parse, field in parsed:
+        if name not in files:
+            continue
+        data = data_of(name)
+        if data is None:
+            outputs.problems.setdefault(name, f"no {what} written ({OUTPUT_DIR}/{name} is missing)")
+            continue
+        try:
+            setattr(outputs, field, parse(data))
+        except ValueError as exc:
+            outputs.problems[name] = str(exc)
     if REPORT in files:
         report = data_of(REPORT)
         if report is None:
