@@ -474,9 +474,26 @@ def test_tools(repo: Path, command: str) -> list[str]:
             tools.setdefault(plugin, plugin)
     # Unpinned, the newest pytest would judge old suites by its new deprecations (pytest 9 turns
     # some into errors, fatal under a suite's filterwarnings=error); the released data predates it.
-    tools.setdefault("pytest", DEFAULT_PYTEST)
+    # A declared pytest with only a lower bound (asdf's `pytest>=7`) is as open as no pin at all.
+    tools["pytest"] = _capped_pytest(tools.get("pytest", "pytest"))
     # pytest first: a plugin's own pin of pytest then resolves against it in one pip call.
     return [tools["pytest"], *(spec for name, spec in sorted(tools.items()) if name != "pytest")]
+
+
+def _capped_pytest(spec: str) -> str:
+    """``spec`` with ``<9`` added when nothing in it bounds pytest from above."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    try:
+        requirement = Requirement(spec)
+    except InvalidRequirement:
+        return DEFAULT_PYTEST
+    if requirement.url or any(
+        item.operator in ("<", "<=", "==", "===", "~=") for item in requirement.specifier
+    ):
+        return spec
+    bounds = ",".join([*(str(item) for item in requirement.specifier), "<9"])
+    return f"pytest{bounds}"
 
 
 # ----------------------------------------------------------------------------- the recipe

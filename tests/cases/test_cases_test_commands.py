@@ -217,3 +217,24 @@ def test_tools_from_poetry_constraints_and_option_prefixes(tmp_path: Path) -> No
     # Poetry's ~ and ^ become PEP 440 (pip refuses 'pytest-asyncio~0.18.3').
     assert "pytest-asyncio~=0.18.3" in tools and "pytest-mock>=3.10" in tools
     assert "pytest-benchmark" in tools
+
+
+@pytest.mark.parametrize(
+    ("declared", "installed"),
+    [
+        ("pytest>=7", "pytest>=7,<9"),  # asdf: pytest 9's deprecations broke its collection
+        ("pytest", "pytest<9"),
+        ("pytest>=6,<8", "pytest>=6,<8"),
+        ("pytest==7.4.4", "pytest==7.4.4"),
+        ("pytest~=7.0", "pytest~=7.0"),
+    ],
+)
+def test_a_declared_pytest_without_upper_bound_is_capped(
+    tmp_path: Path, declared: str, installed: str
+) -> None:
+    write(
+        tmp_path,
+        "pyproject.toml",
+        f'[project]\nname = "pkg"\n[project.optional-dependencies]\ntest = ["{declared}"]\n',
+    )
+    assert test_tools(tmp_path, "python -m pytest")[0] == installed
