@@ -393,7 +393,7 @@ class CasePipeline:
                 mirror_dir=self.settings.repo_mirror,
                 cache_dir=self.backend().cache_dir,
             )
-            self._repo_readmes[case.id] = _repository_readme(repo_dir, case.spec.readme_target)
+            self._repo_readmes[case.id] = repository_readme(repo_dir, case.spec.readme_target)
 
     @contextlib.contextmanager
     def _agent_box(self, case: Case) -> Iterator[Box]:
@@ -442,7 +442,7 @@ class CasePipeline:
             if README_FROM_REPOSITORY in spec.tags:
                 # Nothing is written over the repository's own README; the agent reads it.
                 overrides: dict[str, bytes] = {}
-                self._repo_readmes[case.id] = _repository_readme(repo_dir, spec.readme_target)
+                self._repo_readmes[case.id] = repository_readme(repo_dir, spec.readme_target)
             else:
                 overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
             return backend.task_image(
@@ -792,8 +792,9 @@ def heartbeat(progress: Progress, step: str, budget: float) -> Iterator[None]:
 _README_NAMES = ("README.md", "README.rst", "README.txt", "README")
 
 
-def _repository_readme(repo_dir: Path, preferred: str) -> tuple[str, str]:
-    """(name, text) of a repository's own README: ``preferred``, else the usual names, any case."""
+def repository_readme(repo_dir: Path, preferred: str = "README.md") -> tuple[str, str]:
+    """(name, text) of a repository's own README: ``preferred``, else the usual names, any case
+    (the README before errors; ``verify`` and ``construct`` read the same one)."""
     candidates = [repo_dir / preferred]
     by_lower = {entry.name.lower(): entry for entry in repo_dir.iterdir() if entry.is_file()}
     candidates += [by_lower[name.lower()] for name in _README_NAMES if name.lower() in by_lower]

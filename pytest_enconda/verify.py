@@ -43,13 +43,12 @@ from .cases.sidecar import (
 from .cases.test_commands import discover_test_command, recipe_script, test_tools
 from .cases.test_deps import declared_test_requirements
 from .errors import EncondaError
-from .pipeline import heartbeat
+from .pipeline import heartbeat, repository_readme
 from .probing.junit import JUNIT_PATH, JUnitError, read_junit, run_tests_command
 from .probing.shell import in_setup_env, setup_command
 
 Progress = Callable[[str], None]
 SETUP_SCRIPT = "/tmp/enconda/setup.sh"
-_README_NAMES = ("README.md", "README.rst", "README.txt", "README")
 
 
 class VerifyOptions(BaseModel):
@@ -208,7 +207,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         record.test_requirements = [req.spec for req in declared]
         record.test_requirement_sources = {req.spec: req.source for req in declared}
         packages = checkout_packages(repo_dir)
-        readme_name, readme_text = _original_readme(repo_dir)
+        readme_name, readme_text = repository_readme(repo_dir)
         ctx.progress(f"{record.repository}: building its image")
         base = ctx.images.ensure_base(options.base_image, progress=ctx.progress)
         case_id = f"verify/{record.repository}"
@@ -246,18 +245,6 @@ def _system_packages(repo_dir: Path, readme_name: str) -> list[str]:
 
     profile = build_profile(repo_dir, readme_name)
     return list(dict.fromkeys(profile.ci_system_packages + profile.likely_system_packages))
-
-
-def _original_readme(repo_dir: Path) -> tuple[str, str]:
-    """The repository's own README at the pinned revision: the README before errors."""
-    by_lower = {entry.name.lower(): entry for entry in repo_dir.iterdir() if entry.is_file()}
-    root = repo_dir.resolve()
-    for name in _README_NAMES:
-        path = by_lower.get(name.lower())
-        # Downloaded data: a README that links out of the repository is not followed.
-        if path and not path.is_symlink() and root in path.resolve().parents:
-            return path.name, path.read_bytes().decode("utf-8", errors="replace")
-    return "README.md", ""
 
 
 def _agent_script(

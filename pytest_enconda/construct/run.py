@@ -257,12 +257,12 @@ def construct(
 
 
 def _construct_repository(run: _Run, validator: object, record: object, outcome: RepoOutcome):
-    from ..verify import _original_readme
+    from ..pipeline import repository_readme
 
     options, progress = run.options, run.progress
     repository = outcome.repository
     with validator.workspace(repository, outcome.revision) as ws:  # type: ignore[attr-defined]
-        readme_name, original = _original_readme(ws.repo_dir)
+        readme_name, original = repository_readme(ws.repo_dir)
         write_original(options.out, repository, original, readme_name)
         facts = read_facts(ws.repo_dir)
         if not outcome.injected:
