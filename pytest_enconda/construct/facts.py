@@ -14,6 +14,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agents.readme_commands import extract_commands
+
+# The repository is downloaded data: its files are read bounded, never through a link or a FIFO.
+from ..cases.test_commands import _read as read_repo_file
 from ..sandbox.repo import iter_tree
 
 __all__ = ["CommandLine", "RepoFacts", "Requirement", "command_lines", "read_facts"]
@@ -90,11 +93,11 @@ def read_facts(repo: Path) -> RepoFacts:
     for rel, _ in iter_tree(repo):
         paths.add(rel)
     facts.paths = frozenset(paths)
-    pyproject = repo / "pyproject.toml"
-    if pyproject.is_file():
+    pyproject = read_repo_file(repo / "pyproject.toml")
+    if pyproject:
         try:
-            data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+            data = tomllib.loads(pyproject)
+        except tomllib.TOMLDecodeError:
             data = {}
         project = data.get("project") or {}
         if isinstance(project, dict):
@@ -108,12 +111,12 @@ def read_facts(repo: Path) -> RepoFacts:
                 where = f"pyproject.toml [project.optional-dependencies] {extra}"
                 facts.extras[extra] = [r for d in deps if (r := _requirement(str(d), where))]
             facts.scripts = sorted((project.get("scripts") or {}).keys())
-    setup_cfg = repo / "setup.cfg"
-    if setup_cfg.is_file():
+    setup_cfg = read_repo_file(repo / "setup.cfg")
+    if setup_cfg:
         parser = configparser.ConfigParser(interpolation=None)
         try:
-            parser.read_string(setup_cfg.read_text(encoding="utf-8"))
-        except (configparser.Error, UnicodeDecodeError):
+            parser.read_string(setup_cfg)
+        except configparser.Error:
             parser = configparser.ConfigParser()
         if parser.has_section("metadata") and not facts.name:
             facts.name = parser.get("metadata", "name", fallback="")
@@ -138,10 +141,7 @@ def read_facts(repo: Path) -> RepoFacts:
             )
     for rel in sorted(paths):
         if rel.endswith(".txt") and "requirement" in rel.lower():
-            try:
-                text = (repo / rel).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
+            text = read_repo_file(repo / rel)
             pins = [r for line in text.splitlines() if (r := _requirement(line, rel)) and r.spec]
             facts.pinned[rel] = pins
     return facts

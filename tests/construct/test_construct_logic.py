@@ -262,3 +262,23 @@ def test_the_audit_flags_no_rule_label(tmp_path: Path) -> None:
     report = audit_cases(load.cases, extract_commands)
     flagged = {r.case_id: r.flags for r in report.records if r.flags}
     assert flagged == {}
+
+
+def test_repository_facts_never_read_through_links_or_fifos(tmp_path: Path) -> None:
+    """A repository is downloaded data: a pyproject.toml linked to a file outside it is not
+    read, and a FIFO named like a requirements file does not hang the reading."""
+    import os
+
+    outside = tmp_path / "host-secret.toml"
+    outside.write_text('[project]\nname = "host-secret"\ndependencies = ["leaked==1.0"]\n')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "pyproject.toml").symlink_to(outside)
+    (repo / "setup.cfg").write_text("[metadata]\nname = honest\n")
+    os.mkfifo(repo / "requirements-dev.txt")
+    (repo / "requirements.txt").write_text("click==8.1.7\n")
+    facts = read_facts(repo)
+    assert facts.name == "honest"
+    assert [r.name for r in facts.dependencies] == []
+    assert [r.spec for r in facts.pinned["requirements.txt"]] == ["==8.1.7"]
+    assert facts.pinned.get("requirements-dev.txt", []) == []
