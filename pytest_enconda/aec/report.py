@@ -7,13 +7,15 @@ same numbers as the run that made them.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from .. import textio
 from ..records import CaseDir
 from .grading import GRADE_FILE
+
+MAX_GRADE_BYTES = 8 << 20
 
 HEADER = [
     "Language",
@@ -64,9 +66,13 @@ def aec_summary(run_dir: Path, cases: Iterable[str]) -> dict[str, Any] | None:
         if not path.is_file():
             continue
         try:
-            grades.append(json.loads(path.read_text(encoding="utf-8")))
+            # A run directory given to regrade or --resume is input: bounded, no link, no FIFO.
+            data = textio.read_bounded(path, MAX_GRADE_BYTES, follow_links=False)
+            grade = textio.parse_json(data)
         except (OSError, ValueError):
             continue
+        if isinstance(grade, dict):
+            grades.append(grade)
     if not grades:
         return None
     languages: dict[str, list[dict[str, Any]]] = {}

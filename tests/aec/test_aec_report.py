@@ -42,3 +42,22 @@ def test_by_language_and_overall(tmp_path: Path) -> None:
 def test_no_aec_cases_no_section(tmp_path: Path) -> None:
     assert aec_summary(tmp_path, ["x"]) is None
     assert "enconda-aec" not in summary_section({"items": {}}, [], plots=False)
+
+
+def test_a_linked_or_malformed_grade_is_not_read(tmp_path: Path) -> None:
+    """A run directory is input: an aec.json linked to a file outside it, or one that is not a
+    JSON object, counts as no grade (it is never followed, and never crashes the summary)."""
+    outside = tmp_path / "outside.json"
+    outside.write_text(
+        json.dumps({"case_id": "l", "language": "host-secret", "verdict": "success"})
+    )
+    run = tmp_path / "run"
+    write_grade(run, "a", language="go", verdict="success")
+    linked = CaseDir(run, "l").root
+    linked.mkdir(parents=True)
+    (linked / "aec.json").symlink_to(outside)
+    listed = CaseDir(run, "n").root
+    listed.mkdir(parents=True)
+    (listed / "aec.json").write_text("[1, 2]")
+    summary = aec_summary(run, ["a", "l", "n"])
+    assert summary is not None and set(summary["by_language"]) == {"go"}
