@@ -33,6 +33,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from .. import textio
 from ..cases.loader import load_golden
 from ..cases.models import GoldenError
 from ..errors import CaseFormatError
@@ -44,6 +45,7 @@ DEFAULT_PAIRS = PAIRS_DIR / "pairs.jsonl"
 # Shipped with the package: a run's report quotes it when the offline judge graded the run.
 
 Aspect = Literal["description", "fix"]
+MAX_PAIRS_BYTES = 16 << 20
 ErrorTypeName = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
 
 
@@ -112,7 +114,11 @@ def load_pairs(path: Path) -> list[HandPair]:
     pairs: list[HandPair] = []
     problems: list[str] = []
     seen: dict[tuple[str, int, str, str], int] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = textio.decode_utf8(textio.read_input(path, MAX_PAIRS_BYTES))
+    except (OSError, ValueError) as exc:
+        raise PairsFormatError(path, [f"<file>: cannot be read: {exc}"]) from None
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
@@ -159,7 +165,7 @@ def resolve(pairs: Sequence[HandPair], data: Path) -> Resolved:
                 except CaseFormatError as exc:
                     if [f for f, _ in exc.problems] == ["level"]:
                         # The generator caps levelN at 10: the errors themselves are readable.
-                        raw = json.loads(path.read_text(encoding="utf-8"))
+                        raw = textio.read_json(path, MAX_PAIRS_BYTES)
                         cache[pair.instance] = [
                             GoldenError.model_validate(e) for e in raw.get("errors", [])
                         ]

@@ -258,3 +258,17 @@ def test_a_dataset_candidate_is_referenced_never_stored(data: Path) -> None:
     for bad in ({"candidate_from": 0}, {"candidate": "", "candidate_from": None}):
         with pytest.raises(ValueError, match="exactly one of candidate"):
             HandPair.model_validate(_pair(**bad))
+
+
+def test_a_pairs_file_that_is_a_fifo_or_a_link_is_refused(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pairs.fifo"
+    os.mkfifo(fifo)
+    real = _write(tmp_path / "real.jsonl", [_pair()])
+    linked = tmp_path / "linked.jsonl"
+    linked.symlink_to(real)
+    for path in (fifo, linked):
+        with pytest.raises(PairsFormatError, match="cannot be read") as info:
+            load_pairs(path)
+        assert str(path) in str(info.value)
