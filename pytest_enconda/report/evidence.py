@@ -154,6 +154,21 @@ class CaseEvidence:
         return []
 
 
+def step_log(case_dir: CaseDir, execution: Mapping[str, Any] | None, step: str) -> Path:
+    """Where the replay wrote ``step``'s log: the record names it (an oracle's replay is the
+    golden measurement, kept under ``execution/golden/``). A name that is not a plain relative path
+    inside the case directory is ignored for the usual place."""
+    for record in (execution or {}).get("steps") or []:
+        if not isinstance(record, Mapping) or record.get("name") != step:
+            continue
+        name = record.get("log")
+        if isinstance(name, str) and name and not name.startswith("/"):
+            parts = Path(name).parts
+            if ".." not in parts:
+                return case_dir.root.joinpath(*parts)
+    return case_dir.execution_log(step)
+
+
 def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
     case_dir = CaseDir(run_dir, case_id)
     root = case_dir.root
@@ -169,9 +184,10 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
         if isinstance(value := read_json(path, run_dir), dict)
     }
     logs: dict[str, Tail] = {}
+    execution = _object(read_json(case_dir.execution_record, run_dir))
     candidates = {
-        "setup log": case_dir.execution_log("setup"),
-        "test log": case_dir.execution_log("test"),
+        "setup log": step_log(case_dir, execution, "setup"),
+        "test log": step_log(case_dir, execution, "test"),
         "agent log": case_dir.agent_log,
     }
     # A research case's final state: the agent's script run to build it (where setup failed).
@@ -197,7 +213,7 @@ def load_case(run_dir: Path, case_id: str) -> CaseEvidence:
         facts=_object(read_json(case_dir.facts, run_dir)),
         outcome=_object(outcome),
         diagnosis=_object(read_json(case_dir.diagnosis, run_dir)),
-        execution=_object(read_json(case_dir.execution_record, run_dir)),
+        execution=execution,
         state=_object(read_json(case_dir.final_state, run_dir)),
         gradings=gradings,
         stages=stages,

@@ -22,7 +22,11 @@ def html_extras(case_dir: CaseDir, aspect: str, numbers: dict[str, Any]) -> list
         (f"grading: {aspect}", case_dir.grading(aspect)),
     ]
     if aspect == "execution":
-        links += [(f"{step} log", case_dir.execution_log(step)) for step in ("setup", "test")]
+        from .evidence import read_json, step_log
+
+        record = read_json(case_dir.execution_record, case_dir.run_dir)
+        record = record if isinstance(record, dict) else None
+        links += [(f"{step} log", step_log(case_dir, record, step)) for step in ("setup", "test")]
     out = [extras.url(path.resolve().as_uri(), name=name) for name, path in links if path.exists()]
     if numbers:
         out.append(extras.json(json.dumps(numbers, default=str), name="numbers"))

@@ -88,7 +88,9 @@ def test_report_of_a_real_run(runs: dict[str, tuple[Path, str]]) -> None:
     assert golden["error_types"] == ["E1"]
     assert golden["golden"]["errors"][0]["error_description"][:40] in page.replace("&#x27;", "'")
     assert "replayed setup step" in page and "Successfully installed" in page
-    assert 'href="cases/confmerge-e1/execution/setup.log">full file</a>' in page
+    # The oracle's replay is the golden measurement: its logs are kept under execution/golden/.
+    assert 'href="cases/confmerge-e1/execution/golden/setup.log">full file</a>' in page
+    assert (run_dir / "cases" / "confmerge-e1" / "execution" / "golden" / "setup.log").is_file()
 
 
 def test_numbers_agree_in_every_output(runs: dict[str, tuple[Path, str]]) -> None:
