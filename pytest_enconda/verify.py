@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import re
 import shlex
+import signal
 import tempfile
 import threading
 import time
@@ -126,6 +127,7 @@ def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sideca
     ctx = _Context(options, progress)
     ctx.sandbox.reap_orphans()
     pool = ThreadPoolExecutor(max_workers=max(1, options.workers))
+    restore = _terminate_as_interrupt()
     try:
         futures = {
             pool.submit(verify_repository, ctx, name, revision): name for name, revision in todo
@@ -145,9 +147,24 @@ def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sideca
         progress("verify: interrupted: queued repositories cancelled, containers removed")
         raise
     finally:
+        restore()
         ctx.sandbox.close()
     pool.shutdown(wait=True)
     return sidecar
+
+
+def _terminate_as_interrupt() -> Callable[[], None]:
+    """SIGTERM (``kill``, a CI timeout, a job scheduler) handled like Ctrl-C: Python's default
+    ends the process at once, leaving the running setups' containers and the queued repositories'
+    futures behind. Returns what restores the previous handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    return lambda: signal.signal(signal.SIGTERM, previous)
 
 
 def verify_repository(ctx: _Context, name: str, revision: str) -> RepoVerification:

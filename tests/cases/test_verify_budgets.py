@@ -99,3 +99,48 @@ def test_ctrl_c_cancels_the_queued_repositories_and_removes_containers(
         verify.verify_dataset(_options(tmp_path, workers=1), progress=lines.append)
     assert started == ["a/one"] and closed == [True]
     assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
+
+
+def test_sigterm_stops_verify_like_ctrl_c(tmp_path: Path, monkeypatch: Any) -> None:
+    """``kill`` (a CI timeout, a scheduler) used to end verify at once, leaving the running
+    setup's container and the queued repositories; a real SIGTERM now takes the Ctrl-C path."""
+    import os
+    import signal
+    import threading
+
+    import pytest
+
+    from pytest_enconda import verify
+
+    started: list[str] = []
+    closed: list[bool] = []
+    release = threading.Event()
+
+    class _Ctx:
+        def __init__(self, options: VerifyOptions, progress: Any) -> None:
+            self.sandbox = SimpleNamespace(
+                reap_orphans=lambda: [], close=lambda: closed.append(True)
+            )
+            self.lock = threading.Lock()
+
+    def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
+        started.append(name)
+        os.kill(os.getpid(), signal.SIGTERM)
+        release.wait(30)  # a setup still running when the signal arrives
+        return RepoVerification(repository=name, revision=revision, status="unverified")
+
+    monkeypatch.setattr(verify, "_Context", _Ctx)
+    monkeypatch.setattr(verify, "verify_repository", fake_verify)
+    monkeypatch.setattr(
+        verify, "repositories_of", lambda _d: [("a/one", "1"), ("b/two", "2"), ("c/three", "3")]
+    )
+    before = signal.getsignal(signal.SIGTERM)
+    lines: list[str] = []
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            verify.verify_dataset(_options(tmp_path, workers=1), progress=lines.append)
+    finally:
+        release.set()
+    assert started == ["a/one"] and closed == [True]
+    assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
+    assert signal.getsignal(signal.SIGTERM) is before
