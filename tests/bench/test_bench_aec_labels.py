@@ -1,0 +1,135 @@
+"""``bench aec-labels``: the labelled AEC runs validate, and the figures are what the stored
+artifacts imply (recomputed here by other means than the bench's own counting)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from scripted_llm import ScriptedServer, completion, prompt_text
+
+from pytest_enconda.aec.testlogs import parse_test_log
+from pytest_enconda.bench import aec_labels
+from pytest_enconda.bench.aec_labels import (
+    DEFAULT_LABELS,
+    LABELS_DIR,
+    LabelsFormatError,
+    load_labels,
+    measure,
+)
+from pytest_enconda.grading.judges import create_judge
+
+FIGURES = LABELS_DIR / "figures.json"
+
+
+@pytest.fixture(scope="module")
+def runs() -> list[aec_labels.LabelledRun]:
+    return load_labels(DEFAULT_LABELS)
+
+
+def test_labelled_set_is_large_varied_and_small(runs: list[aec_labels.LabelledRun]) -> None:
+    assert len(runs) >= 60
+    assert DEFAULT_LABELS.stat().st_size < 2 << 20
+    assert {run.label for run in runs} == {"success", "failure"}
+    assert len({run.agent for run in runs}) >= 5
+    assert len({run.language for run in runs}) >= 5
+    repositories = {
+        run.case.split("-")[1] if run.case.startswith(("sw-", "zs-", "cmd-", "lab-")) else run.case
+        for run in runs
+    }
+    assert len(repositories) >= 10
+    # The criteria were committed before the labels (the file says so; git log shows it).
+    assert (LABELS_DIR / "CRITERIA.md").is_file()
+
+
+def _log_verdict(run: aec_labels.LabelledRun) -> str:
+    """The log's verdict by the rules of README "AEC tasks", from the parser directly."""
+    if run.test_command and (run.setup_exit_code is None or run.setup_exit_code != 0):
+        return "failure"
+    if run.test_log is None:
+        return "inconclusive"
+    return parse_test_log(run.test_log, run.test_exit_code).verdict
+
+
+def test_offline_figures_match_an_independent_count(runs: list[aec_labels.LabelledRun]) -> None:
+    figures, rows = measure(runs, create_judge("offline"))
+    # The offline judge never says success: a run is predicted success only when its log says so.
+    verdicts = {run.id: _log_verdict(run) for run in runs}
+    agree = sum((verdicts[r.id] == "success") == (r.label == "success") for r in runs)
+    needed = [r for r in runs if verdicts[r.id] == "inconclusive"]
+    assert figures["items"] == len(runs)
+    assert figures["hybrid"]["agree"] == agree
+    assert figures["judge_needed"]["items"] == len(needed)
+    assert figures["log_decided"]["items"] == len(runs) - len(needed)
+    assert figures["judge_needed"]["agree"] == sum(r.label == "failure" for r in needed)
+    assert figures["decided_by"].get("judge", 0) == 0
+    # The stored artifacts give back what the harness recorded when it graded each run.
+    assert figures["recomputed_equals_recorded"] == len(runs)
+    assert all(row["matches_recorded"] for row in rows)
+
+
+def test_figures_on_file_are_a_recomputation(
+    runs: list[aec_labels.LabelledRun], tmp_path: Path
+) -> None:
+    out = tmp_path / "figures.json"
+    assert aec_labels.main(["--json", str(out)]) == 0
+    fresh = json.loads(out.read_text())
+    on_file = json.loads(FIGURES.read_text())
+    assert on_file == fresh
+
+
+def test_llm_judge_path_through_a_scripted_server(
+    runs: list[aec_labels.LabelledRun], llm_server: ScriptedServer, tmp_path: Path
+) -> None:
+    """The judge is asked exactly on the runs whose log is inconclusive, is shown their
+    trajectory, and its answers decide them."""
+    answers = {}
+
+    def responder(request: dict) -> tuple[int, dict]:
+        text = prompt_text(request)
+        assert "You judge whether an AI agent succeeded" in text
+        # Say success where the trajectory's replayed test output has a per-test line; the
+        # figures below are counted from what was answered, not assumed.
+        success = "[ OK ]" in text or "passed and 0 failed" in text
+        answers[len(answers)] = (text, success)
+        body = {"success": success, "confidence": 0.7, "reason": "scripted"}
+        return 200, completion(json.dumps(body), 500, 20)
+
+    llm_server.responder = responder
+    judge = create_judge("llm:judge-model", api_base=llm_server.api_base, cache_dir=tmp_path)
+    figures, rows = measure(runs, judge)
+    needed = [r for r in runs if _log_verdict(r) == "inconclusive"]
+    asked = [r for r in needed if r.trajectory]
+    assert len(llm_server.requests) == len(asked) > 0
+    for run in asked:
+        last = run.trajectory[-1].command.splitlines()[0]
+        assert any(last in text for text, _ in answers.values()), run.id
+    said_success = sum(success for _, success in answers.values())
+    verdicts = {row["id"]: row["verdict"] for row in rows}
+    assert sum(verdicts[r.id] == "success" for r in needed) == said_success
+    assert figures["decided_by"].get("judge", 0) == len(asked)
+    labels = {r.id: r.label for r in needed}
+    agree = sum((verdicts[i] == "success") == (labels[i] == "success") for i in labels)
+    assert figures["judge_needed"]["agree"] == agree
+
+
+def test_a_bad_labels_file_names_line_and_field(tmp_path: Path) -> None:
+    line = json.loads(DEFAULT_LABELS.read_text().splitlines()[0])
+    bad = dict(line, label="maybe")
+    path = tmp_path / "labels.jsonl"
+    path.write_text(json.dumps(line) + "\n" + json.dumps(bad) + "\n{oops\n" + json.dumps(line))
+    with pytest.raises(LabelsFormatError) as caught:
+        load_labels(path)
+    message = str(caught.value)
+    assert "line 2: label:" in message
+    assert "line 3: not JSON" in message
+    assert "line 4: id:" in message and "also line 1" in message
+
+
+def test_labels_file_through_a_link_is_refused(tmp_path: Path) -> None:
+    link = tmp_path / "labels.jsonl"
+    os.symlink(DEFAULT_LABELS, link)
+    with pytest.raises(LabelsFormatError, match="cannot be read"):
+        load_labels(link)
