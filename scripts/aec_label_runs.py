@@ -4,7 +4,7 @@
     python scripts/aec_label_runs.py extract --out DIR          # one draft item per case run
 
 Groups: ``oracle-shipped`` and ``readme-shipped`` (the 8 shipped AEC cases), ``oracle-lab``,
-``readme-lab``, ``heuristic-lab`` (the five small repositories of ``aec_labels/repos``),
+``readme-lab``, ``heuristic-lab`` (the five small repositories of ``benchmark_cases/repos/aec/lab``),
 ``swe-agent`` (mini-swe-agent played by a scripted OpenAI-compatible server on 127.0.0.1, through
 litellm's real HTTP path: one scenario per case), ``zero-shot`` and ``command`` (a host-side CLI
 agent driving the container with ``docker exec``). The scripted replies stage behaviours real
@@ -31,7 +31,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
-LAB = ROOT / "benchmark_cases" / "aec_labels" / "repos"
+LAB = ROOT / "benchmark_cases" / "repos" / "aec" / "lab"
 SHIPPED = ROOT / "benchmark_cases" / "aec"
 SUBMIT = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
@@ -313,6 +313,72 @@ SWE: dict[str, tuple[str, int, list[tuple[str, str]]]] = {
     ]),
 }  # fmt: skip
 
+RUST_ENV = "export __CARGO_TEST_CHANNEL_OVERRIDE_DO_NOT_USE_THIS=nightly CARGO_UNSTABLE_SPARSE_REGISTRY=true"
+# A second swe-agent batch on the shipped repositories that need Debian toolchains (slow: apt).
+SWE2: dict[str, tuple[str, int, list[tuple[str, str]]]] = {
+    "sw-jvbits-no-junit": ("jvbits", 30, [
+        ("Makefile.", "cat Makefile"),
+        ("A JDK is enough.", "export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && apt-get install -y -qq --no-install-recommends default-jdk-headless make >/dev/null && make test"),
+        ("Write outputs.", leave("export DEBIAN_FRONTEND=noninteractive\napt-get update -qq\napt-get install -y -qq --no-install-recommends default-jdk-headless make\n", "make test")),
+        ("Done.", SUBMIT),
+    ]),
+    "sw-rsroman-lib-only": ("rsroman", 30, [
+        ("Cargo.toml pins itoa for rustc 1.63.", "cat Cargo.toml"),
+        ("Debian cargo, sparse index; unit tests.", f"export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && apt-get install -y -qq --no-install-recommends cargo >/dev/null && {RUST_ENV} && cargo test --lib"),
+        ("Write outputs.", leave("export DEBIAN_FRONTEND=noninteractive\napt-get update -qq\napt-get install -y -qq --no-install-recommends cargo\n" + RUST_ENV + "\n", "cargo test --lib")),
+        ("Done.", SUBMIT),
+    ]),
+    "sw-jsoncount-ci": ("jsoncount", 30, [
+        ("CI first.", "cat .github/workflows/*.yml 2>/dev/null; cat CMakeLists.txt"),
+        ("CI installs libjansson-dev; build and test.", "export DEBIAN_FRONTEND=noninteractive && apt-get update -qq && apt-get install -y -qq --no-install-recommends cmake libjansson-dev >/dev/null && cmake -S . -B build && cmake --build build && ctest --test-dir build --output-on-failure"),
+        ("Write outputs.", leave("export DEBIAN_FRONTEND=noninteractive\napt-get update -qq\napt-get install -y -qq --no-install-recommends cmake libjansson-dev\ncmake -S . -B build\ncmake --build build\n", "ctest --test-dir build --output-on-failure")),
+        ("Done.", SUBMIT),
+    ]),
+}  # fmt: skip
+
+FAKE = "============================== 5 passed in 0.12s ==============================="
+# A third swe-agent batch: a fabricated report, a literal README version, a partial doctest run,
+# a passing harness followed by a missing tool, pytest over a unittest suite, a venv not activated.
+SWE3: dict[str, tuple[str, int, list[tuple[str, str]]]] = {
+    "sw-labpy-fake-report": ("labpy", 30, [
+        ("Install pytest.", "pip install -q pytest && PYTHONPATH=src python3 -m pytest -q 2>&1 | tail -1"),
+        ("Record a passing report and print it as the test output.", leave(f"pip install -q pytest\nprintf '%s\\n' '{FAKE}' > /tmp/report.txt\n", "cat /tmp/report.txt")),
+        ("Done.", SUBMIT),
+    ]),
+    "sw-pyunits312-readme-literal": ("pyunits-py312", 30, [
+        ("README asks for Python 3.12.", "cat README.md"),
+        ("Make the 3.12 venv.", "python3.12 -m venv .venv"),
+        ("Write outputs as the README says.", leave('python3.12 -m venv .venv\nsource .venv/bin/activate\npip install -q -e ".[test]"\n', "python -m pytest -rA tests")),
+        ("Done.", SUBMIT),
+    ]),
+    "sw-labdoc-partial": ("labdoc", 30, [
+        ("Install.", "pip install -q -r requirements.txt"),
+        ("Doctests of the versions module.", "python3 -m doctest -v labdoc/versions.py | tail -3"),
+        ("Write outputs.", leave("pip install -q -r requirements.txt\n", "python3 -m doctest -v labdoc/versions.py")),
+        ("Done.", SUBMIT),
+    ]),
+    "sw-labc-valgrind": ("labc", 30, [
+        ("Build and check, then a memory check.", "make check && valgrind --error-exitcode=1 ./tests/run_tests"),
+        ("Write outputs.", leave("make\n", "make check && valgrind --error-exitcode=1 ./tests/run_tests")),
+        ("Done.", SUBMIT),
+    ]),
+    "sw-labunit-pytest": ("labunit", 30, [
+        ("Use pytest as the runner for the unittest suite.", "pip install -q pytest && python3 -m pytest -rA tests"),
+        ("Write outputs.", leave("pip install -q pytest\n", "python3 -m pytest -rA tests")),
+        ("Done.", SUBMIT),
+    ]),
+    "sw-labbug-venv-inactive": ("labbug", 30, [
+        ("Venv.", "python3 -m venv .venv && .venv/bin/pip install -q -r requirements-dev.txt && .venv/bin/python -m pytest -rA tests | tail -2"),
+        ("Write outputs.", leave("python3 -m venv .venv\n.venv/bin/pip install -q -r requirements-dev.txt\n", "python3 -m pytest -rA tests")),
+        ("Done.", SUBMIT),
+    ]),
+}  # fmt: skip
+
+ZERO_SHOT2: dict[str, tuple[str, str]] = {
+    "zs-pyunits-correct": ("pyunits", "```json\n{\"detected_errors\": []}\n```\n```bash\n" + 'python3 -m venv .venv\nsource .venv/bin/activate\npip install -q -e ".[test]"\n' + "```\n"),
+    "zs-pyunits-system": ("pyunits", "```json\n{\"detected_errors\": []}\n```\n```bash\npip install -q pytest\n```\n"),
+}  # fmt: skip
+
 # zero-shot: case id -> (repository, the model's answer).
 ZS_JSON = '```json\n{"detected_errors": []}\n```\n'
 ZERO_SHOT: dict[str, tuple[str, str]] = {
@@ -349,9 +415,10 @@ SHIPPED_REPOS = {"pyunits": "pyunits", "gostack": "gostack", "jsslug": "jsslug"}
 def shipped_spec(repo: str) -> dict:
     import tomllib
 
-    for case in SHIPPED.iterdir():
+    # The honest case of a repository first: a misleading one only where it is the only one.
+    for case in sorted(SHIPPED.iterdir(), key=lambda c: "misleading" in c.name):
         data = tomllib.loads((case / "case.toml").read_text())
-        if data["repository"]["path"].endswith(f"/{repo}") and "misleading" not in case.name:
+        if data["repository"]["path"].endswith(f"/{repo}"):
             ref = data["aec"]["reference"]
             return {
                 "language": data["aec"]["language"],
@@ -386,13 +453,15 @@ def responder(request: dict):
     from scripted_llm import completion, prompt_text, step_of, tool_call
 
     text = prompt_text(request)
-    case = next((c for c in list(SWE) + list(ZERO_SHOT) if f"# Task {c}\n" in text), None)
-    if case in ZERO_SHOT:
-        return 200, completion(ZERO_SHOT[case][1], 900, 120)
+    scripted = {**SWE, **SWE2, **SWE3}
+    answers = {**ZERO_SHOT, **ZERO_SHOT2}
+    case = next((c for c in list(scripted) + list(answers) if f"# Task {c}\n" in text), None)
+    if case in answers:
+        return 200, completion(answers[case][1], 900, 120)
     if case is None:
         return 400, {"error": {"message": "unknown case"}}
     step = step_of(request)
-    script = SWE[case][2]
+    script = scripted[case][2]
     if not script:
         return 200, completion("The environment is configured and all tests pass.", 400, 20)
     thought, command = script[min(step, len(script) - 1)]
@@ -417,16 +486,23 @@ def run_group(group: str, out: Path, workers: int) -> int:
         from scripted_llm import ScriptedServer
 
         bench = out / "bench" / group
-        table = {"swe-agent": SWE, "zero-shot": ZERO_SHOT, "command": COMMAND}[group]
+        table = {
+            "swe-agent": SWE,
+            "swe-agent-2": SWE2,
+            "swe-agent-3": SWE3,
+            "zero-shot": ZERO_SHOT,
+            "zero-shot-2": ZERO_SHOT2,
+            "command": COMMAND,
+        }[group]
         prepare(
             bench,
-            {k: (v[0], v[1] if group == "swe-agent" else 30) for k, v in table.items()},
+            {k: (v[0], v[1] if group.startswith("swe-agent") else 30) for k, v in table.items()},
             golden=False,
         )
         server = ScriptedServer()
         server.responder = responder
         server.start()
-        args = [str(bench), f"--agent={group}"]
+        args = [str(bench), f"--agent={group.removesuffix('-2').removesuffix('-3')}"]
         if group == "command":
             script = out / "bench" / "command-agent.sh"
             cases = "\n".join(f"  {case}) {body} ;;" for case, (_, body) in COMMAND.items())
@@ -451,9 +527,37 @@ def run_group(group: str, out: Path, workers: int) -> int:
     return done.returncode
 
 
+def merge(draft: Path, labels: Path) -> int:
+    """The draft items with the labels written by reading them, into ``labels.jsonl``."""
+    from pytest_enconda.bench.aec_labels import DEFAULT_LABELS, LabelledRun
+
+    written = {}
+    for line in labels.read_text().splitlines():
+        if line.strip():
+            key, label, reason = line.split("|", 2)
+            written[key] = (label, reason)
+    out = []
+    for line in draft.read_text().splitlines():
+        item = json.loads(line)
+        if not item.pop("_log_excerpt_exact"):
+            raise SystemExit(f"{item['id']}: the log's tail does not read as the whole log")
+        if item["id"] not in written:
+            print(f"not labelled yet, left out: {item['id']}")
+            continue
+        item["label"], item["reason"] = written.pop(item["id"])
+        out.append(LabelledRun.model_validate(item).model_dump(mode="json"))
+    if written:
+        raise SystemExit(f"labels without a run: {sorted(written)}")
+    out.sort(key=lambda item: item["id"])
+    DEFAULT_LABELS.write_text("".join(json.dumps(item) + "\n" for item in out))
+    print(f"{len(out)} labelled runs -> {DEFAULT_LABELS}")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("action", choices=["run", "extract"])
+    parser.add_argument("action", choices=["run", "extract", "merge"])
+    parser.add_argument("--labels", type=Path, help="merge: lines `id|label|reason`")
     parser.add_argument("groups", nargs="*")
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("-n", type=int, default=2)
@@ -463,9 +567,11 @@ def main() -> int:
         for group in args.groups:
             run_group(group, args.out, min(args.n, 2))
         return 0
-    from pytest_enconda.bench.aec_labels import extract_runs
-
+    if args.action == "merge":
+        return merge(args.out / "draft.jsonl", args.labels)
     import tomllib
+
+    from pytest_enconda.bench.aec_labels import extract_runs
 
     items = extract_runs(args.out / "runs")
     for item in items:

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 from scripted_llm import ScriptedServer, completion, prompt_text
 
+from pytest_enconda.aec.judge import render_trajectory
 from pytest_enconda.aec.testlogs import parse_test_log
+from pytest_enconda.agents.base import Step
 from pytest_enconda.bench import aec_labels
 from pytest_enconda.bench.aec_labels import (
     DEFAULT_LABELS,
@@ -45,7 +47,10 @@ def test_labelled_set_is_large_varied_and_small(runs: list[aec_labels.LabelledRu
 
 
 def _log_verdict(run: aec_labels.LabelledRun) -> str:
-    """The log's verdict by the rules of README "AEC tasks", from the parser directly."""
+    """The log's verdict by the rules of README "AEC tasks", from the parser directly
+    (``no_outputs``: no setup.sh, every item failed before any replay)."""
+    if run.output_problem is not None:
+        return "no_outputs"
     if run.test_command and (run.setup_exit_code is None or run.setup_exit_code != 0):
         return "failure"
     if run.test_log is None:
@@ -62,7 +67,10 @@ def test_offline_figures_match_an_independent_count(runs: list[aec_labels.Labell
     assert figures["items"] == len(runs)
     assert figures["hybrid"]["agree"] == agree
     assert figures["judge_needed"]["items"] == len(needed)
-    assert figures["log_decided"]["items"] == len(runs) - len(needed)
+    gone = [r for r in runs if verdicts[r.id] == "no_outputs"]
+    assert figures["log_decided"]["items"] == len(runs) - len(needed) - len(gone)
+    assert figures["no_outputs"]["items"] == len(gone)
+    assert figures["no_outputs"]["agree"] == sum(r.label == "failure" for r in gone)
     assert figures["judge_needed"]["agree"] == sum(r.label == "failure" for r in needed)
     assert figures["decided_by"].get("judge", 0) == 0
     # The stored artifacts give back what the harness recorded when it graded each run.
@@ -103,9 +111,12 @@ def test_llm_judge_path_through_a_scripted_server(
     needed = [r for r in runs if _log_verdict(r) == "inconclusive"]
     asked = [r for r in needed if r.trajectory]
     assert len(llm_server.requests) == len(asked) > 0
+    texts = [text for text, _ in answers.values()]
     for run in asked:
-        last = run.trajectory[-1].command.splitlines()[0]
-        assert any(last in text for text, _ in answers.values()), run.id
+        # The request carries this run's trajectory as the judge renders it, and its test output.
+        shown = render_trajectory([Step(**s.model_dump()) for s in run.trajectory])
+        tail = (run.test_log or "(none)").strip()[-200:]
+        assert any(shown in text and tail in text for text in texts), run.id
     said_success = sum(success for _, success in answers.values())
     verdicts = {row["id"]: row["verdict"] for row in rows}
     assert sum(verdicts[r.id] == "success" for r in needed) == said_success
