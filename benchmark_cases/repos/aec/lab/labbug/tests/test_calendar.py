@@ -1,5 +1,4 @@
 import pytest
-
 from labbug import days_in_month, is_leap
 
 

@@ -1,5 +1,4 @@
 import pytest
-
 from labpy.config import load_config
 
 

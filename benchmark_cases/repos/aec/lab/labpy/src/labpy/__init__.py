@@ -1,4 +1,4 @@
-from .core import slug, words
 from .config import load_config
+from .core import slug, words
 
-__all__ = ["slug", "words", "load_config"]
+__all__ = ["load_config", "slug", "words"]
