@@ -89,41 +89,72 @@ def test_figures_on_file_are_a_recomputation(
 
 
 def test_llm_judge_path_through_a_scripted_server(
-    runs: list[aec_labels.LabelledRun], llm_server: ScriptedServer, tmp_path: Path
+    runs: list[aec_labels.LabelledRun],
+    llm_server: ScriptedServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """The judge is asked exactly on the runs whose log is inconclusive, is shown their
-    trajectory, and its answers decide them."""
-    answers = {}
+    """``--judge llm:<model>``: the judge is asked exactly on the runs whose log is inconclusive
+    and that have a trajectory, is shown their trajectory and test output, and its answers decide
+    them (through the bench's command line and litellm's HTTP path)."""
+    monkeypatch.setenv("ENCONDA_CACHE_DIR", str(tmp_path / "cache"))
+    answers: list[tuple[str, bool]] = []
 
     def responder(request: dict) -> tuple[int, dict]:
         text = prompt_text(request)
         assert "You judge whether an AI agent succeeded" in text
-        # Say success where the trajectory's replayed test output has a per-test line; the
-        # figures below are counted from what was answered, not assumed.
+        # Success where the replayed output shows per-test lines; the figures below are counted
+        # from what was answered, not assumed.
         success = "[ OK ]" in text or "passed and 0 failed" in text
-        answers[len(answers)] = (text, success)
+        answers.append((text, success))
         body = {"success": success, "confidence": 0.7, "reason": "scripted"}
         return 200, completion(json.dumps(body), 500, 20)
 
     llm_server.responder = responder
-    judge = create_judge("llm:judge-model", api_base=llm_server.api_base, cache_dir=tmp_path)
-    figures, rows = measure(runs, judge)
+    out = tmp_path / "figures.json"
+    argv = ["--judge", "llm:judge-model", "--judge-api-base", llm_server.api_base, "--json"]
+    assert aec_labels.main([*argv, str(out)]) == 0
+    figures = json.loads(out.read_text())
     needed = [r for r in runs if _log_verdict(r) == "inconclusive"]
     asked = [r for r in needed if r.trajectory]
-    assert len(llm_server.requests) == len(asked) > 0
-    texts = [text for text, _ in answers.values()]
+    assert len(llm_server.requests) == len(answers) == len(asked) > 0
+    texts = [text for text, _ in answers]
     for run in asked:
         # The request carries this run's trajectory as the judge renders it, and its test output.
         shown = render_trajectory([Step(**s.model_dump()) for s in run.trajectory])
         tail = (run.test_log or "(none)").strip()[-200:]
         assert any(shown in text and tail in text for text in texts), run.id
-    said_success = sum(success for _, success in answers.values())
-    verdicts = {row["id"]: row["verdict"] for row in rows}
-    assert sum(verdicts[r.id] == "success" for r in needed) == said_success
+    said_success = sum(success for _, success in answers)
+    assert figures["judge_needed"]["judge_verdicts"].get("success", 0) == said_success
     assert figures["decided_by"].get("judge", 0) == len(asked)
-    labels = {r.id: r.label for r in needed}
-    agree = sum((verdicts[i] == "success") == (labels[i] == "success") for i in labels)
+    # Runs without a trajectory (the oracle leaves none) stay inconclusive: nothing to judge.
+    assert figures["decided_by"].get("neither", 0) == len(needed) - len(asked)
+    # Agreement on the judge-needed share: the labels against what the server answered.
+    said = {}
+    for run in asked:
+        shown = render_trajectory([Step(**s.model_dump()) for s in run.trajectory])
+        said[run.id] = next(ok for text, ok in answers if shown in text)
+    agree = sum(said.get(r.id, False) == (r.label == "success") for r in needed)
     assert figures["judge_needed"]["agree"] == agree
+    assert figures["judge"] == "llm:judge-model" or "judge-model" in figures["judge"]
+
+
+def test_log_excerpt_grows_until_it_reads_as_the_whole_log() -> None:
+    """A stored tail must read as the whole log does: a compiler error at the top of a long log
+    with exit 0 (failure; its last 4,000 characters alone are inconclusive) is kept, and a log
+    too long to keep so is flagged."""
+    from pytest_enconda.bench.aec_labels import LOG_TAIL_CHARS, MAX_LOG_CHARS, log_excerpt
+
+    noise = "".join(f"note {i}: building\n" for i in range(600))
+    text = "src/x.c:3:1: error: expected ';' before '}' token\n" + noise
+    assert parse_test_log(text, 0).verdict == "failure"
+    assert parse_test_log(text[-LOG_TAIL_CHARS:], 0).verdict == "inconclusive"
+    tail, exact = log_excerpt(text, 0)
+    assert exact and tail == text
+    tail, exact = log_excerpt(text + noise * 2, 0)
+    assert not exact and len(tail) == MAX_LOG_CHARS
+    short = "Ran 3 tests in 0.01s\n\nOK\n"
+    assert log_excerpt(short, 0) == (short, True)
 
 
 def test_a_bad_labels_file_names_line_and_field(tmp_path: Path) -> None:
