@@ -2,19 +2,26 @@
 
     python scripts/aec_label_runs.py run GROUP... --out DIR     # run agents in Docker
     python scripts/aec_label_runs.py extract --out DIR          # one draft item per case run
+    python scripts/aec_label_runs.py merge --out DIR --labels L # draft + `id|label|reason` lines
 
 Groups: ``oracle-shipped`` and ``readme-shipped`` (the 8 shipped AEC cases), ``oracle-lab``,
 ``readme-lab``, ``heuristic-lab`` (the five small repositories of ``benchmark_cases/repos/aec/lab``),
 ``swe-agent`` (mini-swe-agent played by a scripted OpenAI-compatible server on 127.0.0.1, through
-litellm's real HTTP path: one scenario per case), ``zero-shot`` and ``command`` (a host-side CLI
-agent driving the container with ``docker exec``). The scripted replies stage behaviours real
+litellm's real HTTP path: one scenario per case; ``swe-agent-2`` and ``-3`` are later batches),
+``zero-shot`` and ``zero-shot-2``, and ``command`` (a host-side CLI agent driving the container
+with ``docker exec``). The scripted replies stage behaviours real
 agents show: a correct setup, a partial one, giving up, tests that fail, a compile error, success
 claimed in prose, a subset of the tests, tests deleted, a setup that only worked in the agent's
 own container, an exhausted step budget. Runs use ``-n 2`` at most and the offline judge (the
 labels are written by reading the runs, not from the harness's verdict).
 
 ``extract`` writes ``DIR/draft.jsonl``: per case run, the artifacts the bench command needs to
-recompute the hybrid verdict (bounded), for the labeller to add ``label`` and ``reason`` to.
+recompute the hybrid verdict (bounded), for the labeller to add ``label`` and ``reason`` to;
+``merge`` validates the labelled items (``bench.aec_labels.LabelledRun``) into
+``benchmark_cases/aec_labels/labels.jsonl``. The labelled set of 2026-11-26 was made with
+``run oracle-shipped`` (run as plain ``pytest benchmark_cases -k aec --agent=oracle``),
+``swe-agent``, ``oracle-lab zero-shot command readme-lab heuristic-lab`` (``-n 1``),
+``swe-agent-2 readme-shipped``, ``swe-agent-3 zero-shot-2`` (``-n 1``).
 """
 
 # ruff: noqa: E501  (the scenario tables keep one step a line, as a trajectory reads)
