@@ -17,6 +17,7 @@ report) feeds its three items:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
@@ -124,12 +125,8 @@ def _grade(ctx: AspectContext) -> AecGrade:
     setup_failed = setup is None or setup.exit_code != 0
     if "test" in steps:
         test = steps["test"]
-        grade.test_exit_code, grade.test_seconds = test.exit_code, round(test.duration, 3)
-        grade.test_log = parse_test_log(logs["test"], test.exit_code)
-        log = grade.test_log
-        # Errors alone (a module that failed to import, a collection error) executed nothing.
-        ran = (log.passed or 0) + (log.failed or 0)
-        grade.executed = ran + (log.errors or 0) if ran else 0
+        grade.test_seconds = round(test.duration, 3)
+        read_test_step(grade, logs["test"], test.exit_code)
     _tests_run(grade, setup_failed, setup)
     if reference is not None and reference.pass_set:
         source = "reference_test" if "reference_test" in logs else "test"
@@ -137,6 +134,15 @@ def _grade(ctx: AspectContext) -> AecGrade:
     _hybrid(ctx, grade, setup_failed, outcome, logs.get("test", ""))
     write_model(path, grade)
     return grade
+
+
+def read_test_step(grade: AecGrade, text: str, exit_code: int | None) -> None:
+    """The test step's log read into ``grade`` (its result and how many tests executed)."""
+    grade.test_exit_code = exit_code
+    grade.test_log = log = parse_test_log(text, exit_code)
+    # Errors alone (a module that failed to import, a collection error) executed nothing.
+    ran = (log.passed or 0) + (log.failed or 0)
+    grade.executed = ran + (log.errors or 0) if ran else 0
 
 
 def _execution(ctx: AspectContext, setup_script: str, tests: list[tuple[str, str]]) -> Any:
@@ -202,7 +208,21 @@ def _share(pass_set: list[str], text: str, source: str) -> PassSetShare:
 def _hybrid(
     ctx: AspectContext, grade: AecGrade, setup_failed: bool, outcome: Any, test_text: str
 ) -> None:
-    """Log first; the judge only where the log is inconclusive."""
+    spec = ctx.case.spec.aec
+    task = spec.task if spec is not None else ""
+    decide(grade, setup_failed, ctx.judge, task, outcome.trajectory, test_text)
+
+
+def decide(
+    grade: AecGrade,
+    setup_failed: bool,
+    judge: Any,
+    task: str,
+    steps: Sequence[Any],
+    test_text: str,
+) -> None:
+    """The hybrid verdict into ``grade``: the log first; the judge only where the log is
+    inconclusive. Pure over saved artifacts (``bench aec-labels`` recomputes verdicts with it)."""
     if setup_failed and grade.test_command:
         grade.log_verdict, grade.log_reason = "failure", grade.tests_run_reason
     elif grade.test_log is not None:
@@ -212,10 +232,7 @@ def _hybrid(
     if grade.log_verdict != "inconclusive":
         grade.verdict, grade.decided_by = grade.log_verdict, "log"
         return
-    spec = ctx.case.spec.aec
-    judgement = judge_trajectory(
-        ctx.judge, spec.task if spec is not None else "", outcome.trajectory, test_text
-    )
+    judgement = judge_trajectory(judge, task, steps, test_text)
     grade.judge = judgement
     grade.verdict = judgement.verdict
     grade.decided_by = "judge" if judgement.verdict != "inconclusive" else "neither"
@@ -303,3 +320,42 @@ _ITEMS = {
     "aec_pass_set": _item_pass_set,
     "aec_success": _item_success,
 }
+
+
+def grade_from_artifacts(
+    *,
+    case_id: str,
+    test_command: str,
+    command_source: Literal["agent", "reference", "none"],
+    setup_exit_code: int | None,
+    setup_timed_out: bool,
+    test_text: str | None,
+    test_exit_code: int | None,
+    judge: Any,
+    task: str,
+    steps: Sequence[Any],
+) -> AecGrade:
+    """``aec_tests_run`` and the hybrid verdict again from a run's saved artifacts (the setup's
+    exit, the test step's log and exit, the trajectory), by the functions ``_grade`` uses.
+    ``test_text`` is None where the test step did not run; ``setup_exit_code`` None where the
+    setup step did not."""
+    from types import SimpleNamespace
+
+    grade = AecGrade(
+        case_id=case_id,
+        test_command=test_command,
+        command_source=command_source,
+        setup_exit_code=setup_exit_code,
+        setup_timed_out=setup_timed_out,
+    )
+    setup = (
+        None
+        if setup_exit_code is None
+        else SimpleNamespace(exit_code=setup_exit_code, timed_out=setup_timed_out)
+    )
+    setup_failed = setup is None or setup_exit_code != 0
+    if test_text is not None:
+        read_test_step(grade, test_text, test_exit_code)
+    _tests_run(grade, setup_failed, setup)
+    decide(grade, setup_failed, judge, task, steps, test_text or "")
+    return grade

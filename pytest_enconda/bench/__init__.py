@@ -15,6 +15,7 @@ COMMANDS: dict[str, str] = {
     "grading": "pytest_enconda.bench.grading",
     "judge": "pytest_enconda.bench.judge_set",
     "judge-handwritten": "pytest_enconda.bench.handwritten",
+    "aec-labels": "pytest_enconda.bench.aec_labels",
     "collection": "pytest_enconda.bench.collection",
     "sandbox": "pytest_enconda.bench.sandbox",
     "overhead": "pytest_enconda.bench.overhead",
