@@ -5,9 +5,10 @@
 #                                # bookworm container that has golang-go cmake g++ make php-cli
 #                                # phpunit junit4 junit5 default-jdk-headless maven
 #                                # libsurefire-java libmaven-*-plugin-java maven-debian-helper
+#   bash make_logs.sh js         # jest, mocha: inside a Debian bookworm container that has
+#                                # nodejs jest mocha (Debian's packages; no npm registry needed)
 # Each scenario's stdout+stderr goes to <runner>/<name>.log and its exit code to stderr of this
 # script (copied by hand into expected.json, whose counts were read off the logs by a person).
-# Jest and Mocha cannot be installed here (no npm registry): their logs are hand-written.
 set -u
 HERE="$(cd "$(dirname "$0")" && pwd)"
 OUT="${OUT:-$HERE}"
@@ -192,4 +193,42 @@ EOF
   done
 }
 
-"${1:?host or container}"
+js() {
+  # Jest 29 (Debian's `jest`): a package.json marks the root; `sum.js` is the code under test.
+  # `error` has one suite that loads and one with a syntax error; `skip` has a skipped test and a
+  # todo. CI=true keeps Jest's non-interactive output whatever the terminal.
+  for s in pass fail error none skip; do
+    rm -rf "$WORK/jest/$s"; mkdir -p "$WORK/jest/$s/src"
+    printf '{\n  "name": "tl",\n  "version": "1.0.0",\n  "private": true\n}\n' >"$WORK/jest/$s/package.json"
+    printf 'function sum(a, b) {\n  return a + b;\n}\nmodule.exports = sum;\n' >"$WORK/jest/$s/src/sum.js"
+  done
+  jh="const sum = require('./sum');\n\n"
+  printf "${jh}test('adds 1 + 2', () => {\n  expect(sum(1, 2)).toBe(3);\n});\n\ntest('adds 2 + 2', () => {\n  expect(sum(2, 2)).toBe(4);\n});\n\ntest('adds zero', () => {\n  expect(sum(0, 0)).toBe(0);\n});\n" >"$WORK/jest/pass/src/sum.test.js"
+  printf "${jh}test('adds 1 + 2', () => {\n  expect(sum(1, 2)).toBe(3);\n});\n\ntest('adds 2 + 2 to equal 5', () => {\n  expect(sum(2, 2)).toBe(5);\n});\n\ntest('throws', () => {\n  throw new Error('boom');\n});\n\ntest('adds zero', () => {\n  expect(sum(0, 0)).toBe(0);\n});\n" >"$WORK/jest/fail/src/sum.test.js"
+  printf "${jh}test('adds 1 + 2', () => {\n  expect(sum(1, 2)).toBe(3);\n});\n" >"$WORK/jest/error/src/ok.test.js"
+  printf "${jh}test('adds 1 + 2', () => expect(sum(1, 2)).toBe(3);\n" >"$WORK/jest/error/src/sum.test.js"
+  printf "${jh}test.skip('adds slowly', () => {\n  expect(sum(1, 2)).toBe(3);\n});\n\ntest('adds 2 + 2', () => {\n  expect(sum(2, 2)).toBe(4);\n});\n\ntest.todo('adds negatives');\n\ntest('adds zero', () => {\n  expect(sum(0, 0)).toBe(0);\n});\n" >"$WORK/jest/skip/src/sum.test.js"
+  for s in pass fail error none skip; do
+    run jest "$s" "$WORK/jest/$s" env CI=true jest
+  done
+
+  # Mocha 10 (Debian's `mocha`), its default spec reporter on ./test. `none`: a test file that
+  # declares no test; `none-nofiles`: no test file at all. `skip`: it.skip and a pending `it`.
+  for s in pass fail error none skip; do
+    rm -rf "$WORK/mocha/$s"; mkdir -p "$WORK/mocha/$s/test"
+    printf 'function sum(a, b) {\n  return a + b;\n}\nmodule.exports = sum;\n' >"$WORK/mocha/$s/sum.js"
+  done
+  rm -rf "$WORK/mocha/none-nofiles"; mkdir -p "$WORK/mocha/none-nofiles"
+  mh="const assert = require('assert');\nconst sum = require('../sum');\n\n"
+  printf "${mh}describe('sum', () => {\n  it('adds 1 + 2', () => assert.strictEqual(sum(1, 2), 3));\n  it('adds 2 + 2', () => assert.strictEqual(sum(2, 2), 4));\n  it('adds zero', () => assert.strictEqual(sum(0, 0), 0));\n});\n" >"$WORK/mocha/pass/test/sum.test.js"
+  printf "${mh}describe('sum', () => {\n  it('adds 1 + 2', () => assert.strictEqual(sum(1, 2), 3));\n  it('adds 2 + 2', () => assert.strictEqual(sum(2, 2), 5));\n  it('throws', () => {\n    throw new Error('boom');\n  });\n  it('adds zero', () => assert.strictEqual(sum(0, 0), 0));\n});\n" >"$WORK/mocha/fail/test/sum.test.js"
+  printf "${mh}describe('sum', () => {\n  it('adds 1 + 2', () => assert.strictEqual(sum(1, 2), 3));\n});\n" >"$WORK/mocha/error/test/ok.test.js"
+  printf "${mh}describe('sum', () => {\n  it('adds 1 + 2', () => assert.strictEqual(sum(1, 2), 3);\n});\n" >"$WORK/mocha/error/test/sum.test.js"
+  printf "${mh}module.exports = () => sum(1, 2);\n" >"$WORK/mocha/none/test/sum.test.js"
+  printf "${mh}describe('sum', () => {\n  it('adds 1 + 2', () => assert.strictEqual(sum(1, 2), 3));\n  it.skip('adds slowly', () => assert.strictEqual(sum(2, 2), 4));\n  it('adds negatives');\n  it('adds zero', () => assert.strictEqual(sum(0, 0), 0));\n});\n" >"$WORK/mocha/skip/test/sum.test.js"
+  for s in pass fail error none skip none-nofiles; do
+    run mocha "$s" "$WORK/mocha/$s" mocha
+  done
+}
+
+"${1:?host, container or js}"
