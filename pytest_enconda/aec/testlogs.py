@@ -471,6 +471,8 @@ _JEST_SUITES = re.compile(r"^Test Suites:\s+((?:\d+ \w+, )*)(\d+) total$")
 
 def _jest(lines: list[str]) -> _Found | None:
     found = _Found("jest")
+    not_run = 0
+    recap = False
     for line in lines:
         if match := _JEST_TESTS.match(line):
             parts = dict.fromkeys(("passed", "failed", "skipped", "todo"), 0)
@@ -481,31 +483,47 @@ def _jest(lines: list[str]) -> _Found | None:
             found.add("passed", parts["passed"])
             found.add("failed", parts["failed"])
             found.add("skipped", parts["skipped"] + parts["todo"])
+            found.add("errors", 0)
             found.summary = True
             found.evidence.append(line)
         elif _JEST_SUITES.match(line) and " failed, " in line:
             found.evidence.append(line)
-        elif line.strip() == "● Test suite failed to run":
-            # A suite that did not load: its tests are in no count.
+        elif line == "Summary of all failing tests":
+            # Past 20 suites Jest prints every failure again: not new suites.
+            recap = True
+        elif line.strip() == "● Test suite failed to run" and not recap:
+            # A suite that did not load (a syntax error, no test in it): its tests are in no
+            # count of the Tests: line, so it is counted here, as an error.
+            not_run += 1
             found.collection_error = True
             found.evidence.append(line.strip())
         elif line.startswith("No tests found, exiting with code"):
-            found.add("passed", 0)
-            found.add("failed", 0)
-            found.add("skipped", 0)
+            for key in ("passed", "failed", "skipped", "errors"):
+                found.add(key, 0)
             found.summary = True
             found.evidence.append(line)
-    return found if found.summary else None
+    if not found.summary:
+        return None
+    found.add("errors", not_run)
+    return found
 
 
 # --- Mocha ------------------------------------------------------------------------------------
 
 _MOCHA = re.compile(r"^\s*(\d+) (passing|failing|pending)(?: \(\d+(?:\.\d+)?m?s\))?$")
+# Mocha's own message when its spec patterns match no file (it exits 1 and prints no totals).
+_MOCHA_NO_FILES = re.compile(r"^Error: No test files found(?:: .*)?$")
 
 
 def _mocha(lines: list[str]) -> _Found | None:
     found = _Found("mocha")
     for line in lines:
+        if _MOCHA_NO_FILES.match(line):
+            for key in ("passed", "failed", "skipped"):
+                found.add(key, 0)
+            found.summary = True
+            found.evidence.append(line)
+            continue
         match = _MOCHA.match(line)
         if not match or (match.group(2) == "passing" and "(" not in line):
             continue

@@ -195,9 +195,11 @@ EOF
 
 js() {
   # Jest 29 (Debian's `jest`): a package.json marks the root; `sum.js` is the code under test.
-  # `error` has one suite that loads and one with a syntax error; `skip` has a skipped test and a
-  # todo. CI=true keeps Jest's non-interactive output whatever the terminal.
-  for s in pass fail error none skip; do
+  # `error` has one suite that loads and one with a syntax error; `error-many` has 20 that load
+  # and one with a syntax error (past 20 suites Jest repeats failures in a recap); `none-empty` a
+  # test file that declares no test; `skip` a skipped test and a todo. CI=true keeps Jest's
+  # non-interactive output whatever the terminal.
+  for s in pass fail error error-many none none-empty skip; do
     rm -rf "$WORK/jest/$s"; mkdir -p "$WORK/jest/$s/src"
     printf '{\n  "name": "tl",\n  "version": "1.0.0",\n  "private": true\n}\n' >"$WORK/jest/$s/package.json"
     printf 'function sum(a, b) {\n  return a + b;\n}\nmodule.exports = sum;\n' >"$WORK/jest/$s/src/sum.js"
@@ -207,8 +209,13 @@ js() {
   printf "${jh}test('adds 1 + 2', () => {\n  expect(sum(1, 2)).toBe(3);\n});\n\ntest('adds 2 + 2 to equal 5', () => {\n  expect(sum(2, 2)).toBe(5);\n});\n\ntest('throws', () => {\n  throw new Error('boom');\n});\n\ntest('adds zero', () => {\n  expect(sum(0, 0)).toBe(0);\n});\n" >"$WORK/jest/fail/src/sum.test.js"
   printf "${jh}test('adds 1 + 2', () => {\n  expect(sum(1, 2)).toBe(3);\n});\n" >"$WORK/jest/error/src/ok.test.js"
   printf "${jh}test('adds 1 + 2', () => expect(sum(1, 2)).toBe(3);\n" >"$WORK/jest/error/src/sum.test.js"
+  for i in $(seq 1 20); do
+    printf "${jh}test('adds ${i}', () => {\n  expect(sum(${i}, 0)).toBe(${i});\n});\n" >"$WORK/jest/error-many/src/s${i}.test.js"
+  done
+  cp "$WORK/jest/error/src/sum.test.js" "$WORK/jest/error-many/src/sum.test.js"
+  printf "${jh}function helper() {\n  return sum(1, 2);\n}\nmodule.exports = helper;\n" >"$WORK/jest/none-empty/src/sum.test.js"
   printf "${jh}test.skip('adds slowly', () => {\n  expect(sum(1, 2)).toBe(3);\n});\n\ntest('adds 2 + 2', () => {\n  expect(sum(2, 2)).toBe(4);\n});\n\ntest.todo('adds negatives');\n\ntest('adds zero', () => {\n  expect(sum(0, 0)).toBe(0);\n});\n" >"$WORK/jest/skip/src/sum.test.js"
-  for s in pass fail error none skip; do
+  for s in pass fail error error-many none none-empty skip; do
     run jest "$s" "$WORK/jest/$s" env CI=true jest
   done
 
