@@ -427,7 +427,7 @@ def _maven(lines: list[str]) -> _Found | None:
 # --- node --test ------------------------------------------------------------------------------
 
 # The TAP reporter starts its totals with "#", the spec reporter with an information sign.
-_NODE_COUNT = re.compile(r"^(?:#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d+)$")
+_NODE_COUNT = re.compile(r"^(#|\u2139) (tests|pass|fail|cancelled|skipped|todo) (\d+)$")
 _SCRIPT = r"\S*[/\\]\S+\.[cm]?[jt]sx?"
 _NODE_FILE_TAP = re.compile(rf"^(ok|not ok) \d+ - ({_SCRIPT})$")
 _NODE_FILE_SPEC = re.compile(rf"^(✔|✖) ({_SCRIPT}) \([\d.]+ms\)$")
@@ -437,13 +437,16 @@ def _node(lines: list[str]) -> _Found | None:
     found = _Found("node")
     counts = dict.fromkeys(("tests", "pass", "fail", "cancelled", "skipped", "todo"), 0)
     loaded = failed_files = 0
+    # Node prints its totals as a block, "tests" and "pass" always among them: a lone "# pass 1"
+    # (a TAP comment from anything) is not node's summary.
+    seen: dict[str, set[str]] = {}
     for line in lines:
         if line == "✖ failing tests:":
             break  # the spec reporter's recap repeats the failures
         if match := _NODE_COUNT.match(line):
-            counts[match.group(1)] += int(match.group(2))
-            found.summary = True
-            if match.group(1) in ("tests", "pass", "fail"):
+            counts[match.group(2)] += int(match.group(3))
+            seen.setdefault(match.group(1), set()).add(match.group(2))
+            if match.group(2) in ("tests", "pass", "fail"):
                 found.evidence.append(line)
         elif match := _NODE_FILE_TAP.match(line) or _NODE_FILE_SPEC.match(line):
             # Node reports a test file as a test of its own only when the file yielded no
@@ -453,6 +456,7 @@ def _node(lines: list[str]) -> _Found | None:
             else:
                 failed_files += 1
                 found.evidence.append(line)
+    found.summary = any({"tests", "pass"} <= names for names in seen.values())
     if not found.summary:
         return None
     found.passed = max(counts["pass"] - loaded, 0)

@@ -71,8 +71,20 @@ def test_passing_summary_with_failing_exit_code_is_inconclusive(runner: str, nam
         ("", None, "inconclusive"),
         ("", 0, "inconclusive"),
         ("src/main.c:3:5: error: unknown type name 'foo'\n", None, "failure"),
+        # A TAP comment alone is not node's totals block (hypothesis found it read as a pass).
+        ("# pass 1\n", None, "inconclusive"),
+        ("\u2139 tests 1\n# pass 1\n", 0, "inconclusive"),
     ],
-    ids=["prose", "prose-exit-0", "prose-exit-1", "empty", "empty-exit-0", "gcc-error"],
+    ids=[
+        "prose",
+        "prose-exit-0",
+        "prose-exit-1",
+        "empty",
+        "empty-exit-0",
+        "gcc-error",
+        "tap-comment",
+        "mixed-node-markers",
+    ],
 )
 def test_without_a_summary(text: str, exit_code: int | None, verdict: str) -> None:
     result = parse_test_log(text, exit_code)
