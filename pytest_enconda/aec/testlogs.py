@@ -514,7 +514,9 @@ def _jest(lines: list[str]) -> _Found | None:
 
 # --- Mocha ------------------------------------------------------------------------------------
 
-_MOCHA = re.compile(r"^\s*(\d+) (passing|failing|pending)(?: \(\d+(?:\.\d+)?m?s\))?$")
+# Mocha's epilogue (every reporter but TAP and JSON) indents its totals by two spaces, also when
+# colour is on; an unindented "1 passing (3ms)" is some other text quoting a summary.
+_MOCHA = re.compile(r"^ {2}(\d+) (passing|failing|pending)(?: \(\d+(?:\.\d+)?m?s\))?$")
 # Mocha's own message when its spec patterns match no file (it exits 1 and prints no totals).
 _MOCHA_NO_FILES = re.compile(r"^Error: No test files found(?:: .*)?$")
 

@@ -216,3 +216,10 @@ def test_a_failing_summary_is_never_outvoted(prefix: str, suffix: str) -> None:
     result = parse_test_log(f"{prefix}\n{failing}\n{suffix}", 0)
     assert result.verdict == "failure"
     assert (result.failed or 0) >= 1
+
+
+def test_an_unindented_mocha_total_is_no_summary() -> None:
+    """Hypothesis found "1 passing (3ms)" alone read as a Mocha success; Mocha's epilogue always
+    indents its totals (tests/data/testlogs/mocha/*.log), so a bare one is other text."""
+    assert parse_test_log("1 passing (3ms)", None).verdict == "inconclusive"
+    assert parse_test_log("\n  1 passing (3ms)\n", None).verdict == "success"
