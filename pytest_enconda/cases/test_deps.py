@@ -387,21 +387,50 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
                 continue
             source = f"{name} [{section}]"
             deps = parser.get(section, "deps", fallback="")
-            for line in deps.splitlines():
-                line = line.strip().replace("{toxinidir}/", "")
-                if not line or line.startswith("#") or "{" in line:
+            for line in _tox_lines(deps):
+                line = line.replace("{toxinidir}/", "")
+                if line.startswith("#") or "{" in line:
                     continue  # a tox substitution cannot be resolved here
                 words = line.split()
                 found += [(spec, source) for spec in _pip_words(words, repo, extras)]
             for field in ("commands_pre", "commands"):
-                for line in parser.get(section, field, fallback="").splitlines():
+                for line in _tox_lines(parser.get(section, field, fallback="")):
                     found += [(spec, f"{source} {field}") for spec in _pip_line(line, repo, extras)]
-            for extra in re.split(r"[\s,]+", parser.get(section, "extras", fallback="")):
-                if extra and "{" not in extra:
-                    found += [(s, f"{source} extras") for s in extras.get(_norm(extra), [])]
+            for line in _tox_lines(parser.get(section, "extras", fallback="")):
+                for extra in re.split(r"[\s,]+", line):
+                    if extra and "{" not in extra:
+                        found += [(s, f"{source} extras") for s in extras.get(_norm(extra), [])]
     found += [(spec, "noxfile.py session.install") for spec in _nox(repo, extras)]
     found += _ci(repo, extras)
     return _dedupe(repo, found)
+
+
+# The factors of the environment a reference runs the tests in: tox's plain test environment on
+# the base image's Python. A line conditioned on any other factor (oldestdeps, devdeps, docs, a
+# numpy matrix entry, cov) belongs to another environment of the matrix: photutils'
+# "oldestdeps: scipy==1.8" pins do not install on Python 3.11 and were read as test requirements.
+TOX_FACTORS = frozenset({"test", "tests", "testing", "py", "py3", "py311", "python3.11"})
+_TOX_CONDITION = re.compile(r"^(!?[A-Za-z0-9_.]+(?:[-,]!?[A-Za-z0-9_.]+)*):\s+(.*)$")
+
+
+def _tox_lines(value: str, factors: frozenset[str] = TOX_FACTORS) -> list[str]:
+    """A tox setting's lines for the environment with ``factors``: ``a,b: x`` (either), ``a-b: x``
+    (both) and ``!a: x`` (not) are kept only where the condition holds, without it."""
+    kept = []
+    for raw in value.splitlines():
+        line = raw.strip()
+        match = _TOX_CONDITION.match(line)
+        if match:
+            terms = match.group(1).split(",")
+            if not any(
+                all((f[1:] not in factors) if f.startswith("!") else (f in factors) for f in t)
+                for t in (term.split("-") for term in terms)
+            ):
+                continue
+            line = match.group(2).strip()
+        if line:
+            kept.append(line)
+    return kept
 
 
 def _tests_another_project(parser: configparser.RawConfigParser, section: str) -> bool:

@@ -186,3 +186,38 @@ def test_tox_environments_that_test_another_project_are_left_out(tmp_path: Path)
     )
     specs = _specs(repo)
     assert specs == {"psutil": "tox.ini [testenv]", "lz4": "tox.ini [testenv:py311-extra]"}
+
+
+def test_tox_factor_conditions_keep_only_the_plain_test_environment(tmp_path: Path) -> None:
+    # astropy/photutils: the oldestdeps/devdeps pins of its matrix were read as test requirements
+    # (scipy==1.8 does not install on Python 3.11) and its reference ran no test.
+    repo = _repo(
+        tmp_path,
+        {
+            "setup.cfg": "[metadata]\nname = photutils\n"
+            "[options.extras_require]\ntest = scikit-image\nall = shapely\n"
+            "docs = sphinx-x\nplot = matplotlib\n",
+            "tox.ini": "[testenv]\ndeps =\n"
+            "    cov: pytest-cov\n"
+            "    numpy123: numpy==1.23.*\n"
+            "    oldestdeps: scipy==1.8\n"
+            "    devdeps: git+https://github.com/spacetelescope/gwcs.git\n"
+            "    py310,py311: tomli\n"
+            "    test-!devdeps: hypothesis\n"
+            "    !oldestdeps: attrs\n"
+            "    devdeps-test: nothing-here\n"
+            "    parameterized\n"
+            "extras =\n    test: test\n    alldeps: all\n    build_docs: docs\n    plot\n"
+            "commands =\n    devdeps: python -m pip install --pre numpy\n    pytest\n",
+        },
+    )
+    specs = _specs(repo)
+    assert set(specs) == {
+        "tomli",
+        "hypothesis",
+        "attrs",
+        "parameterized",
+        "scikit-image",
+        "matplotlib",
+    }
+    assert specs["matplotlib"] == "tox.ini [testenv] extras"
