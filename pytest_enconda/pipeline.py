@@ -754,6 +754,9 @@ class CasePipeline:
             return
         facts = {
             "case_id": case.id,
+            # Which repository the case is: memory built from this run is never retrieved for
+            # a case of the same project (imported and AEC case ids do not name it).
+            "repository": case.spec.repository.name,
             "level": case.golden.level,
             "error_types": [error.error_type for error in case.golden.errors],
             "golden": json.loads(case.golden.model_dump_json()),

@@ -384,6 +384,7 @@ class CaseFacts(BaseModel):
     model_config = ConfigDict(extra="allow")
 
     case_id: str
+    repository: str | None = None  # RepoSource.name: the memory's leakage guard reads it
     level: int | None = None
     error_types: list[str] = Field(default_factory=list)
     golden: dict[str, Any] = Field(default_factory=dict)

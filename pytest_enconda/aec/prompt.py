@@ -10,6 +10,7 @@ engine: a README may hold ``{{ }}``.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,12 @@ def aec_instance_prompt(
     head, _, tail = text.partition(PROFILE_SLOT)
     middle, _, end = tail.partition(KNOWLEDGE_SLOT)
     return head + (profile.strip() or "(none found)") + middle + prior_knowledge.strip() + end
+
+
+def aec_profile_json(profile: Any) -> str:
+    """The ``{{Codebase_Profile}}`` text: the profile's AEC JSON (``CodebaseProfile.to_aec``)
+    in a fenced block, so that the model reads it as data."""
+    return "```json\n" + json.dumps(profile.to_aec(), indent=2) + "\n```"
 
 
 def prior_knowledge_for(

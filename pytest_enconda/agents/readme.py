@@ -44,7 +44,8 @@ def split_test_command(commands: list[str]) -> tuple[list[str], str]:
     return [command for command in commands if not is_test_command(command)], tests[-1]
 
 
-def _asks_test_command(suite: str) -> bool:
+def asks_test_command(suite: str) -> bool:
+    """Whether the case's task kind asks its agents for a test command (AEC does)."""
     from ..kinds import TASK_KINDS
     from .output import TEST_COMMAND
 
@@ -62,7 +63,7 @@ class ReadmeAgent:
         name = task.readme_name or PurePath(task.case.spec.readme_target).name
         commands = extract_commands(task.readme_text, name)
         setup, test_command = commands, ""
-        if _asks_test_command(task.case.spec.suite):
+        if asks_test_command(task.case.spec.suite):
             setup, test_command = split_test_command(commands)
         return AgentOutcome(
             case_id=task.case.id,

@@ -464,21 +464,27 @@ def _prompts(task: AgentTask, profile: Any, memory: str | None) -> tuple[str, st
     profile and prior-knowledge slots, else the diagnosis or research prompt."""
     spec = task.case.spec
     if spec.aec is not None:
-        from ..aec.prompt import AEC_SYSTEM_PROMPT, aec_instance_prompt, prior_knowledge_for
+        from ..aec.prompt import (
+            AEC_SYSTEM_PROMPT,
+            aec_instance_prompt,
+            aec_profile_json,
+            prior_knowledge_for,
+        )
 
         folder = agent_dir(task)
-        source = spec.repository
         knowledge = prior_knowledge_for(
             memory,
             profile,
-            str(source.url or source.path or task.case.id),
+            spec.repository.name or task.case.id,
             record=folder / "memory.json" if folder is not None and memory else None,
         )
         prompt = aec_instance_prompt(
             case_id=task.case.id,
             task=spec.aec.task,
             workdir=task.workdir,
-            profile=profile.render(),
+            # The profile prompt's own shape (language, package manager, build tools, test
+            # framework, system dependencies), as a model-made profile would fill the slot.
+            profile=aec_profile_json(profile),
             prior_knowledge=knowledge,
             language=spec.aec.language,
         )

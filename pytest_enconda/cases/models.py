@@ -132,6 +132,12 @@ class RepoSource(_Strict):
             raise ValueError(f"kind={self.kind!r} needs 'revision'")
         return self
 
+    @property
+    def name(self) -> str:
+        """The repository as a run records it (its URL, else its path): the memory's leakage
+        guard reads the project from it (``memory.normalise.project_key``)."""
+        return str(self.url or self.path or "")
+
 
 # A week: beyond it a budget is a typo, and ``inf`` or ``1e308`` overflow the item timeout.
 MAX_SECONDS = 7 * 24 * 3600

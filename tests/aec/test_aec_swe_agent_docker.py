@@ -73,9 +73,22 @@ def test_swe_agent_on_aec_cases(
     for case_id in SCRIPTS:
         (bench / case_id).mkdir()
         (bench / case_id / "case.toml").write_text(CASE.format(id=case_id))
+    # A memory file: one triple from another repository, one from this case's own ("repo").
+    from pytest_enconda.memory.store import MemoryStore, Provenance, Triple
+
+    memory = pytester.path / "memory.db"
+    with MemoryStore(memory) as store:
+        for action, repository in (
+            ("apt-get install -y python3-venv", "elsewhere/widget"),
+            ("pip install own-repository-fix", "../repo"),
+        ):
+            problem = "`python3 -m unittest` fails: No module named venv"
+            triple = Triple(problem, "install it", action, "No module named venv")
+            store.add(triple, Provenance("c", "r", "heuristic", "", repository))
     run_dir = pytester.path / "run"
     pytester.runpytest_subprocess(
         str(bench), "--agent", "swe-agent", "--model", "scripted-agent",
+        "--agent-option", f"memory={memory}",
         "--api-base", llm_server.api_base, "--judge", "llm:judge-model",
         "--judge-api-base", llm_server.api_base, "--run-dir", str(run_dir),
         "-p", "no:cacheprovider",
@@ -96,5 +109,10 @@ def test_swe_agent_on_aec_cases(
     first = prompt_text(llm_server.requests[0])
     assert "{{Codebase_Profile}}" not in first and "CI configuration" in first
     assert "test_command" in first and "diagnosis.json" not in first
+    # The profile's AEC JSON and the other repository's triple, never the case's own.
+    assert '"language": {' in first and '"system_dependencies": {' in first
+    assert "apt-get install -y python3-venv" in first and "own-repository-fix" not in first
+    given = json.loads((run_dir / "cases" / "honest" / "agent" / "memory.json").read_text())
+    assert [hit["action"] for hit in given["given"]] == ["apt-get install -y python3-venv"]
     summary = json.loads((run_dir / "summary.json").read_text())["aec"]
     assert summary["overall"]["decided_by"] == {"log": 1, "judge": 1, "neither": 0}

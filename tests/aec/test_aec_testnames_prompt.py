@@ -122,5 +122,5 @@ def test_the_swe_agent_chooses_the_aec_prompts_by_the_case(tmp_path: Path) -> No
     task = AgentTask(case=case, readme_text="", readme_name="README.md")
     prompt, system = _prompts(task, CodebaseProfile(language="Go"), None)
     assert system == AEC_SYSTEM_PROMPT and system != SYSTEM_PROMPT
-    assert "- language: Go" in prompt and NO_MEMORY in prompt
+    assert '"name": "Go"' in prompt and NO_MEMORY in prompt
     assert "go test -v" not in prompt  # nothing tells the agent the reference test command

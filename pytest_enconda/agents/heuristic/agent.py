@@ -29,7 +29,16 @@ from pydantic import BaseModel, ConfigDict, Field
 from ..base import AgentOutcome, AgentTask, Step
 from ..configured import ConfiguredAgent
 from ..llm import TrajectoryWriter
-from ..output import DIAGNOSIS, OUTPUT_DIR, SETUP, collect_outputs, prepare_output_dir
+from ..output import (
+    DIAGNOSIS,
+    OUTPUT_DIR,
+    SETUP,
+    TEST_COMMAND,
+    collect_outputs,
+    prepare_output_dir,
+)
+from ..profile import build_profile
+from ..readme import asks_test_command
 from ..swe_agent import head_tail
 from ..workspace import RepositoryView, agent_dir
 from .classify import Context, classify, missing_distribution
@@ -107,6 +116,8 @@ class _Run:
         # same way did nothing, and trying it again only repeats the failure.
         self.last_failure: dict[int, str] = {}
         self.memory: MemoryConsult | None = None
+        # The test command the repository's profile names, for a README that runs none (AEC).
+        self.default_test = ""
         self.ctx = Context(
             facts=facts,
             steps=steps,
@@ -228,11 +239,24 @@ class _Run:
                 after = int(finding.commands[0])
                 plan.remove(target)
                 plan.insert(plan.index(after) + 1 if after in plan else len(plan), target)
-        if not any(self.steps[i].kind == "test" for i in plan) and self._has_tests():
-            step = self.new_step("python -m pytest -q", "test", "(added: the repository's tests)")
-            self.note("the README runs no tests; the repository has tests: `python -m pytest -q`")
-            plan.append(step.index)
+        if not any(self.steps[i].kind == "test" for i in plan):
+            # An AEC repository in any language: its profile's runner (cargo test, ctest, ...).
+            default = self.default_test or ("python -m pytest -q" if self._has_tests() else "")
+            if default:
+                step = self.new_step(default, "test", "(added: the repository's tests)")
+                self.note(f"the README runs no tests; the repository's test command: `{default}`")
+                plan.append(step.index)
         return plan
+
+    def test_command(self, plan: list[int]) -> str:
+        """The command line that runs the tests (AEC's ``test_command``): the last test run of
+        the plan, as repaired, preferring one that ran to an exit code."""
+        tests = [i for i in plan if self.steps[i].kind == "test"]
+        ran = [i for i in tests if i in self.ctx.done] or tests
+        if not ran:
+            return ""
+        step = self.steps[ran[-1]]
+        return (step.final or step.command).strip()
 
     def _names_repository(self, target: str) -> bool:
         """``cd <target>`` means the repository itself (the README's reader cloned it): a
@@ -551,6 +575,8 @@ class HeuristicAgent(ConfiguredAgent):
         outcome = AgentOutcome(case_id=task.case.id, agent=self.name, config=self.describe())
         readme_name = task.readme_name or PurePath(task.case.spec.readme_target).name
         research = task.case.spec.suite == "research"
+        aec = asks_test_command(task.case.spec.suite)
+        default_test = ""
         folder = agent_dir(task)
         assert task.start_container is not None
         with task.start_container() as box:
@@ -560,12 +586,15 @@ class HeuristicAgent(ConfiguredAgent):
             prepare_output_dir(box)
             with RepositoryView(box, task.workdir) as repo:
                 facts = scan(repo)
-                steps = readme_steps(task.readme_text, readme_name, facts)
+                steps = readme_steps(task.readme_text, readme_name, facts, aec=aec)
+                if aec:
+                    default_test = build_profile(repo, readme_name).test_command or ""
                 static = run_prepass(steps, facts, task.readme_text, readme_name)
                 examples = example_findings(
                     task.readme_text, readme_name, facts, lambda rel: _read(repo, rel)
                 )
             run = _Run(box, task, facts, steps, writer, self.config, deadline, max_commands)
+            run.default_test = default_test
             if self.config.memory:
                 run.memory = MemoryConsult.open(
                     self.config.memory, task, facts.names, self.config.memory_same_repository
@@ -597,6 +626,10 @@ class HeuristicAgent(ConfiguredAgent):
                 (json.dumps(diagnosis, indent=2) + "\n").encode("utf-8"),
                 f"{OUTPUT_DIR}/{DIAGNOSIS}",
             )
+            if aec:
+                test_command = run.test_command(plan)
+                run.note(f"test command: `{test_command or 'none found'}`")
+                box.copy_in((test_command + "\n").encode("utf-8"), f"{OUTPUT_DIR}/{TEST_COMMAND}")
             if run.memory is not None:
                 run.memory.save(folder / "memory.json" if folder is not None else None)
             outputs = collect_outputs(

@@ -32,8 +32,7 @@ def overlap(failure: str, stored: str) -> float:
 
 
 def case_repository(task: Any) -> str:
-    source = task.case.spec.repository
-    return str(source.url or source.path or task.case.id)
+    return task.case.spec.repository.name or task.case.id
 
 
 class MemoryConsult:

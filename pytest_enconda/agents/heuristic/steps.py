@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from ..readme import is_test_command
 from ..readme_commands import _markdown_blocks, _rst_blocks, extract_commands
 from .facts import RepoFacts
 
@@ -104,14 +105,37 @@ def python_of(command: str) -> str | None:
     return match.group(1) if match else None
 
 
-def classify_command(command: str, facts: RepoFacts) -> tuple[str, str]:
-    """(kind, reason) of one README command."""
+# The build steps of other ecosystems: on an AEC task (any language) they set the project up.
+_BUILD = re.compile(
+    r"""^(?:
+        cargo\s+(?:\+\S+\s+)?(?:build|fetch)|go\s+(?:build|mod\s+download|get|vet)|
+        cmake(?:\s|$)|meson\s+(?:setup|compile)|ninja(?:\s|$)|\./configure|autoreconf|
+        (?:npm|pnpm)\s+(?:install|ci|i)(?:\s|$)|yarn(?:\s+install)?$|yarn\s+install\s|
+        (?:npm|yarn|pnpm)\s+(?:run\s+)?build|
+        mvn\s+(?:\S+\s+)*(?:compile|package|install)|(?:\./)?gradlew?\s+(?:\S+\s+)*(?:build|assemble)|
+        composer\s+install|javac\s
+    )""",
+    re.VERBOSE,
+)
+# Runtimes the AEC container installs from Debian when the README asks (``apt-get install
+# nodejs``); on a diagnosis task (a Python image) they stay unavailable.
+_AEC_INSTALLABLE = frozenset({"npm", "npx", "yarn", "pnpm", "node"})
+
+
+def classify_command(command: str, facts: RepoFacts, aec: bool = False) -> tuple[str, str]:
+    """(kind, reason) of one README command; ``aec``: a task that configures a repository in
+    any language, whose build commands are setup and whose test runners name the test command."""
     text = strip_sudo(command).strip()
     words = words_of(text)
     if not words:
         return "skip", "empty command"
     first = words[0]
     first_line = text.split("\n", 1)[0]
+    if aec and "\n" not in text and first not in UNAVAILABLE_TOOLS - _AEC_INSTALLABLE:
+        if is_test_command(text):
+            return "test", ""
+        if _BUILD.match(text):
+            return "install", "builds the project (its ecosystem's build step)"
     if _PLACEHOLDER.search(text):
         return "skip", "contains a placeholder for the reader to fill in"
     if first in facts.scripts and not _SERVER.search(first_line):
@@ -127,7 +151,7 @@ def classify_command(command: str, facts: RepoFacts) -> tuple[str, str]:
         or re.search(r"\\Scripts\\|\.(bat|ps1|exe)\b", first_line)
     ):
         return "skip", "a Windows command"
-    if first in UNAVAILABLE_TOOLS:
+    if first in UNAVAILABLE_TOOLS and not (aec and first in _AEC_INSTALLABLE):
         return "skip", f"`{first}` is not part of this environment (no {first} here)"
     if first == "git":
         if len(words) > 1 and words[1] == "clone":
@@ -197,7 +221,7 @@ def sections_of(text: str) -> list[tuple[int, str]]:
     return out
 
 
-def readme_steps(text: str, name: str, facts: RepoFacts) -> list[ReadmeStep]:
+def readme_steps(text: str, name: str, facts: RepoFacts, aec: bool = False) -> list[ReadmeStep]:
     commands = extract_commands(text, name)
     headings = sections_of(text)
     steps: list[ReadmeStep] = []
@@ -214,7 +238,7 @@ def readme_steps(text: str, name: str, facts: RepoFacts) -> list[ReadmeStep]:
         for offset, title in headings:
             if offset <= where:
                 section = title
-        kind, reason = classify_command(command, facts)
+        kind, reason = classify_command(command, facts, aec)
         steps.append(ReadmeStep(index, command, section, kind, reason))
     return steps
 
