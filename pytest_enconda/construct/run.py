@@ -90,10 +90,15 @@ def _git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def snapshot_folder(folder: Path, repository: str, mirror: Path) -> str:
-    """Commit a copy of ``folder`` (a fixed identity and date: the same tree, the same revision)
-    into ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it."""
+def snapshot_folder(
+    folder: Path, repository: str, mirror: Path, message: str = ""
+) -> tuple[str, list[str]]:
+    """Commit a copy of ``folder``, its README prepared for the checkout (``prepare.py``), into
+    ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it: (the revision, the
+    README rewrites). A fixed identity and date: the same tree gives the same revision."""
+    from ..pipeline import repository_readme
     from ..sandbox.repo import IGNORED_NAMES
+    from .prepare import prepare_readme
 
     owner, name = repository.split("/")
     target = mirror / f"{owner}+{name}" / "repo"
@@ -102,47 +107,94 @@ def snapshot_folder(folder: Path, repository: str, mirror: Path) -> str:
         shutil.copytree(
             folder, work, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED_NAMES, "*.pyc")
         )
+        notes: list[str] = []
+        try:
+            readme_name, text = repository_readme(work)
+        except EncondaError:
+            readme_name, text = "", ""
+        if readme_name:
+            prepared, notes = prepare_readme(text, readme_name, repository, read_facts(work))
+            if notes:
+                # newline="" keeps the prepared (LF) text byte for byte
+                with open(work / readme_name, "w", encoding="utf-8", newline="") as fh:
+                    fh.write(prepared)
         _git(work, "init", "--quiet", "--initial-branch=main")
         _git(work, "add", "-A")
-        _git(work, "commit", "--quiet", "--no-verify", "-m", f"snapshot of {folder.name}")
+        _git(
+            work, "commit", "--quiet", "--no-verify", "-m", message or f"snapshot of {folder.name}"
+        )
         revision = _git(work, "rev-parse", "HEAD")
         if target.is_dir():
             try:
                 _git(target, "cat-file", "-e", f"{revision}^{{commit}}")
-                return revision
+                return revision, notes
             except ConstructError:
                 shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         _git(Path(tmp), "clone", "--quiet", "--bare", str(work), str(target))
-    return revision
+    return revision, notes
 
 
-def resolve_sources(options: ConstructOptions) -> tuple[dict[str, str], Path | None]:
-    """({owner/name: revision}, the mirror the repositories are fetched from)."""
-    found: dict[str, str] = {}
+def snapshot_revision(
+    repository: str, revision: str, repo_mirror: Path, mirror: Path
+) -> tuple[str, list[str]]:
+    """A dataset repository at its pinned revision (from ``repo_mirror``), snapshotted like a
+    folder into ``mirror`` with its README prepared; the commit message names the upstream
+    revision it was made from."""
+    from ..cases.models import RepoSource
+    from ..errors import RepositoryUnavailable
+    from ..sandbox.repo import materialize
+
+    source = RepoSource(kind="url", url=f"https://github.com/{repository}", revision=revision)
+    with tempfile.TemporaryDirectory(prefix="enconda-upstream-") as tmp:
+        tree = Path(tmp) / repository.split("/")[-1]
+        try:
+            materialize(source, Path(tmp), tree, mirror_dir=repo_mirror)
+        except RepositoryUnavailable as exc:
+            raise ConstructError(f"{repository}@{revision[:12]}: {exc}") from None
+        return snapshot_folder(tree, repository, mirror, f"snapshot of {repository}@{revision}")
+
+
+class Sources(BaseModel):
+    """What ``construct`` works on: snapshots in ``OUT/mirror``, and where each came from."""
+
+    revisions: dict[str, str] = Field(default_factory=dict)  # owner/name -> snapshot revision
+    upstream: dict[str, str] = Field(default_factory=dict)  # owner/name -> dataset revision
+    prepared: dict[str, list[str]] = Field(default_factory=dict)  # owner/name -> README rewrites
+
+
+def resolve_sources(options: ConstructOptions, progress: Progress = print) -> Sources:
+    """Every repository snapshotted into ``OUT/mirror`` with its README prepared: a folder as it
+    is, a dataset's repository at its pinned revision from ``--repo-mirror``."""
+    found = Sources()
     local_mirror = options.out / MIRROR
     kinds = set()
     for source in options.sources:
         path = Path(source)
         if (path / "repo_info.jsonl").is_file():
             kinds.add("dataset")
-            found.update(read_repo_info(path))
+            if options.repo_mirror is None:
+                raise ConstructError("a dataset's repositories need --repo-mirror (local clones)")
+            for repository, revision in sorted(read_repo_info(path).items()):
+                progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
+                found.upstream[repository] = revision
+                found.revisions[repository], found.prepared[repository] = snapshot_revision(
+                    repository, revision, options.repo_mirror, local_mirror
+                )
         elif path.is_dir():
             kinds.add("folder")
             repository = f"{options.owner}/{path.resolve().name}"
             repo_key(repository)
-            found[repository] = snapshot_folder(path, repository, local_mirror)
+            found.revisions[repository], found.prepared[repository] = snapshot_folder(
+                path, repository, local_mirror
+            )
         else:
             raise ConstructError(
                 f"{source}: expected a repository folder or a dataset folder with repo_info.jsonl"
             )
     if kinds == {"dataset", "folder"} and options.repo_mirror:
         raise ConstructError("give either repository folders or datasets with --repo-mirror")
-    if "dataset" in kinds:
-        if options.repo_mirror is None:
-            raise ConstructError("a dataset's repositories need --repo-mirror (local clones)")
-        return found, options.repo_mirror
-    return found, local_mirror
+    return found
 
 
 def read_report(path: Path) -> ConstructReport:
@@ -211,7 +263,8 @@ def construct(
 
     options.out.mkdir(parents=True, exist_ok=True)
     run = _Run(options, progress)
-    revisions, mirror = resolve_sources(options)
+    sources = resolve_sources(options, progress)
+    revisions, mirror = sources.revisions, options.out / MIRROR
     sidecar_path = options.out / SIDECAR_NAME
     sidecar = read_sidecar(sidecar_path) if sidecar_path.is_file() else Sidecar()
     sidecar.dataset = str(options.out)
@@ -238,6 +291,8 @@ def construct(
             if outcome is None or outcome.revision != revision:
                 outcome = RepoOutcome(repository=repository, revision=revision, accepted=False)
                 run.report.repositories[repository] = outcome
+            outcome.upstream_revision = sources.upstream.get(repository, "")
+            outcome.prepared = sources.prepared.get(repository, [])
             if not record.verified:
                 outcome.accepted = False
                 outcome.reason = f"the original README does not verify: {record.why_unverified}"
