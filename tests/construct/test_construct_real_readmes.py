@@ -1,0 +1,208 @@
+"""What real READMEs (public snapshots of EnConda-Bench's repositories) need from construct, without
+Docker: the README prepared for the checkout (the project installed by its PyPI name, a clone of
+the repository itself, sudo, CRLF), a dataset's repositories snapshotted from a mirror, and errors
+on one install line composed word by word into levels 2 and 3."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from test_construct_pipeline import FakeValidator
+
+from pytest_enconda.agents.readme_commands import extract_commands
+from pytest_enconda.cases.audit import audit_cases
+from pytest_enconda.cases.enconda_import import load_dataset
+from pytest_enconda.construct.facts import RepoFacts, command_lines, read_facts
+from pytest_enconda.construct.injectors import inject
+from pytest_enconda.construct.levels import compatible, compose, merge_line, plan_levels
+from pytest_enconda.construct.models import CONSTRUCT_TYPES
+from pytest_enconda.construct.prepare import prepare_readme
+from pytest_enconda.construct.run import ConstructOptions, construct
+
+# As fundus, adaptix, lark, bitstring, git-gud (CRLF) and neurogym write them.
+PYPI_README = "# fundus\n\n```\npip install fundus\n```\n"
+CLONE_README = (
+    "# neurogym\n\n```bash\ngit clone https://github.com/neurogym/neurogym.git\n"
+    "cd neurogym\npip install -e .\n```\n"
+)
+
+
+def test_the_project_installed_by_its_pypi_name_installs_the_checkout() -> None:
+    facts = RepoFacts(name="Fundus")
+    text, notes = prepare_readme(PYPI_README, "README.md", "flairNLP/fundus", facts)
+    assert extract_commands(text) == ["pip install ."]
+    assert notes == ["line 4: `pip install fundus` -> `pip install .`"]
+    # A version pin, extras, options and another package keep their meaning.
+    readme = (
+        "```\npip install adaptix==3.0.0b7\npip install -U 'adaptix[attrs]' tox\n"
+        "python -m pip install lark --upgrade\npip install fundus-extra\n```\n"
+    )
+    text, _ = prepare_readme(readme, "README.md", "reagento/adaptix", RepoFacts())
+    assert extract_commands(text) == [
+        "pip install .",
+        "pip install -U '.[attrs]' tox",
+        "python -m pip install lark --upgrade",
+        "pip install fundus-extra",
+    ]
+
+
+def test_a_clone_of_the_repository_itself_and_its_cd_are_dropped_sudo_too() -> None:
+    readme = CLONE_README.replace(
+        "pip install -e .", "sudo apt-get install -y libfoo\npip install -e ."
+    )
+    text, notes = prepare_readme(readme, "README.md", "neurogym/neurogym", RepoFacts())
+    assert extract_commands(text) == ["apt-get install -y libfoo", "pip install -e ."]
+    assert len(notes) == 3 and "dropped" in notes[0] and "dropped" in notes[1]
+    # Another repository's clone is a real step: kept, and so is a cd into it.
+    other = "```\ngit clone https://github.com/other/tool\ncd tool\npip install -e .\n```\n"
+    text, notes = prepare_readme(other, "README.md", "neurogym/neurogym", RepoFacts())
+    assert extract_commands(text) == extract_commands(other) and notes == []
+
+
+def test_crlf_readmes_become_lf_so_line_edits_apply() -> None:
+    crlf = "# git-gud\r\n\r\n```\r\npip3 install git-gud\r\ngit gud\r\n```\r\n"
+    text, notes = prepare_readme(crlf, "README.md", "benthayer/git-gud", RepoFacts())
+    assert "\r" not in text and notes[0] == "line endings normalised to LF"
+    cmds = command_lines(text)
+    errors = inject("benthayer/git-gud", text, cmds, RepoFacts(), list(CONSTRUCT_TYPES), 1, 0)
+    assert errors  # before: a CRLF line made the edit model raise (a line with a line break)
+
+
+def test_rst_readmes_are_prepared_in_their_literal_blocks() -> None:
+    rst = "asdf\n====\n\n::\n\n    $ pip install asdf\n    $ pytest\n"
+    text, notes = prepare_readme(rst, "README.rst", "asdf-format/asdf", RepoFacts())
+    assert extract_commands(text, "README.rst") == ["pip install .", "pytest"]
+    assert "    $ pip install ." in text.split("\n") and len(notes) == 1
+
+
+def test_same_line_edits_merge_word_by_word_or_not_at_all() -> None:
+    old = "pip install ."
+    assert merge_line(old, ["pip instal .", "PIP_NO_INDEX=1 pip install ."]) == (
+        "PIP_NO_INDEX=1 pip instal ."
+    )
+    assert merge_line(old, ["pip install --no-deps .", 'pip install . "click<8"']) == (
+        'pip install --no-deps . "click<8"'
+    )
+    # The same word changed twice, or two insertions at one place: no composition.
+    assert merge_line(old, ["pip instal .", "pip isntall ."]) is None
+    assert merge_line(old, ["pip install --no-deps .", "pip install --user ."]) is None
+
+
+def test_one_install_line_reaches_levels_two_and_three_and_labels_stay_visible(
+    tmp_path: Path,
+) -> None:
+    facts = RepoFacts(name="fundus")
+    text, _ = prepare_readme(PYPI_README, "README.md", "flairNLP/fundus", facts)
+    errors = inject(
+        "flairNLP/fundus", text, command_lines(text), facts, list(CONSTRUCT_TYPES), 1, 0
+    )
+    assert len({e.error_type for e in errors}) >= 3
+    planned, notes = plan_levels("flairNLP_fundus", errors, 2, [1, 2, 3], 0)
+    assert {p.level for p in planned} >= {1, 2, 3}, notes
+    from pytest_enconda.construct.writer import write_instance, write_original, write_repo_info
+
+    write_repo_info(tmp_path, {"flairNLP/fundus": "a" * 40})
+    write_original(tmp_path, "flairNLP/fundus", text)
+    for plan in planned:
+        assert compatible(list(plan.errors))
+        write_instance(
+            tmp_path,
+            "flairNLP/fundus",
+            plan.instance,
+            compose(text, list(plan.errors)),
+            [e.label for e in plan.errors],
+        )
+    load = load_dataset(tmp_path)
+    assert load.problems == [] and len(load.cases) == len(planned)
+    flagged = {r.case_id: r.flags for r in audit_cases(load.cases, extract_commands).records}
+    assert not any(flagged.values()), flagged
+
+
+def _upstream(tmp_path: Path) -> tuple[Path, str]:
+    """A mirror holding neurogym/neurogym as a bare git repository, its README in CRLF."""
+    work = tmp_path / "src"
+    (work / "neurogym").mkdir(parents=True)
+    (work / "neurogym" / "__init__.py").write_text("")
+    (work / "pyproject.toml").write_text('[project]\nname = "neurogym"\ndependencies = ["numpy"]\n')
+    (work / "README.md").write_bytes(CLONE_README.replace("\n", "\r\n").encode())
+    env = {
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "PATH": "/usr/bin:/bin",
+    }
+    for args in (["init", "-q"], ["add", "-A"], ["commit", "-qm", "x"]):
+        subprocess.run(["git", *args], cwd=work, env=env, check=True)
+    revision = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=work, env=env, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    mirror = tmp_path / "mirror"
+    subprocess.run(
+        ["git", "clone", "-q", "--bare", str(work), str(mirror / "neurogym+neurogym" / "repo")],
+        check=True,
+    )
+    return mirror, revision
+
+
+def test_a_dataset_repository_is_snapshotted_prepared_with_its_upstream_recorded(
+    tmp_path: Path,
+) -> None:
+    mirror, revision = _upstream(tmp_path)
+    dataset = tmp_path / "selection"
+    dataset.mkdir()
+    (dataset / "repo_info.jsonl").write_text(
+        json.dumps({"repository": "neurogym/neurogym", "revision": revision}) + "\n"
+    )
+    out = tmp_path / "OUT"
+    options = ConstructOptions(
+        sources=(str(dataset),),
+        out=out,
+        per_type=1,
+        levels=(1, 2, 3),
+        workers=1,
+        repo_mirror=mirror,
+    )
+    report = construct(options, lambda _: None, FakeValidator)
+    outcome = report.repositories["neurogym/neurogym"]
+    assert outcome.accepted and outcome.upstream_revision == revision
+    assert outcome.revision != revision  # the prepared snapshot, in OUT/mirror
+    assert any("dropped" in note for note in outcome.prepared)
+    assert (out / "mirror" / "neurogym+neurogym" / "repo").is_dir()
+    info = [json.loads(line) for line in (out / "repo_info.jsonl").read_text().splitlines()]
+    assert info == [{"repository": "neurogym/neurogym", "revision": outcome.revision}]
+    load = load_dataset(out)
+    assert load.problems == [] and load.cases
+    for case in load.cases:
+        assert "git clone" not in case.readme_text and "\r" not in case.readme_text
+    # A second run snapshots the same tree to the same revision: nothing is redone.
+    FakeValidator.calls = []
+    construct(options, lambda _: None, FakeValidator)
+    assert FakeValidator.calls == []
+
+
+def test_the_prepared_snapshot_is_the_checkout_facts_are_read_from(tmp_path: Path) -> None:
+    mirror, revision = _upstream(tmp_path)
+    from pytest_enconda.construct.run import snapshot_revision
+
+    new, notes = snapshot_revision("neurogym/neurogym", revision, mirror, tmp_path / "m")
+    tree = tmp_path / "tree"
+    tree.mkdir()
+    archive = subprocess.run(
+        ["git", "--git-dir", str(tmp_path / "m" / "neurogym+neurogym" / "repo"), "archive", new],
+        check=True,
+        capture_output=True,
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", str(tree)], input=archive, check=True)
+    assert read_facts(tree).name == "neurogym"
+    assert extract_commands((tree / "README.md").read_text()) == ["pip install -e ."]
+    assert notes[0] == "line endings normalised to LF"
+
+
+@pytest.mark.parametrize("name", ["README.md"])
+def test_prepare_changes_nothing_on_a_readme_that_installs_the_checkout(name: str) -> None:
+    readme = "```\npython -m venv .venv\n. .venv/bin/activate\npip install -e '.[test]'\n```\n"
+    assert prepare_readme(readme, name, "o/n", RepoFacts(name="n")) == (readme, [])
