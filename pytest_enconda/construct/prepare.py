@@ -17,11 +17,16 @@ from __future__ import annotations
 import re
 import shlex
 
-from .facts import RepoFacts, command_lines
+from ..agents.readme_commands import extract_commands
+from .facts import RepoFacts
 
 __all__ = ["prepare_readme"]
 
 _PIP = re.compile(r"^(?P<pip>(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?pip3?\s+install)\b(?P<rest>.*)$")
+# pipx installs an application from PyPI into its own venv; for the checkout, that is pip's job
+# (pipx is not in the task image either).
+_PIPX = re.compile(r"^pipx\s+(?P<verb>install|upgrade)\b(?P<rest>.*)$")
+_COMMENT = re.compile(r"\s+#.*$")
 # A requirement naming a distribution: name, optional extras, optional version specifier.
 _REQ = re.compile(
     r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<extras>\[[^\]]*\])?"
@@ -41,20 +46,38 @@ def _project_names(repository: str, facts: RepoFacts) -> set[str]:
     return names
 
 
-def _checkout_install(command: str, names: set[str]) -> str | None:
-    """``pip install <project>[extras][spec] ...`` with the project's requirement made ``.``."""
-    match = _PIP.match(command)
-    if not match:
+def _is_self_url(url: str, repository: str) -> bool:
+    url = url.lower().removesuffix("/").removesuffix(".git")
+    return url.endswith("/" + repository.lower()) or url.endswith(":" + repository.lower())
+
+
+def _checkout_install(command: str, names: set[str], repository: str) -> str | None:
+    """``pip install <project>[extras][spec] ...`` (or ``pipx install``/``upgrade``) with the
+    project's requirement, or a direct reference to this repository, made the checkout ``.``."""
+    pip = _PIP.match(command)
+    pipx = _PIPX.match(command)
+    if pip:
+        head, rest = pip.group("pip"), pip.group("rest")
+    elif pipx:
+        head = "pip install" + (" --upgrade" if pipx.group("verb") == "upgrade" else "")
+        rest = pipx.group("rest")
+    else:
         return None
+    comment = _COMMENT.search(rest) if "#" in rest else None
+    if comment is not None:
+        rest = rest[: comment.start()]
     try:
-        words = shlex.split(match.group("rest"))
+        words = shlex.split(rest)
     except ValueError:
         return None
     changed = False
     out = []
     for word in words:
-        req = _REQ.match(word)
-        if not word.startswith("-") and req and _normal(req.group("name")) in names:
+        # ``name[extras] @ git+https://github.com/<this repository>`` is this checkout too.
+        name_part, _, url = word.partition(" @ ")
+        req = _REQ.match(name_part.strip())
+        is_self = not url or _is_self_url(url.strip().removeprefix("git+"), repository)
+        if not word.startswith("-") and req and is_self and _normal(req.group("name")) in names:
             extras = req.group("extras") or ""
             out.append(shlex.quote(f".{extras}") if extras else ".")
             changed = True
@@ -62,7 +85,7 @@ def _checkout_install(command: str, names: set[str]) -> str | None:
             out.append(shlex.quote(word))
     if not changed:
         return None
-    return " ".join([match.group("pip"), *out])
+    return " ".join([head, *out]) + (comment.group(0) if comment is not None else "")
 
 
 def _clones_self(command: str, repository: str) -> str | None:
@@ -70,8 +93,7 @@ def _clones_self(command: str, repository: str) -> str | None:
     match = _CLONE.match(command)
     if not match:
         return None
-    url = match.group("url").lower()
-    if not url.endswith("/" + repository.lower()) and not url.endswith(":" + repository.lower()):
+    if not _is_self_url(match.group("url"), repository):
         return None
     return match.group("dir") or repository.split("/")[-1]
 
@@ -88,28 +110,33 @@ def prepare_readme(
     names = _project_names(repository, facts)
     drop: set[int] = set()
     cloned: str | None = None
-    for cmd in command_lines(text, name):
-        command = cmd.command
+    start = 0
+    for command in extract_commands(text, name):
+        # The line that holds it (a command in inline code shares its line with prose).
+        index = next((i for i in range(start, len(lines)) if command in lines[i]), None)
+        if index is None:
+            continue
+        start = index + 1
         new = command
         if new.startswith("sudo "):
             new = new[len("sudo ") :].lstrip()
         if cloned is not None and new in (f"cd {cloned}", f"cd ./{cloned}"):
-            drop.add(cmd.line)
-            notes.append(f"line {cmd.line + 1}: `{command}` dropped (the checkout is the cwd)")
+            drop.add(index)
+            notes.append(f"line {index + 1}: `{command}` dropped (the checkout is the cwd)")
             cloned = None
             continue
         cloned = None
         folder = _clones_self(new, repository)
-        if folder is not None:
-            drop.add(cmd.line)
+        if folder is not None and lines[index].strip().endswith(command):
+            drop.add(index)
             cloned = folder
-            notes.append(f"line {cmd.line + 1}: `{command}` dropped (the checkout is given)")
+            notes.append(f"line {index + 1}: `{command}` dropped (the checkout is given)")
             continue
-        installed = _checkout_install(new, names)
+        installed = _checkout_install(new, names, repository)
         if installed is not None:
             new = installed
         if new != command:
-            lines[cmd.line] = cmd.text.replace(command, new, 1)
-            notes.append(f"line {cmd.line + 1}: `{command}` -> `{new}`")
+            lines[index] = lines[index].replace(command, new, 1)
+            notes.append(f"line {index + 1}: `{command}` -> `{new}`")
     kept = [line for index, line in enumerate(lines) if index not in drop]
     return "\n".join(kept), notes

@@ -163,10 +163,17 @@ class Sources(BaseModel):
     prepared: dict[str, list[str]] = Field(default_factory=dict)  # owner/name -> README rewrites
 
 
-def resolve_sources(options: ConstructOptions, progress: Progress = print) -> Sources:
+def resolve_sources(
+    options: ConstructOptions,
+    progress: Progress = print,
+    report: ConstructReport | None = None,
+) -> Sources:
     """Every repository snapshotted into ``OUT/mirror`` with its README prepared: a folder as it
-    is, a dataset's repository at its pinned revision from ``--repo-mirror``."""
+    is, a dataset's repository at its pinned revision from ``--repo-mirror``. A dataset
+    repository that ``report`` (a run being resumed) snapshotted from the same upstream revision
+    keeps that snapshot: its validations stay valid even if the preparation rules changed since."""
     found = Sources()
+    previous = report.repositories if report is not None else {}
     local_mirror = options.out / MIRROR
     kinds = set()
     for source in options.sources:
@@ -176,8 +183,19 @@ def resolve_sources(options: ConstructOptions, progress: Progress = print) -> So
             if options.repo_mirror is None:
                 raise ConstructError("a dataset's repositories need --repo-mirror (local clones)")
             for repository, revision in sorted(read_repo_info(path).items()):
-                progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
                 found.upstream[repository] = revision
+                old = previous.get(repository)
+                git_dir = local_mirror / repository.replace("/", "+") / "repo"
+                if old is not None and old.upstream_revision == revision and git_dir.is_dir():
+                    try:
+                        _git(git_dir, "cat-file", "-e", f"{old.revision}^{{commit}}")
+                    except ConstructError:
+                        pass
+                    else:
+                        found.revisions[repository] = old.revision
+                        found.prepared[repository] = list(old.prepared)
+                        continue
+                progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
                 found.revisions[repository], found.prepared[repository] = snapshot_revision(
                     repository, revision, options.repo_mirror, local_mirror
                 )
@@ -263,7 +281,7 @@ def construct(
 
     options.out.mkdir(parents=True, exist_ok=True)
     run = _Run(options, progress)
-    sources = resolve_sources(options, progress)
+    sources = resolve_sources(options, progress, run.report)
     revisions, mirror = sources.revisions, options.out / MIRROR
     sidecar_path = options.out / SIDECAR_NAME
     sidecar = read_sidecar(sidecar_path) if sidecar_path.is_file() else Sidecar()

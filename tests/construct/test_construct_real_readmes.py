@@ -49,6 +49,26 @@ def test_the_project_installed_by_its_pypi_name_installs_the_checkout() -> None:
     ]
 
 
+def test_pipx_comments_and_prompts_are_prepared_too() -> None:
+    readme = (
+        "```\npipx install dosage[css,bash]\n"
+        'pipx install "dosage[css,bash] @ git+https://github.com/webcomics/dosage.git"\n'
+        "pipx upgrade dosage\n"
+        "pip install dosage  # simple install\n"
+        'pip install "other[x] @ git+https://github.com/someone/other"\n```\n'
+    )
+    text, notes = prepare_readme(readme, "README.md", "webcomics/dosage", RepoFacts(name="dosage"))
+    assert extract_commands(text) == [
+        "pip install '.[css,bash]'",
+        "pip install '.[css,bash]'",
+        "pip install --upgrade .",
+        "pip install .  # simple install",
+        'pip install "other[x] @ git+https://github.com/someone/other"',
+    ]
+    assert len(notes) == 4
+    assert text.startswith("```\npip install '.[css,bash]'\n")
+
+
 def test_a_clone_of_the_repository_itself_and_its_cd_are_dropped_sudo_too() -> None:
     readme = CLONE_README.replace(
         "pip install -e .", "sudo apt-get install -y libfoo\npip install -e ."
@@ -149,7 +169,7 @@ def _upstream(tmp_path: Path) -> tuple[Path, str]:
 
 
 def test_a_dataset_repository_is_snapshotted_prepared_with_its_upstream_recorded(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mirror, revision = _upstream(tmp_path)
     dataset = tmp_path / "selection"
@@ -182,6 +202,14 @@ def test_a_dataset_repository_is_snapshotted_prepared_with_its_upstream_recorded
     FakeValidator.calls = []
     construct(options, lambda _: None, FakeValidator)
     assert FakeValidator.calls == []
+    # Nor when the preparation rules changed since: the recorded snapshot is kept.
+    monkeypatch.setattr(
+        "pytest_enconda.construct.prepare.prepare_readme",
+        lambda text, *_: (text + "\nchanged\n", ["changed"]),
+    )
+    again = construct(options, lambda _: None, FakeValidator)
+    assert FakeValidator.calls == []
+    assert again.repositories["neurogym/neurogym"].revision == outcome.revision
 
 
 def test_the_prepared_snapshot_is_the_checkout_facts_are_read_from(tmp_path: Path) -> None:
