@@ -234,3 +234,57 @@ def test_the_prepared_snapshot_is_the_checkout_facts_are_read_from(tmp_path: Pat
 def test_prepare_changes_nothing_on_a_readme_that_installs_the_checkout(name: str) -> None:
     readme = "```\npython -m venv .venv\n. .venv/bin/activate\npip install -e '.[test]'\n```\n"
     assert prepare_readme(readme, name, "o/n", RepoFacts(name="n")) == (readme, [])
+
+
+def _script(name: str):
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_summary_and_distribution_count_runs_made_into_separate_outs(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from test_construct_pipeline import REPOS
+
+    outs = []
+    for name in ("wordstat", "tabkit"):
+        out = tmp_path / name
+        options = ConstructOptions(
+            sources=(str(REPOS / name),), out=out, per_type=1, levels=(1, 2, 3), workers=1
+        )
+        construct(options, lambda _: None, FakeValidator)
+        outs.append(out)
+    FakeValidator.refuse = ("local/confmerge",)
+    refused = tmp_path / "confmerge"
+    construct(
+        ConstructOptions(sources=(str(REPOS / "confmerge"),), out=refused, workers=1),
+        lambda _: None,
+        FakeValidator,
+    )
+    summary = _script("construct_summary")
+    assert summary.main([str(o) for o in [*outs, refused]]) == 0
+    text = capsys.readouterr().out
+    assert "| local/wordstat | accepted |" in text and "| local/tabkit | accepted |" in text
+    assert "| local/confmerge | refused: the original README does not verify" in text
+    kept = sum(len([r for r in read_report_of(o) if r.kept]) for o in outs)
+    assert f"instances kept: {kept} (" in text
+    # The PIP_NO_INDEX errors 'pass' under the fake validator: dropped, with the reason.
+    assert "ineffective" in text
+    distribution = _script("construct_distribution")
+    assert distribution.main([*map(str, outs), "--release", str(tmp_path / "none")]) == 0
+    text = capsys.readouterr().out
+    total = sum(len(load_dataset(o).cases) for o in outs)
+    assert f"| all | {total} |" in text.split("level (instances)")[1]
+
+
+def read_report_of(out: Path) -> list:
+    from pytest_enconda.construct.run import read_report
+
+    report = read_report(out / "construct-report.json")
+    return [r for outcome in report.repositories.values() for r in outcome.instances]
