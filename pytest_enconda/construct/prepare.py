@@ -8,7 +8,11 @@ as root without sudo, such a README tests the released wheel instead of the chec
 checkout proof rejects it) or fails before any setup. A benchmark instance whose ground truth is
 "install whatever PyPI serves" is not about this revision, so each such command is rewritten, one
 line at a time and recorded, into what it means for the checkout; CRLF line endings become LF
-(the injectors edit single lines). Nothing else is changed: a README that still does not set the
+(the injectors edit single lines). A checkout has no ``.git``: a project whose version comes from
+git (setuptools-scm, hatch-vcs) cannot be built from it, so when the README installs the checkout
+of such a project, ``export SETUPTOOLS_SCM_PRETEND_VERSION=<the revision's last tag>`` is added
+on a line of its own before the first install (what a clone would have told the build). Nothing
+else is changed: a README that still does not set the
 project up is refused by the verification that follows, with its reason.
 """
 
@@ -16,11 +20,12 @@ from __future__ import annotations
 
 import re
 import shlex
+from pathlib import Path
 
 from ..agents.readme_commands import extract_commands
-from .facts import RepoFacts
+from .facts import RepoFacts, read_repo_file
 
-__all__ = ["prepare_readme"]
+__all__ = ["SCM_VARIABLE", "prepare_readme", "scm_versioned"]
 
 _PIP = re.compile(r"^(?P<pip>(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?pip3?\s+install)\b(?P<rest>.*)$")
 # pipx installs an application from PyPI into its own venv; for the checkout, that is pip's job
@@ -98,10 +103,24 @@ def _clones_self(command: str, repository: str) -> str | None:
     return match.group("dir") or repository.split("/")[-1]
 
 
+_CHECKOUT_TARGET = re.compile(r"""(?:^|\s)["']?\.(?:\[[^\]]*\])?["']?(?:\s|$)""")
+SCM_VARIABLE = "SETUPTOOLS_SCM_PRETEND_VERSION"
+
+
+def _installs_checkout(command: str) -> bool:
+    match = _PIP.match(command)
+    return bool(match) and bool(_CHECKOUT_TARGET.search(_COMMENT.sub("", match.group("rest"))))
+
+
 def prepare_readme(
-    text: str, name: str, repository: str, facts: RepoFacts
+    text: str,
+    name: str,
+    repository: str,
+    facts: RepoFacts,
+    scm_version: str | None = None,
 ) -> tuple[str, list[str]]:
-    """(the README to construct from, one line per rewrite made); unchanged text when none."""
+    """(the README to construct from, one line per rewrite made); unchanged text when none.
+    ``scm_version``: the project's version comes from git, and this is the one to pretend."""
     notes: list[str] = []
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
@@ -138,5 +157,26 @@ def prepare_readme(
         if new != command:
             lines[index] = lines[index].replace(command, new, 1)
             notes.append(f"line {index + 1}: `{command}` -> `{new}`")
+    if scm_version and f"{SCM_VARIABLE}=" not in text:
+        for command in extract_commands("\n".join(lines), name):
+            if not _installs_checkout(command):
+                continue
+            index = next(i for i, line in enumerate(lines) if command in line and i not in drop)
+            prefix = lines[index][: lines[index].index(command)]
+            export = f"export {SCM_VARIABLE}={shlex.quote(scm_version)}"
+            lines.insert(index, prefix + export)
+            drop = {i + 1 if i >= index else i for i in drop}
+            notes.append(f"line {index + 1}: `{export}` added (the checkout has no .git)")
+            break
     kept = [line for index, line in enumerate(lines) if index not in drop]
     return "\n".join(kept), notes
+
+
+def scm_versioned(repo: Path) -> bool:
+    """Whether the project's version is computed from git metadata at build time."""
+    names = ("setuptools_scm", "setuptools-scm", "hatch-vcs", "hatch_vcs", "vcs-versioning")
+    for file in ("pyproject.toml", "setup.cfg", "setup.py"):
+        text = read_repo_file(repo / file)  # bounded, never through a link; "" when absent
+        if any(name in text for name in names) or "use_scm_version" in text:
+            return True
+    return False

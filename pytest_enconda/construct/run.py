@@ -12,6 +12,7 @@ a second run with the same options redoes nothing already done.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -91,14 +92,14 @@ def _git(cwd: Path, *args: str) -> str:
 
 
 def snapshot_folder(
-    folder: Path, repository: str, mirror: Path, message: str = ""
+    folder: Path, repository: str, mirror: Path, message: str = "", version: str = "0.0.0"
 ) -> tuple[str, list[str]]:
     """Commit a copy of ``folder``, its README prepared for the checkout (``prepare.py``), into
     ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it: (the revision, the
     README rewrites). A fixed identity and date: the same tree gives the same revision."""
     from ..pipeline import repository_readme
     from ..sandbox.repo import IGNORED_NAMES
-    from .prepare import prepare_readme
+    from .prepare import prepare_readme, scm_versioned
 
     owner, name = repository.split("/")
     target = mirror / f"{owner}+{name}" / "repo"
@@ -113,7 +114,10 @@ def snapshot_folder(
         except EncondaError:
             readme_name, text = "", ""
         if readme_name:
-            prepared, notes = prepare_readme(text, readme_name, repository, read_facts(work))
+            scm = version if scm_versioned(work) else None
+            prepared, notes = prepare_readme(
+                text, readme_name, repository, read_facts(work), scm_version=scm
+            )
             if notes:
                 # newline="" keeps the prepared (LF) text byte for byte
                 with open(work / readme_name, "w", encoding="utf-8", newline="") as fh:
@@ -152,7 +156,26 @@ def snapshot_revision(
             materialize(source, Path(tmp), tree, mirror_dir=repo_mirror)
         except RepositoryUnavailable as exc:
             raise ConstructError(f"{repository}@{revision[:12]}: {exc}") from None
-        return snapshot_folder(tree, repository, mirror, f"snapshot of {repository}@{revision}")
+        return snapshot_folder(
+            tree,
+            repository,
+            mirror,
+            f"snapshot of {repository}@{revision}",
+            version=_last_tag(repo_mirror, repository, revision),
+        )
+
+
+def _last_tag(repo_mirror: Path, repository: str, revision: str) -> str:
+    """The revision's last release tag in the mirror (``v3.0`` -> ``3.0``), else ``0.0.0``."""
+    git_dir = repo_mirror / repository.replace("/", "+") / "repo"
+    if not git_dir.is_dir():
+        return "0.0.0"
+    try:
+        tag = _git(git_dir, "describe", "--tags", "--abbrev=0", revision)
+    except ConstructError:
+        return "0.0.0"
+    tag = tag.removeprefix("v")
+    return tag if re.fullmatch(r"\d+(\.\d+)*([._-]?\w+)?", tag) else "0.0.0"
 
 
 class Sources(BaseModel):

@@ -230,6 +230,44 @@ def test_the_prepared_snapshot_is_the_checkout_facts_are_read_from(tmp_path: Pat
     assert notes[0] == "line endings normalised to LF"
 
 
+def test_a_git_versioned_project_gets_its_version_before_the_checkout_install() -> None:
+    readme = "Install:\n\n    pipx install dosage[css]\n\nthen run `dosage`.\n"
+    text, notes = prepare_readme(
+        readme, "README.md", "webcomics/dosage", RepoFacts(name="dosage"), scm_version="3.0"
+    )
+    assert extract_commands(text) == [
+        "export SETUPTOOLS_SCM_PRETEND_VERSION=3.0",
+        "pip install '.[css]'",
+    ]
+    assert "    export SETUPTOOLS_SCM_PRETEND_VERSION=3.0" in text.split("\n")  # same indent
+    assert notes[-1].endswith("added (the checkout has no .git)")
+    # Without a checkout install there is nothing to build: nothing is added.
+    text, notes = prepare_readme(
+        "```\npip install other\n```\n", "README.md", "o/n", RepoFacts(), scm_version="1.0"
+    )
+    assert notes == []
+
+
+def test_the_pretended_version_is_the_revisions_last_tag(tmp_path: Path) -> None:
+    from pytest_enconda.construct.prepare import scm_versioned
+    from pytest_enconda.construct.run import snapshot_revision
+
+    mirror, revision = _upstream(tmp_path)
+    bare = mirror / "neurogym+neurogym" / "repo"
+    subprocess.run(["git", "--git-dir", str(bare), "tag", "v1.2.3", revision], check=True)
+    assert not scm_versioned(tmp_path / "src")
+    (tmp_path / "src" / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools", "setuptools_scm>=7"]\n'
+    )
+    assert scm_versioned(tmp_path / "src")
+    from pytest_enconda.construct.run import _last_tag
+
+    assert _last_tag(mirror, "neurogym/neurogym", revision) == "1.2.3"
+    assert _last_tag(tmp_path / "nowhere", "neurogym/neurogym", revision) == "0.0.0"
+    _, notes = snapshot_revision("neurogym/neurogym", revision, mirror, tmp_path / "m")
+    assert not any("PRETEND" in note for note in notes)  # the upstream tree is not scm-versioned
+
+
 @pytest.mark.parametrize("name", ["README.md"])
 def test_prepare_changes_nothing_on_a_readme_that_installs_the_checkout(name: str) -> None:
     readme = "```\npython -m venv .venv\n. .venv/bin/activate\npip install -e '.[test]'\n```\n"
