@@ -56,6 +56,18 @@ def _is_self_url(url: str, repository: str) -> bool:
     return url.endswith("/" + repository.lower()) or url.endswith(":" + repository.lower())
 
 
+_SELF_ARCHIVE = re.compile(
+    r"^(?:git\+)?https?://github\.com/(?P<repo>[\w.-]+/[\w.-]+?)(?:\.git)?"
+    r"(?:/(?:tarball|zipball|archive)/\S*|@\S*)?(?:#egg=\S*)?/?$",
+    re.IGNORECASE,
+)
+
+
+def _is_self_archive(word: str, repository: str) -> bool:
+    match = _SELF_ARCHIVE.match(word)
+    return bool(match) and match.group("repo").lower() == repository.lower()
+
+
 def _checkout_install(command: str, names: set[str], repository: str) -> str | None:
     """``pip install <project>[extras][spec] ...`` (or ``pipx install``/``upgrade``) with the
     project's requirement, or a direct reference to this repository, made the checkout ``.``."""
@@ -78,6 +90,10 @@ def _checkout_install(command: str, names: set[str], repository: str) -> str | N
     changed = False
     out = []
     for word in words:
+        if _is_self_archive(word, repository):
+            out.append(".")  # this repository's code fetched from GitHub: the checkout
+            changed = True
+            continue
         # ``name[extras] @ git+https://github.com/<this repository>`` is this checkout too.
         name_part, _, url = word.partition(" @ ")
         req = _REQ.match(name_part.strip())

@@ -69,6 +69,38 @@ def test_pipx_comments_and_prompts_are_prepared_too() -> None:
     assert text.startswith("```\npip install '.[css,bash]'\n")
 
 
+def test_this_repositorys_archive_or_git_url_installs_the_checkout() -> None:
+    readme = (
+        "```\npip install --upgrade https://github.com/vacanza/python-holidays/tarball/dev\n"
+        "pip install git+https://github.com/vacanza/python-holidays.git@main#egg=holidays\n"
+        "pip install https://github.com/someone/else/archive/main.zip\n```\n"
+    )
+    text, notes = prepare_readme(readme, "README.md", "vacanza/python-holidays", RepoFacts())
+    assert extract_commands(text) == [
+        "pip install --upgrade .",
+        "pip install .",
+        "pip install https://github.com/someone/else/archive/main.zip",
+    ]
+    assert len(notes) == 2
+
+
+def test_the_project_name_of_poetry_and_setup_py_projects(tmp_path: Path) -> None:
+    poetry, setup_py = tmp_path / "poetry", tmp_path / "setup"
+    poetry.mkdir()
+    setup_py.mkdir()
+    (poetry / "pyproject.toml").write_text('[tool.poetry]\nname = "sectionproperties"\n')
+    (setup_py / "setup.py").write_text(
+        "from setuptools import setup\nsetup(\n    name='git-gud',\n)\n"
+    )
+    assert read_facts(poetry).name == "sectionproperties"
+    assert read_facts(setup_py).name == "git-gud"
+    readme = "```\npip install sectionproperties\n```\n"
+    text, _ = prepare_readme(
+        readme, "README.md", "robbievanleeuwen/section-properties", read_facts(poetry)
+    )
+    assert extract_commands(text) == ["pip install ."]
+
+
 def test_a_clone_of_the_repository_itself_and_its_cd_are_dropped_sudo_too() -> None:
     readme = CLONE_README.replace(
         "pip install -e .", "sudo apt-get install -y libfoo\npip install -e ."
