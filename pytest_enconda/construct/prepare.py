@@ -7,7 +7,9 @@ repository first (``git clone https://github.com/o/n`` then ``cd n``), or prefix
 as root without sudo, such a README tests the released wheel instead of the checkout (verify's
 checkout proof rejects it) or fails before any setup. A benchmark instance whose ground truth is
 "install whatever PyPI serves" is not about this revision, so each such command is rewritten, one
-line at a time and recorded, into what it means for the checkout; CRLF line endings become LF
+line at a time and recorded, into what it means for the checkout: an editable install of it
+(``pip install -e .``: the tests run from the checkout, and some read files beside the package,
+as fundus's do); CRLF line endings become LF
 (the injectors edit single lines). A checkout has no ``.git``: a project whose version comes from
 git (setuptools-scm, hatch-vcs) cannot be built from it, so when the README installs the checkout
 of such a project, ``export SETUPTOOLS_SCM_PRETEND_VERSION=<the revision's last tag>`` is added
@@ -91,7 +93,7 @@ def _checkout_install(command: str, names: set[str], repository: str) -> str | N
     out = []
     for word in words:
         if _is_self_archive(word, repository):
-            out.append(".")  # this repository's code fetched from GitHub: the checkout
+            out += ["-e", "."]  # this repository's code fetched from GitHub: the checkout
             changed = True
             continue
         # ``name[extras] @ git+https://github.com/<this repository>`` is this checkout too.
@@ -100,7 +102,7 @@ def _checkout_install(command: str, names: set[str], repository: str) -> str | N
         is_self = not url or _is_self_url(url.strip().removeprefix("git+"), repository)
         if not word.startswith("-") and req and is_self and _normal(req.group("name")) in names:
             extras = req.group("extras") or ""
-            out.append(shlex.quote(f".{extras}") if extras else ".")
+            out += ["-e", shlex.quote(f".{extras}") if extras else "."]
             changed = True
         else:
             out.append(shlex.quote(word))

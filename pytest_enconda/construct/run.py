@@ -209,7 +209,13 @@ def resolve_sources(
                 found.upstream[repository] = revision
                 old = previous.get(repository)
                 git_dir = local_mirror / repository.replace("/", "+") / "repo"
-                if old is not None and old.upstream_revision == revision and git_dir.is_dir():
+                # Only an accepted one: a refused repository is tried again with today's rules.
+                if (
+                    old is not None
+                    and old.accepted
+                    and old.upstream_revision == revision
+                    and git_dir.is_dir()
+                ):
                     try:
                         _git(git_dir, "cat-file", "-e", f"{old.revision}^{{commit}}")
                     except ConstructError:

@@ -33,8 +33,8 @@ CLONE_README = (
 def test_the_project_installed_by_its_pypi_name_installs_the_checkout() -> None:
     facts = RepoFacts(name="Fundus")
     text, notes = prepare_readme(PYPI_README, "README.md", "flairNLP/fundus", facts)
-    assert extract_commands(text) == ["pip install ."]
-    assert notes == ["line 4: `pip install fundus` -> `pip install .`"]
+    assert extract_commands(text) == ["pip install -e ."]
+    assert notes == ["line 4: `pip install fundus` -> `pip install -e .`"]
     # A version pin, extras, options and another package keep their meaning.
     readme = (
         "```\npip install adaptix==3.0.0b7\npip install -U 'adaptix[attrs]' tox\n"
@@ -42,8 +42,8 @@ def test_the_project_installed_by_its_pypi_name_installs_the_checkout() -> None:
     )
     text, _ = prepare_readme(readme, "README.md", "reagento/adaptix", RepoFacts())
     assert extract_commands(text) == [
-        "pip install .",
-        "pip install -U '.[attrs]' tox",
+        "pip install -e .",
+        "pip install -U -e '.[attrs]' tox",
         "python -m pip install lark --upgrade",
         "pip install fundus-extra",
     ]
@@ -59,14 +59,14 @@ def test_pipx_comments_and_prompts_are_prepared_too() -> None:
     )
     text, notes = prepare_readme(readme, "README.md", "webcomics/dosage", RepoFacts(name="dosage"))
     assert extract_commands(text) == [
-        "pip install '.[css,bash]'",
-        "pip install '.[css,bash]'",
-        "pip install --upgrade .",
-        "pip install .  # simple install",
+        "pip install -e '.[css,bash]'",
+        "pip install -e '.[css,bash]'",
+        "pip install --upgrade -e .",
+        "pip install -e .  # simple install",
         'pip install "other[x] @ git+https://github.com/someone/other"',
     ]
     assert len(notes) == 4
-    assert text.startswith("```\npip install '.[css,bash]'\n")
+    assert text.startswith("```\npip install -e '.[css,bash]'\n")
 
 
 def test_this_repositorys_archive_or_git_url_installs_the_checkout() -> None:
@@ -77,8 +77,8 @@ def test_this_repositorys_archive_or_git_url_installs_the_checkout() -> None:
     )
     text, notes = prepare_readme(readme, "README.md", "vacanza/python-holidays", RepoFacts())
     assert extract_commands(text) == [
-        "pip install --upgrade .",
-        "pip install .",
+        "pip install --upgrade -e .",
+        "pip install -e .",
         "pip install https://github.com/someone/else/archive/main.zip",
     ]
     assert len(notes) == 2
@@ -98,7 +98,7 @@ def test_the_project_name_of_poetry_and_setup_py_projects(tmp_path: Path) -> Non
     text, _ = prepare_readme(
         readme, "README.md", "robbievanleeuwen/section-properties", read_facts(poetry)
     )
-    assert extract_commands(text) == ["pip install ."]
+    assert extract_commands(text) == ["pip install -e ."]
 
 
 def test_a_clone_of_the_repository_itself_and_its_cd_are_dropped_sudo_too() -> None:
@@ -126,8 +126,8 @@ def test_crlf_readmes_become_lf_so_line_edits_apply() -> None:
 def test_rst_readmes_are_prepared_in_their_literal_blocks() -> None:
     rst = "asdf\n====\n\n::\n\n    $ pip install asdf\n    $ pytest\n"
     text, notes = prepare_readme(rst, "README.rst", "asdf-format/asdf", RepoFacts())
-    assert extract_commands(text, "README.rst") == ["pip install .", "pytest"]
-    assert "    $ pip install ." in text.split("\n") and len(notes) == 1
+    assert extract_commands(text, "README.rst") == ["pip install -e .", "pytest"]
+    assert "    $ pip install -e ." in text.split("\n") and len(notes) == 1
 
 
 def test_same_line_edits_merge_word_by_word_or_not_at_all() -> None:
@@ -269,7 +269,7 @@ def test_a_git_versioned_project_gets_its_version_before_the_checkout_install() 
     )
     assert extract_commands(text) == [
         "export SETUPTOOLS_SCM_PRETEND_VERSION=3.0",
-        "pip install '.[css]'",
+        "pip install -e '.[css]'",
     ]
     assert "    export SETUPTOOLS_SCM_PRETEND_VERSION=3.0" in text.split("\n")  # same indent
     assert notes[-1].endswith("added (the checkout has no .git)")
@@ -358,3 +358,29 @@ def read_report_of(out: Path) -> list:
 
     report = read_report(out / "construct-report.json")
     return [r for outcome in report.repositories.values() for r in outcome.instances]
+
+
+def test_a_refused_repository_is_prepared_again_on_resume(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mirror, revision = _upstream(tmp_path)
+    dataset = tmp_path / "selection"
+    dataset.mkdir()
+    (dataset / "repo_info.jsonl").write_text(
+        json.dumps({"repository": "neurogym/neurogym", "revision": revision}) + "\n"
+    )
+    options = ConstructOptions(
+        sources=(str(dataset),), out=tmp_path / "OUT", workers=1, repo_mirror=mirror
+    )
+    FakeValidator.refuse = ("neurogym/neurogym",)
+    first = construct(options, lambda _: None, FakeValidator).repositories["neurogym/neurogym"]
+    assert not first.accepted
+    # Better rules since: a new snapshot, verified again (and here accepted).
+    monkeypatch.setattr(
+        "pytest_enconda.construct.prepare.prepare_readme",
+        lambda text, *_a, **_k: (text.replace("\r\n", "\n") + "\n", ["changed"]),
+    )
+    FakeValidator.refuse, FakeValidator.calls = (), []
+    again = construct(options, lambda _: None, FakeValidator).repositories["neurogym/neurogym"]
+    assert again.revision != first.revision and again.prepared == ["changed"]
+    assert FakeValidator.calls[0] == "reference neurogym/neurogym" and again.accepted
