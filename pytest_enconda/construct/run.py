@@ -431,15 +431,27 @@ def _construct_repository(run: _Run, validator: object, record: object, outcome:
         )
         outcome.notes = notes
         previous = {r.instance: r for r in outcome.instances}
+        # An instance written by an earlier run that this plan no longer makes (the levels rules
+        # changed) would stay in the dataset unrecorded, or duplicate a planned one: removed.
+        planned_names = {plan.instance for plan in planned}
+        repo_folder = options.out / "instances" / f"error_gen_{key}"
+        if repo_folder.is_dir():
+            for stale in sorted(repo_folder.iterdir()):
+                if stale.is_dir() and not stale.is_symlink() and stale.name not in planned_names:
+                    shutil.rmtree(stale)
+                    progress(f"{repository}: instance {stale.name}: no longer planned, removed")
         records: list[InstanceRecord] = []
         todo_plans = []
         for plan in planned:
             keys = [e.key for e in plan.errors]
             old = previous.get(plan.instance)
             folder = instance_dir(options.out, repository, plan.instance)
+            # One the audit dropped is made again: what it duplicated may be gone.
+            audited = old is not None and old.reason.startswith("audit flags")
             if (
                 old is not None
                 and old.error_keys == keys
+                and not audited
                 and (not old.kept or (folder / "README.json").is_file())
             ):
                 records.append(old)  # resume: an existing instance is not redone

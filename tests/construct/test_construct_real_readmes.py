@@ -384,3 +384,42 @@ def test_a_refused_repository_is_prepared_again_on_resume(
     again = construct(options, lambda _: None, FakeValidator).repositories["neurogym/neurogym"]
     assert again.revision != first.revision and again.prepared == ["changed"]
     assert FakeValidator.calls[0] == "reference neurogym/neurogym" and again.accepted
+
+
+def test_instances_no_longer_planned_are_removed_and_audit_drops_are_made_again(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    from test_construct_pipeline import REPOS
+
+    from pytest_enconda.construct.run import read_report
+
+    out = tmp_path / "OUT"
+    options = ConstructOptions(
+        sources=(str(REPOS / "wordstat"),), out=out, per_type=1, levels=(1, 2, 3), workers=1
+    )
+    construct(options, lambda _: None, FakeValidator)
+    repo_folder = out / "instances" / "error_gen_local_wordstat"
+    kept = sorted(p.name for p in repo_folder.iterdir() if p.is_dir())
+    # An earlier run's instance under a name this plan does not make: a duplicate of a kept one.
+    shutil.copytree(repo_folder / kept[0], repo_folder / "local_wordstat_error_readme_99")
+    # And a kept instance recorded as dropped by the audit (what it duplicated is gone now).
+    report_path = out / "construct-report.json"
+    report = read_report(report_path)
+    outcome = report.repositories["local/wordstat"]
+    victim = next(r for r in outcome.instances if r.kept and r.level == 1)
+    outcome.instances = [
+        r.model_copy(update={"kept": False, "reason": "audit flags: same_readme_same_labels"})
+        if r.instance == victim.instance
+        else r
+        for r in outcome.instances
+    ]
+    report_path.write_text(report.model_dump_json())
+    shutil.rmtree(repo_folder / victim.instance)
+    FakeValidator.calls = []
+    again = construct(options, lambda _: None, FakeValidator).repositories["local/wordstat"]
+    assert not (repo_folder / "local_wordstat_error_readme_99").exists()
+    assert sorted(p.name for p in repo_folder.iterdir() if p.is_dir()) == kept
+    assert next(r for r in again.instances if r.instance == victim.instance).kept
+    assert FakeValidator.calls == []  # a level-1 instance reuses its recorded validation
