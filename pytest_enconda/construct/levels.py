@@ -24,9 +24,9 @@ import random
 import re
 from dataclasses import dataclass
 
-from .models import Injection, LineEdit, apply_edits
+from .models import ErrorLabel, Injection, LineEdit, apply_edits
 
-__all__ = ["Planned", "compatible", "compose", "plan_levels"]
+__all__ = ["Planned", "compatible", "compose", "labels", "plan_levels"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,38 @@ def compose(original: str, errors: list[Injection]) -> str:
     if edits is None:
         raise ValueError("errors edit the same words of a line: they cannot be composed")
     return apply_edits(original, edits)
+
+
+_QUOTED = re.compile(r"`([^`\n]+)`")
+
+
+def labels(errors: list[Injection]) -> list[ErrorLabel]:
+    """The errors' labels as written with their composed README. A label quotes its erroneous
+    command; where errors share a line, that command now reads as the merged line, so the quote
+    becomes the merged command (the audit looks for the erroneous text in the README). The golden
+    answer stays the original command: fixing every error of the line gives it back."""
+    edits = _merged_edits(errors)
+    if edits is None:
+        raise ValueError("errors edit the same words of a line: they cannot be composed")
+    merged = {edit.line: edit.new for edit in edits}
+    out: list[ErrorLabel] = []
+    for error in errors:
+        description = error.label.error_description
+        for edit in error.edits:
+            line = merged[edit.line]
+            if line == edit.new:
+                continue
+            own = edit.new.rstrip()
+            for quoted in dict.fromkeys(_QUOTED.findall(description)):
+                if not own.endswith(quoted):
+                    continue
+                prefix = own[: len(own) - len(quoted)]
+                if line.startswith(prefix):
+                    description = description.replace(
+                        f"`{quoted}`", f"`{line[len(prefix) :].rstrip()}`"
+                    )
+        out.append(error.label.model_copy(update={"error_description": description}))
+    return out
 
 
 def _group(pool: list[Injection], size: int, rng: random.Random) -> list[Injection] | None:

@@ -29,10 +29,11 @@ from ..errors import EncondaError
 from .facts import command_lines, read_facts
 from .filters import judge_filter, offline_filter
 from .injectors import inject
-from .levels import compose, plan_levels
+from .levels import compose, labels, plan_levels
 from .models import CONSTRUCT_TYPES, ConstructReport, InstanceRecord, RepoOutcome, apply_edits
 from .writer import (
     REPORT_NAME,
+    golden_json,
     instance_dir,
     read_repo_info,
     repo_key,
@@ -455,12 +456,24 @@ def _construct_repository(run: _Run, validator: object, record: object, outcome:
                 and (not old.kept or (folder / "README.json").is_file())
             ):
                 records.append(old)  # resume: an existing instance is not redone
+                golden = folder / "README.json"
+                text = golden_json(repository, plan.instance, labels(list(plan.errors)))
+                if old.kept and golden.read_text(encoding="utf-8") != text:
+                    atomic_write_text(golden, text)  # labels only: no validation depends on them
                 continue
             todo_plans.append(plan)
 
         def validate_plan(plan):
             if plan.level == 1:
                 return plan, outcome.validations[plan.errors[0].key]
+            old = previous.get(plan.instance)
+            if (
+                old is not None
+                and old.validation is not None
+                and old.reason.startswith("audit")
+                and old.error_keys == [e.key for e in plan.errors]
+            ):
+                return plan, old.validation  # the same README: its validation stands
             text = compose(original, list(plan.errors))
             return plan, validator.run_readme(  # type: ignore[attr-defined]
                 ws, record, original, text, plan.instance, readme_name
@@ -476,7 +489,7 @@ def _construct_repository(run: _Run, validator: object, record: object, outcome:
                         repository,
                         plan.instance,
                         compose(original, list(plan.errors)),
-                        [e.label for e in plan.errors],
+                        labels(list(plan.errors)),
                         readme_name,
                     )
                 records.append(

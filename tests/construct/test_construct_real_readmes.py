@@ -17,7 +17,7 @@ from pytest_enconda.cases.audit import audit_cases
 from pytest_enconda.cases.enconda_import import load_dataset
 from pytest_enconda.construct.facts import RepoFacts, command_lines, read_facts
 from pytest_enconda.construct.injectors import inject
-from pytest_enconda.construct.levels import compatible, compose, merge_line, plan_levels
+from pytest_enconda.construct.levels import compatible, compose, labels, merge_line, plan_levels
 from pytest_enconda.construct.models import CONSTRUCT_TYPES
 from pytest_enconda.construct.prepare import prepare_readme
 from pytest_enconda.construct.run import ConstructOptions, construct
@@ -143,11 +143,20 @@ def test_same_line_edits_merge_word_by_word_or_not_at_all() -> None:
     assert merge_line(old, ["pip install --no-deps .", "pip install --user ."]) is None
 
 
+@pytest.fixture(params=["pip install fundus", "    $ pip install fundus --upgrade"])
+def request_line(request: pytest.FixtureRequest) -> pytest.FixtureRequest:
+    return request
+
+
 def test_one_install_line_reaches_levels_two_and_three_and_labels_stay_visible(
-    tmp_path: Path,
+    tmp_path: Path, request_line: pytest.FixtureRequest
 ) -> None:
+    request = request_line
     facts = RepoFacts(name="fundus")
-    text, _ = prepare_readme(PYPI_README, "README.md", "flairNLP/fundus", facts)
+    # lark's README line: E2, E4 and E8 all edit it, and its merged instances must keep labels
+    # that quote what the README says (the audit dropped them when each quoted its own edit).
+    readme = PYPI_README.replace("pip install fundus", request.param)
+    text, _ = prepare_readme(readme, "README.md", "flairNLP/fundus", facts)
     errors = inject(
         "flairNLP/fundus", text, command_lines(text), facts, list(CONSTRUCT_TYPES), 1, 0
     )
@@ -165,8 +174,10 @@ def test_one_install_line_reaches_levels_two_and_three_and_labels_stay_visible(
             "flairNLP/fundus",
             plan.instance,
             compose(text, list(plan.errors)),
-            [e.label for e in plan.errors],
+            labels(list(plan.errors)),
         )
+        for label in labels(list(plan.errors)):
+            assert label.golden_answer in text  # the original command, every fix applied
     load = load_dataset(tmp_path)
     assert load.problems == [] and len(load.cases) == len(planned)
     flagged = {r.case_id: r.flags for r in audit_cases(load.cases, extract_commands).records}
