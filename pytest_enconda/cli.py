@@ -279,8 +279,8 @@ def _cmd_construct(args: argparse.Namespace) -> int:
     report = construct(options, progress=lambda line: print(line, flush=True))
     for line in summary_lines(report):
         print(line)
-    mirror = options.repo_mirror or options.out / "mirror"
-    print(f"run it: pytest --cases {options.out} --repo-mirror {mirror}")
+    # Every repository, a dataset's too, is snapshotted (README prepared) into OUT/mirror.
+    print(f"run it: pytest --cases {options.out} --repo-mirror {options.out / 'mirror'}")
     return 0
 
 

@@ -76,9 +76,21 @@ def is_link_loop(path: Path) -> bool:
 
 
 def is_dataset_dir(path: Path) -> bool:
-    """EnConda-Bench's released layout: the folder with ``repo_info.jsonl`` or its ``instances``."""
-    return (path / REPO_INFO).is_file() or (
-        path.name == "instances" and (path.parent / REPO_INFO).is_file()
+    """EnConda-Bench's released layout: the folder with ``repo_info.jsonl``, its ``instances``,
+    one repository's ``instances/error_gen_<owner>_<name>``, or one instance folder in it (the
+    importer loads each; a constructed set is checked one repository or instance at a time)."""
+    if (path / REPO_INFO).is_file():
+        return True
+    if path.name == "instances":
+        return (path.parent / REPO_INFO).is_file()
+    if path.name.startswith("error_gen_") and path.parent.name == "instances":
+        return (path.parent.parent / REPO_INFO).is_file()
+    repo = path.parent
+    return (
+        repo.name.startswith("error_gen_")
+        and repo.parent.name == "instances"
+        and (repo.parent.parent / REPO_INFO).is_file()
+        and (path / "README.json").is_file()
     )
 
 

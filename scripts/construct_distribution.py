@@ -1,6 +1,9 @@
 """A constructed set's error-type and level distribution beside EnConda-Bench's release.
 
-    PYTHONPATH=$PWD python scripts/construct_distribution.py CONSTRUCTED [--release PATH]
+    PYTHONPATH=$PWD python scripts/construct_distribution.py CONSTRUCTED [CONSTRUCTED ...]
+        [--release PATH]
+
+Several constructed folders (runs made in parallel into separate ``--out``) are counted together.
 
 The release is read from ``--release``, else ``../shared/data/enconda-dev`` from the project
 root; when it is absent, only the constructed set is printed, with a message saying so.
@@ -32,6 +35,14 @@ def _levels(counts: dict[int, int]) -> dict[str, int]:
     return out
 
 
+def _sum(counts: list[dict]) -> dict:
+    total: dict = {}
+    for part in counts:
+        for key, value in part.items():
+            total[key] = total.get(key, 0) + value
+    return total
+
+
 def table(title: str, rows: list[str], columns: dict[str, dict[str, int]]) -> list[str]:
     totals = {name: sum(col.values()) for name, col in columns.items()}
     lines = [f"| {title} | " + " | ".join(columns) + " |", "| --- " * (len(columns) + 1) + "|"]
@@ -44,23 +55,31 @@ def table(title: str, rows: list[str], columns: dict[str, dict[str, int]]) -> li
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("constructed", help="the folder pytest-enconda construct wrote")
+    parser.add_argument(
+        "constructed", nargs="+", help="the folder(s) pytest-enconda construct wrote"
+    )
     parser.add_argument("--release", help=f"the release (default {DEFAULT_RELEASE})")
     args = parser.parse_args(argv)
-    loads = {"constructed": load_dataset(Path(args.constructed))}
+    parts = [load_dataset(Path(folder)) for folder in args.constructed]
+    loads = {"constructed": parts[0]}
     release = Path(args.release) if args.release else DEFAULT_RELEASE
     if (release / "repo_info.jsonl").is_file():
         loads["release"] = load_dataset(release)
     else:
         print(f"release not found at {release}: printing the constructed set only")
-    for name, load in loads.items():
+    for name, load in [*zip(args.constructed, parts, strict=True), *list(loads.items())[1:]]:
         if load.problems:
             print(f"{name}: {len(load.problems)} problems, e.g. {load.problems[0].reason}")
+    by_type = {"constructed": _sum([part.counts_by_type() for part in parts])}
+    by_level = {"constructed": _sum([part.counts_by_level() for part in parts])}
+    if "release" in loads:
+        by_type["release"] = loads["release"].counts_by_type()
+        by_level["release"] = loads["release"].counts_by_level()
     types = {
-        name: {t: c for t, c in load.counts_by_type().items() if t in ERROR_TYPES}
-        for name, load in loads.items()
+        name: {t: c for t, c in counts.items() if t in ERROR_TYPES}
+        for name, counts in by_type.items()
     }
-    levels = {name: _levels(load.counts_by_level()) for name, load in loads.items()}
+    levels = {name: _levels(counts) for name, counts in by_level.items()}
     order = [str(n) for n in range(6)] + ["6-9", "10+"]
     rows = [k for k in order if any(k in col for col in levels.values())]
     print("\n".join(table("error type (golden errors)", list(TYPES), types)))

@@ -22,6 +22,7 @@ from ..sandbox.repo import iter_tree
 __all__ = ["CommandLine", "RepoFacts", "Requirement", "command_lines", "read_facts"]
 
 _PROMPT = re.compile(r"^\s*(?:\([\w.@-]+\)\s*)?(?:[$%>]\s)?")
+_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
 _REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
 
 
@@ -111,6 +112,11 @@ def read_facts(repo: Path) -> RepoFacts:
                 where = f"pyproject.toml [project.optional-dependencies] {extra}"
                 facts.extras[extra] = [r for d in deps if (r := _requirement(str(d), where))]
             facts.scripts = sorted((project.get("scripts") or {}).keys())
+        poetry = (
+            (data.get("tool") or {}).get("poetry") if isinstance(data.get("tool"), dict) else None
+        )
+        if isinstance(poetry, dict) and not facts.name:
+            facts.name = str(poetry.get("name") or "")  # a Poetry project names itself here
     setup_cfg = read_repo_file(repo / "setup.cfg")
     if setup_cfg:
         parser = configparser.ConfigParser(interpolation=None)
@@ -144,4 +150,9 @@ def read_facts(repo: Path) -> RepoFacts:
             text = read_repo_file(repo / rel)
             pins = [r for line in text.splitlines() if (r := _requirement(line, rel)) and r.spec]
             facts.pinned[rel] = pins
+    if not facts.name:
+        # setup.py is code, never run: only a literal ``name="..."`` passed to setup() is read.
+        match = _SETUP_NAME.search(read_repo_file(repo / "setup.py"))
+        if match:
+            facts.name = match.group(1)
     return facts

@@ -1,7 +1,11 @@
 """Split and merge: validated errors of one repository composed into READMEs of several levels.
 
-Errors compose when they edit different lines of the original README. ``plan_levels`` groups
-them, deterministically for a seed:
+Errors compose when they edit different lines of the original README, or the same line in
+places that do not overlap (word-level: ``pip instal .`` and ``PIP_NO_INDEX=1 pip install .`` make
+``PIP_NO_INDEX=1 pip instal .``). Real READMEs often have a single install line, and without the
+second kind they could not reach level 2. Each error's own erroneous text must survive the merge
+(the label quotes it; the audit would drop the instance otherwise). ``plan_levels`` groups them,
+deterministically for a seed:
 
 - ``<key>_error_readme_N``: ``per_readme`` errors (distinct types where possible), EnConda-Bench's
   generated README;
@@ -14,12 +18,15 @@ The same set of errors is never written twice (the same README with the same lab
 
 from __future__ import annotations
 
+import difflib
+import itertools
 import random
+import re
 from dataclasses import dataclass
 
-from .models import Injection, LineEdit, apply_edits
+from .models import ErrorLabel, Injection, LineEdit, apply_edits
 
-__all__ = ["Planned", "compatible", "compose", "plan_levels"]
+__all__ = ["Planned", "compatible", "compose", "labels", "plan_levels"]
 
 
 @dataclass(frozen=True)
@@ -32,21 +39,95 @@ class Planned:
         return len(self.errors)
 
 
-def compatible(errors: list[Injection]) -> bool:
-    lines: set[int] = set()
+_TOKEN = re.compile(r"\s+|[^\s]+")
+
+
+def _changes(old: list[str], new: list[str]) -> list[tuple[int, int, list[str]]]:
+    """The token ranges of ``old`` that ``new`` replaces (an insertion is an empty range)."""
+    matcher = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    return [(i1, i2, new[j1:j2]) for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"]
+
+
+def merge_line(old: str, news: list[str]) -> str | None:
+    """``old`` with every edit of ``news`` applied, or None when two of them touch the same words
+    (or insert at the same place, or next to a word another one changes)."""
+    tokens = _TOKEN.findall(old)
+    changes = [change for new in news for change in _changes(tokens, _TOKEN.findall(new))]
+    changes.sort(key=lambda c: (c[0], c[1]))
+    for (a1, a2, _), (b1, b2, _) in itertools.pairwise(changes):
+        if b1 <= a2 and not (a1 < a2 and b1 < b2 and b1 == a2):
+            return None
+    merged = list(tokens)
+    for i1, i2, replacement in reversed(changes):
+        merged[i1:i2] = replacement
+    return "".join(merged)
+
+
+def _merged_edits(errors: list[Injection]) -> list[LineEdit] | None:
+    by_line: dict[int, list[LineEdit]] = {}
     for error in errors:
-        if lines & error.lines:
-            return False
-        lines |= error.lines
-    return True
+        for edit in error.edits:
+            by_line.setdefault(edit.line, []).append(edit)
+    edits: list[LineEdit] = []
+    for line, group in sorted(by_line.items()):
+        if len(group) == 1:
+            edits.append(group[0])
+            continue
+        merged = merge_line(group[0].old, [edit.new for edit in group])
+        if merged is None:
+            return None
+        for edit in group:
+            # The error's own changed words must still be there for its label to be visible.
+            own = [c for c in _changes(_TOKEN.findall(edit.old), _TOKEN.findall(edit.new))]
+            if any("".join(words).strip() not in merged for _, _, words in own):
+                return None
+        edits.append(LineEdit(line=line, old=group[0].old, new=merged))
+    return edits
+
+
+def compatible(errors: list[Injection]) -> bool:
+    """Whether the errors compose into one README (``compose``)."""
+    return _merged_edits(errors) is not None
 
 
 def compose(original: str, errors: list[Injection]) -> str:
-    """The README with every error's edit applied (they must touch different lines)."""
-    if not compatible(errors):
-        raise ValueError("errors edit the same line: they cannot be composed")
-    edits: list[LineEdit] = [edit for error in errors for edit in error.edits]
+    """The README with every error's edit applied, edits of one line merged word by word."""
+    edits = _merged_edits(errors)
+    if edits is None:
+        raise ValueError("errors edit the same words of a line: they cannot be composed")
     return apply_edits(original, edits)
+
+
+_QUOTED = re.compile(r"`([^`\n]+)`")
+
+
+def labels(errors: list[Injection]) -> list[ErrorLabel]:
+    """The errors' labels as written with their composed README. A label quotes its erroneous
+    command; where errors share a line, that command now reads as the merged line, so the quote
+    becomes the merged command (the audit looks for the erroneous text in the README). The golden
+    answer stays the original command: fixing every error of the line gives it back."""
+    edits = _merged_edits(errors)
+    if edits is None:
+        raise ValueError("errors edit the same words of a line: they cannot be composed")
+    merged = {edit.line: edit.new for edit in edits}
+    out: list[ErrorLabel] = []
+    for error in errors:
+        description = error.label.error_description
+        for edit in error.edits:
+            line = merged[edit.line]
+            if line == edit.new:
+                continue
+            own = edit.new.rstrip()
+            for quoted in dict.fromkeys(_QUOTED.findall(description)):
+                if not own.endswith(quoted):
+                    continue
+                prefix = own[: len(own) - len(quoted)]
+                if line.startswith(prefix):
+                    description = description.replace(
+                        f"`{quoted}`", f"`{line[len(prefix) :].rstrip()}`"
+                    )
+        out.append(error.label.model_copy(update={"error_description": description}))
+    return out
 
 
 def _group(pool: list[Injection], size: int, rng: random.Random) -> list[Injection] | None:
@@ -103,7 +184,7 @@ def plan_levels(
         if group is None:
             notes.append(
                 f"level {level}: only {_max_compatible(errors)} of the {len(errors)} kept errors "
-                "edit different lines"
+                "compose (edit different lines or different words of a line)"
             )
             continue
         add(f"error_gen_{key}_error_readme_merge_k{level}", group)

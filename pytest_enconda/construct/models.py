@@ -167,6 +167,12 @@ class RepoOutcome(BaseModel):
     revision: str
     accepted: bool
     reason: str = Field(default="", description="why the repository was refused")
+    upstream_revision: str = Field(
+        default="", description="the dataset's pinned revision the snapshot was made from"
+    )
+    prepared: list[str] = Field(
+        default_factory=list, description="README rewrites that adapt it to the checkout"
+    )
     injected: list[Injection] = Field(default_factory=list)
     dropped: dict[str, str] = Field(
         default_factory=dict, description="injection key -> why it was dropped"

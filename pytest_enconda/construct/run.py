@@ -12,6 +12,7 @@ a second run with the same options redoes nothing already done.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -28,10 +29,11 @@ from ..errors import EncondaError
 from .facts import command_lines, read_facts
 from .filters import judge_filter, offline_filter
 from .injectors import inject
-from .levels import compose, plan_levels
+from .levels import compose, labels, plan_levels
 from .models import CONSTRUCT_TYPES, ConstructReport, InstanceRecord, RepoOutcome, apply_edits
 from .writer import (
     REPORT_NAME,
+    golden_json,
     instance_dir,
     read_repo_info,
     repo_key,
@@ -90,10 +92,15 @@ def _git(cwd: Path, *args: str) -> str:
     return done.stdout.strip()
 
 
-def snapshot_folder(folder: Path, repository: str, mirror: Path) -> str:
-    """Commit a copy of ``folder`` (a fixed identity and date: the same tree, the same revision)
-    into ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it."""
+def snapshot_folder(
+    folder: Path, repository: str, mirror: Path, message: str = "", version: str = "0.0.0"
+) -> tuple[str, list[str]]:
+    """Commit a copy of ``folder``, its README prepared for the checkout (``prepare.py``), into
+    ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it: (the revision, the
+    README rewrites). A fixed identity and date: the same tree gives the same revision."""
+    from ..pipeline import repository_readme
     from ..sandbox.repo import IGNORED_NAMES
+    from .prepare import prepare_readme, scm_versioned
 
     owner, name = repository.split("/")
     target = mirror / f"{owner}+{name}" / "repo"
@@ -102,47 +109,140 @@ def snapshot_folder(folder: Path, repository: str, mirror: Path) -> str:
         shutil.copytree(
             folder, work, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED_NAMES, "*.pyc")
         )
+        notes: list[str] = []
+        try:
+            readme_name, text = repository_readme(work)
+        except EncondaError:
+            readme_name, text = "", ""
+        if readme_name:
+            scm = version if scm_versioned(work) else None
+            prepared, notes = prepare_readme(
+                text, readme_name, repository, read_facts(work), scm_version=scm
+            )
+            if notes:
+                # newline="" keeps the prepared (LF) text byte for byte
+                with open(work / readme_name, "w", encoding="utf-8", newline="") as fh:
+                    fh.write(prepared)
         _git(work, "init", "--quiet", "--initial-branch=main")
         _git(work, "add", "-A")
-        _git(work, "commit", "--quiet", "--no-verify", "-m", f"snapshot of {folder.name}")
+        _git(
+            work, "commit", "--quiet", "--no-verify", "-m", message or f"snapshot of {folder.name}"
+        )
         revision = _git(work, "rev-parse", "HEAD")
         if target.is_dir():
             try:
                 _git(target, "cat-file", "-e", f"{revision}^{{commit}}")
-                return revision
+                return revision, notes
             except ConstructError:
                 shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
         _git(Path(tmp), "clone", "--quiet", "--bare", str(work), str(target))
-    return revision
+    return revision, notes
 
 
-def resolve_sources(options: ConstructOptions) -> tuple[dict[str, str], Path | None]:
-    """({owner/name: revision}, the mirror the repositories are fetched from)."""
-    found: dict[str, str] = {}
+def snapshot_revision(
+    repository: str, revision: str, repo_mirror: Path, mirror: Path
+) -> tuple[str, list[str]]:
+    """A dataset repository at its pinned revision (from ``repo_mirror``), snapshotted like a
+    folder into ``mirror`` with its README prepared; the commit message names the upstream
+    revision it was made from."""
+    from ..cases.models import RepoSource
+    from ..errors import RepositoryUnavailable
+    from ..sandbox.repo import materialize
+
+    source = RepoSource(kind="url", url=f"https://github.com/{repository}", revision=revision)
+    with tempfile.TemporaryDirectory(prefix="enconda-upstream-") as tmp:
+        tree = Path(tmp) / repository.split("/")[-1]
+        try:
+            materialize(source, Path(tmp), tree, mirror_dir=repo_mirror)
+        except RepositoryUnavailable as exc:
+            raise ConstructError(f"{repository}@{revision[:12]}: {exc}") from None
+        return snapshot_folder(
+            tree,
+            repository,
+            mirror,
+            f"snapshot of {repository}@{revision}",
+            version=_last_tag(repo_mirror, repository, revision),
+        )
+
+
+def _last_tag(repo_mirror: Path, repository: str, revision: str) -> str:
+    """The revision's last release tag in the mirror (``v3.0`` -> ``3.0``), else ``0.0.0``."""
+    git_dir = repo_mirror / repository.replace("/", "+") / "repo"
+    if not git_dir.is_dir():
+        return "0.0.0"
+    try:
+        tag = _git(git_dir, "describe", "--tags", "--abbrev=0", revision)
+    except ConstructError:
+        return "0.0.0"
+    tag = tag.removeprefix("v")
+    return tag if re.fullmatch(r"\d+(\.\d+)*([._-]?\w+)?", tag) else "0.0.0"
+
+
+class Sources(BaseModel):
+    """What ``construct`` works on: snapshots in ``OUT/mirror``, and where each came from."""
+
+    revisions: dict[str, str] = Field(default_factory=dict)  # owner/name -> snapshot revision
+    upstream: dict[str, str] = Field(default_factory=dict)  # owner/name -> dataset revision
+    prepared: dict[str, list[str]] = Field(default_factory=dict)  # owner/name -> README rewrites
+
+
+def resolve_sources(
+    options: ConstructOptions,
+    progress: Progress = print,
+    report: ConstructReport | None = None,
+) -> Sources:
+    """Every repository snapshotted into ``OUT/mirror`` with its README prepared: a folder as it
+    is, a dataset's repository at its pinned revision from ``--repo-mirror``. A dataset
+    repository that ``report`` (a run being resumed) snapshotted from the same upstream revision
+    keeps that snapshot: its validations stay valid even if the preparation rules changed since."""
+    found = Sources()
+    previous = report.repositories if report is not None else {}
     local_mirror = options.out / MIRROR
     kinds = set()
     for source in options.sources:
         path = Path(source)
         if (path / "repo_info.jsonl").is_file():
             kinds.add("dataset")
-            found.update(read_repo_info(path))
+            if options.repo_mirror is None:
+                raise ConstructError("a dataset's repositories need --repo-mirror (local clones)")
+            for repository, revision in sorted(read_repo_info(path).items()):
+                found.upstream[repository] = revision
+                old = previous.get(repository)
+                git_dir = local_mirror / repository.replace("/", "+") / "repo"
+                # Only an accepted one: a refused repository is tried again with today's rules.
+                if (
+                    old is not None
+                    and old.accepted
+                    and old.upstream_revision == revision
+                    and git_dir.is_dir()
+                ):
+                    try:
+                        _git(git_dir, "cat-file", "-e", f"{old.revision}^{{commit}}")
+                    except ConstructError:
+                        pass
+                    else:
+                        found.revisions[repository] = old.revision
+                        found.prepared[repository] = list(old.prepared)
+                        continue
+                progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
+                found.revisions[repository], found.prepared[repository] = snapshot_revision(
+                    repository, revision, options.repo_mirror, local_mirror
+                )
         elif path.is_dir():
             kinds.add("folder")
             repository = f"{options.owner}/{path.resolve().name}"
             repo_key(repository)
-            found[repository] = snapshot_folder(path, repository, local_mirror)
+            found.revisions[repository], found.prepared[repository] = snapshot_folder(
+                path, repository, local_mirror
+            )
         else:
             raise ConstructError(
                 f"{source}: expected a repository folder or a dataset folder with repo_info.jsonl"
             )
     if kinds == {"dataset", "folder"} and options.repo_mirror:
         raise ConstructError("give either repository folders or datasets with --repo-mirror")
-    if "dataset" in kinds:
-        if options.repo_mirror is None:
-            raise ConstructError("a dataset's repositories need --repo-mirror (local clones)")
-        return found, options.repo_mirror
-    return found, local_mirror
+    return found
 
 
 def read_report(path: Path) -> ConstructReport:
@@ -211,7 +311,8 @@ def construct(
 
     options.out.mkdir(parents=True, exist_ok=True)
     run = _Run(options, progress)
-    revisions, mirror = resolve_sources(options)
+    sources = resolve_sources(options, progress, run.report)
+    revisions, mirror = sources.revisions, options.out / MIRROR
     sidecar_path = options.out / SIDECAR_NAME
     sidecar = read_sidecar(sidecar_path) if sidecar_path.is_file() else Sidecar()
     sidecar.dataset = str(options.out)
@@ -238,6 +339,8 @@ def construct(
             if outcome is None or outcome.revision != revision:
                 outcome = RepoOutcome(repository=repository, revision=revision, accepted=False)
                 run.report.repositories[repository] = outcome
+            outcome.upstream_revision = sources.upstream.get(repository, "")
+            outcome.prepared = sources.prepared.get(repository, [])
             if not record.verified:
                 outcome.accepted = False
                 outcome.reason = f"the original README does not verify: {record.why_unverified}"
@@ -329,24 +432,48 @@ def _construct_repository(run: _Run, validator: object, record: object, outcome:
         )
         outcome.notes = notes
         previous = {r.instance: r for r in outcome.instances}
+        # An instance written by an earlier run that this plan no longer makes (the levels rules
+        # changed) would stay in the dataset unrecorded, or duplicate a planned one: removed.
+        planned_names = {plan.instance for plan in planned}
+        repo_folder = options.out / "instances" / f"error_gen_{key}"
+        if repo_folder.is_dir():
+            for stale in sorted(repo_folder.iterdir()):
+                if stale.is_dir() and not stale.is_symlink() and stale.name not in planned_names:
+                    shutil.rmtree(stale)
+                    progress(f"{repository}: instance {stale.name}: no longer planned, removed")
         records: list[InstanceRecord] = []
         todo_plans = []
         for plan in planned:
             keys = [e.key for e in plan.errors]
             old = previous.get(plan.instance)
             folder = instance_dir(options.out, repository, plan.instance)
+            # One the audit dropped is made again: what it duplicated may be gone.
+            audited = old is not None and old.reason.startswith("audit flags")
             if (
                 old is not None
                 and old.error_keys == keys
+                and not audited
                 and (not old.kept or (folder / "README.json").is_file())
             ):
                 records.append(old)  # resume: an existing instance is not redone
+                golden = folder / "README.json"
+                text = golden_json(repository, plan.instance, labels(list(plan.errors)))
+                if old.kept and golden.read_text(encoding="utf-8") != text:
+                    atomic_write_text(golden, text)  # labels only: no validation depends on them
                 continue
             todo_plans.append(plan)
 
         def validate_plan(plan):
             if plan.level == 1:
                 return plan, outcome.validations[plan.errors[0].key]
+            old = previous.get(plan.instance)
+            if (
+                old is not None
+                and old.validation is not None
+                and old.reason.startswith("audit")
+                and old.error_keys == [e.key for e in plan.errors]
+            ):
+                return plan, old.validation  # the same README: its validation stands
             text = compose(original, list(plan.errors))
             return plan, validator.run_readme(  # type: ignore[attr-defined]
                 ws, record, original, text, plan.instance, readme_name
@@ -362,7 +489,7 @@ def _construct_repository(run: _Run, validator: object, record: object, outcome:
                         repository,
                         plan.instance,
                         compose(original, list(plan.errors)),
-                        [e.label for e in plan.errors],
+                        labels(list(plan.errors)),
                         readme_name,
                     )
                 records.append(

@@ -100,6 +100,23 @@ def test_both_spellings_given_together_collect_each_case_once(pytester: pytest.P
     assert len(lines) == 2, result.outlines
 
 
+def test_one_repository_folder_or_one_instance_folder_collects(pytester: pytest.Pytester) -> None:
+    """``--cases DATA/instances/error_gen_<owner>_<name>`` (one repository) and its instance
+    folders collect that repository's cases only, as the importer loads them."""
+    make_dataset(pytester.path / "DATA")
+    repo = "DATA/instances/error_gen_o_r"
+    instance = f"{repo}/o_r_error_readme_1"
+    assert (pytester.path / instance / "README.json").is_file()
+    for spelling in (repo, instance):
+        result = pytester.runpytest("--cases", spelling, "--co", "-q")
+        lines = [line for line in result.outlines if "::error_types" in line]
+        assert lines == [f"{spelling}::o/r/error_readme_1::error_types"], result.outlines
+    # Given with the dataset itself, each case is still collected once.
+    result = pytester.runpytest("--cases", "DATA", "--cases", repo, "--co", "-q")
+    lines = [line for line in result.outlines if "::error_types" in line]
+    assert len(lines) == 2, result.outlines
+
+
 # ----------------------------------------------------------------------------- 7.2
 
 
