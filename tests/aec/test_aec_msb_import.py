@@ -4,7 +4,9 @@ format: org, repo, number, base.sha, p2p_tests; language from the record, flag o
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -235,3 +237,47 @@ def test_the_shipped_instances_and_references_import(tmp_path: Path, capsys) -> 
     assert all(case.golden_setup_text for case in cases)
     assert main([*args, "--references", str(tmp_path / "missing.toml")]) == 1
     assert "cannot read the references" in capsys.readouterr().err
+
+
+# --- one real instance end to end (a snapshot of the repository, real Docker) -------------------
+
+MIRROR = Path(os.environ.get("ENCONDA_MSB_MIRROR", "/work/.mirror"))
+
+
+@pytest.mark.slow
+def test_a_real_instance_passes_with_the_oracle_in_docker(tmp_path: Path, docker_client) -> None:  # type: ignore[no-untyped-def]
+    """jqlang/jq#2157 at its base commit, imported with the shipped references: the harness's
+    recipe builds it and `make check` runs jq's suite (minutes: apt, autoreconf, a C build)."""
+    root = Path(__file__).resolve().parents[2]
+    rows = (root / "benchmark_cases" / "msb" / "c" / "jqlang__jq_dataset.jsonl").read_text()
+    row = next(line for line in rows.splitlines() if '"number": 2157' in line)
+    sha = json.loads(row)["base"]["sha"]
+    snapshot = MIRROR / "jqlang+jq" / "repo"
+    held = snapshot.exists() and (
+        subprocess.run(
+            ["git", "-C", str(snapshot), "cat-file", "-e", f"{sha}^{{commit}}"],
+            capture_output=True,
+        ).returncode
+        == 0
+    )
+    if not held:
+        pytest.skip(
+            f"no snapshot of jqlang/jq holding {sha[:12]} at {snapshot} (ENCONDA_MSB_MIRROR)"
+        )
+    source = write_jsonl(tmp_path / "c" / "jq.jsonl", [row])
+    references = root / "benchmark_cases" / "msb" / "references.toml"
+    args = ["import-msb", str(source), "--out", str(tmp_path / "cases")]
+    assert main([*args, "--references", str(references), "--repo-mirror", str(MIRROR)]) == 0
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    run_dir = tmp_path / "run"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", str(tmp_path / "cases"), "-q", "-p", "no:cacheprovider",
+         "--agent=oracle", f"--repo-mirror={MIRROR}", f"--run-dir={run_dir}"],
+        cwd=root, env=env, capture_output=True, text=True, timeout=3000,
+    )  # fmt: skip
+    rows_ = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert {row["item"]: row["outcome"] for row in rows_} == {
+        "aec_tests_run": "passed",
+        "aec_pass_set": "skipped",  # the record found has no p2p_tests
+        "aec_success": "passed",
+    }
