@@ -385,14 +385,24 @@ def _cmd_test_log(args: argparse.Namespace) -> int:
 
 
 def _cmd_import_msb(args: argparse.Namespace) -> int:
-    from .aec.msb_import import import_instances
+    from .aec.msb_import import import_instances, load_references
 
+    references = None
+    if args.references is not None:
+        try:
+            references = load_references(args.references)
+        except (OSError, ValueError) as exc:
+            raise EncondaError(f"cannot read the references: {exc}") from None
     total = 0
     failed = False
     for path in args.files:
         try:
             imported, problems = import_instances(
-                Path(path), Path(args.out), language=args.language, repo_mirror=args.repo_mirror
+                Path(path),
+                Path(args.out),
+                language=args.language,
+                repo_mirror=args.repo_mirror,
+                references=references,
             )
         except (OSError, ValueError) as exc:
             raise EncondaError(f"cannot read {path}: {exc}") from None
@@ -401,7 +411,8 @@ def _cmd_import_msb(args: argparse.Namespace) -> int:
         failed = failed or bool(problems)
         for item in imported:
             note = f" ({item.problem})" if item.problem else ""
-            print(f"{item.case_id}: {item.language}, PASS set of {item.pass_set}{note}")
+            golden = f", golden setup from {item.reference}" if item.reference else ""
+            print(f"{item.case_id}: {item.language}, PASS set of {item.pass_set}{golden}{note}")
         total += len(imported)
     print(f"import-msb: {total} AEC cases in {args.out} (run: pytest {args.out} --agent=...)")
     return 1 if failed else 0
@@ -586,6 +597,13 @@ def build_parser() -> argparse.ArgumentParser:
         type=Path,
         help="a mirror of the repositories: each base commit is checked there (run the cases "
         "with the same --repo-mirror)",
+    )
+    msb.add_argument(
+        "--references",
+        type=Path,
+        help="TOML of per-repository golden setups and test commands ([[reference]] org, repo, "
+        "setup, test_command, source): an instance of such a repository gets them, so the "
+        "oracle can run it",
     )
     msb.set_defaults(func=_cmd_import_msb)
     return parser

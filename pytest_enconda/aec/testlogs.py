@@ -1,6 +1,7 @@
 """Reading a test runner's log: counts of passed, failed and skipped tests and a verdict.
 
-Runners: pytest, unittest, cargo test, go test (plain and ``-v``), ctest, JUnit 4 (JUnitCore),
+Runners: pytest, unittest, cargo test, go test (plain and ``-v``), ctest, Automake's
+``make check``, JUnit 4 (JUnitCore),
 JUnit 5 (ConsoleLauncher), Maven Surefire, node's test runner (TAP and spec), Jest, Mocha, PHPUnit.
 
 Verdict rules, in order (the README's "Reading test logs" repeats them):
@@ -300,6 +301,35 @@ def _ctest(lines: list[str]) -> _Found | None:
     found.passed = max((found.passed or 0) - not_run, 0)
     found.skipped = not_run
     return found
+
+
+# --- Automake's test harness (make check) --------------------------------------------------------
+
+# The parallel harness's closing block ("Testsuite summary for jq 1.7", then "# TOTAL: 7",
+# "# PASS:  6", ...): read only inside it, so a "# PASS: 3" elsewhere counts nothing.
+_AUTOMAKE_HEAD = re.compile(r"^Testsuite summary for \S")
+_AUTOMAKE_COUNT = re.compile(r"^# (TOTAL|PASS|SKIP|XFAIL|FAIL|XPASS|ERROR):\s+(\d+)$")
+
+
+def _automake(lines: list[str]) -> _Found | None:
+    found = _Found("automake")
+    counts: dict[str, int] | None = None
+    for line in lines:
+        if _AUTOMAKE_HEAD.match(line):
+            counts = {}
+        elif counts is not None and (match := _AUTOMAKE_COUNT.match(line)):
+            counts[match.group(1)] = int(match.group(2))
+            if len(counts) == 7:
+                # An expected failure is what the suite asks for (passed); an unexpected pass is
+                # a failure, as Automake makes `make check` fail on it.
+                found.add("passed", counts["PASS"] + counts["XFAIL"])
+                found.add("failed", counts["FAIL"] + counts["XPASS"])
+                found.add("skipped", counts["SKIP"])
+                found.add("errors", counts["ERROR"])
+                found.summary = True
+                found.evidence.append(f"automake: {counts}")
+                counts = None
+    return found if found.summary else None
 
 
 # --- JUnit 4 (JUnitCore) ----------------------------------------------------------------------
@@ -616,6 +646,7 @@ _PARSERS: tuple[Callable[[list[str]], _Found | None], ...] = (
     _cargo,
     _go,
     _ctest,
+    _automake,
     _junit4,
     _junit5,
     _maven,

@@ -8,6 +8,7 @@ each runner prints per test in its verbose form (which AEC references use):
 - cargo test (``test path::name ... ok``);
 - go test ``-v`` (``--- PASS: TestX``, subtests as ``TestX/sub``);
 - ctest (``1/3 Test #1: name .....   Passed``);
+- Automake's ``make check`` (``PASS: tests/jqtest``; XFAIL passes, XPASS fails);
 - JUnit 5's console launcher tree (``├─ adds() ✔``), named ``Class.adds()``;
 - node's test runner, TAP (``ok 1 - name``) and spec (``✔ name (1ms)``);
 - Maven Surefire has only per-class lines in its log (its per-test results are XML reports);
@@ -37,6 +38,7 @@ _GO = re.compile(r"^\s*--- (PASS|FAIL|SKIP): (\S+)")
 _CTEST = re.compile(
     r"^\s*\d+/\d+ Test\s+#\d+: (\S+) \.*\s*(\*+)?\s*([A-Za-z][A-Za-z ]*?)\s+[\d.]+ sec"
 )
+_AUTOMAKE = re.compile(r"^(PASS|FAIL|SKIP|XFAIL|XPASS|ERROR): (\S+)$")
 _JUNIT5 = re.compile(r"^(?P<indent>[│ ]*)[├└]─ (?P<name>.+?) (?P<mark>[✔✘↷■])(?:\s.*)?$")
 _TAP = re.compile(
     r"^(?P<indent>\s*)(?P<not>not )?ok \d+ - (?P<name>.+?)(?P<skip>\s+#\s*(?:SKIP|TODO)\b.*)?$"
@@ -45,6 +47,14 @@ _NODE_SPEC = re.compile(
     r"^(?P<indent>\s*)(?P<mark>[✔✖﹣]) (?P<name>.+?) \([\d.]+m?s\)(?P<skip> # SKIP.*)?$"
 )
 
+_AUTOMAKE_OUTCOME: dict[str, Outcome] = {
+    "PASS": "passed",
+    "XFAIL": "passed",
+    "SKIP": "skipped",
+    "FAIL": "failed",
+    "XPASS": "failed",
+    "ERROR": "failed",
+}
 _PYTEST_OUTCOME: dict[str, Outcome] = {
     "PASSED": "passed",
     "XPASS": "passed",
@@ -122,6 +132,8 @@ def test_outcomes(text: str) -> dict[str, Outcome]:
                 _set(found, match.group(1), "skipped")
             else:
                 _set(found, match.group(1), "failed")
+        elif match := _AUTOMAKE.match(line):
+            _set(found, match.group(2), _AUTOMAKE_OUTCOME[match.group(1)])
         elif tap_seen and (match := _TAP.match(line)):
             if match.group("skip"):
                 _set(found, match.group("name"), "skipped")

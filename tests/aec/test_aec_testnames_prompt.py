@@ -29,6 +29,9 @@ LOGS = Path(__file__).resolve().parents[1] / "data" / "testlogs"
         ("go/skip-v.log", {"TestMulSlow": "skipped"}),
         ("ctest/fail.log", {"t_one": "passed", "t_two": "failed", "t_three": "passed"}),
         ("ctest/skip.log", {"t_three": "skipped"}),
+        ("automake/fail.log", {"sum": "passed", "ok.sh": "passed", "bad.sh": "failed"}),
+        # An expected failure is a pass of the suite; exit 77 a skip.
+        ("automake/skip.log", {"bad.sh": "passed", "skip.sh": "skipped"}),
         ("junit5/fail.log", {"CalcTest.a()": "passed", "CalcTest.b()": "failed"}),
         ("junit5/skip.log", {"CalcTest.c()": "skipped"}),
         ("node/fail.log", {"a": "passed", "b": "failed"}),

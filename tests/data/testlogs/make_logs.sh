@@ -7,6 +7,8 @@
 #                                # libsurefire-java libmaven-*-plugin-java maven-debian-helper
 #   bash make_logs.sh js         # jest, mocha: inside a Debian bookworm container that has
 #                                # nodejs jest mocha (Debian's packages; no npm registry needed)
+#   bash make_logs.sh automake   # make check: inside a Debian bookworm container that has
+#                                # automake autoconf make gcc
 # Each scenario's stdout+stderr goes to <runner>/<name>.log and its exit code to stderr of this
 # script (copied by hand into expected.json, whose counts were read off the logs by a person).
 set -u
@@ -238,4 +240,28 @@ js() {
   done
 }
 
-"${1:?host, container or js}"
+automake() {
+  # Automake's parallel test harness (`make check`): a C program and shell scripts as TESTS
+  for s in pass fail error none skip; do
+    rm -rf "$WORK/am/$s"; mkdir -p "$WORK/am/$s"
+    printf 'AC_INIT([tl], [0.1])\nAM_INIT_AUTOMAKE([foreign])\nAC_PROG_CC\nAC_CONFIG_FILES([Makefile])\nAC_OUTPUT\n' >"$WORK/am/$s/configure.ac"
+    printf '#!/bin/sh\nexit 0\n' >"$WORK/am/$s/ok.sh"
+    printf '#!/bin/sh\necho "expected 4, got 5"\nexit 1\n' >"$WORK/am/$s/bad.sh"
+    printf '#!/bin/sh\necho "no network here"\nexit 77\n' >"$WORK/am/$s/skip.sh"
+    printf 'int main(void) { return 2 + 2 == 4 ? 0 : 1; }\n' >"$WORK/am/$s/sum.c"
+    chmod +x "$WORK/am/$s"/*.sh
+  done
+  printf 'check_PROGRAMS = sum\nTESTS = sum ok.sh\nEXTRA_DIST = ok.sh bad.sh skip.sh\n' >"$WORK/am/pass/Makefile.am"
+  printf 'check_PROGRAMS = sum\nTESTS = sum ok.sh bad.sh\n' >"$WORK/am/fail/Makefile.am"
+  printf 'int main(void) { return undeclared_value; }\n' >"$WORK/am/error/sum.c"
+  printf 'check_PROGRAMS = sum\nTESTS = sum ok.sh\n' >"$WORK/am/error/Makefile.am"
+  printf 'check_PROGRAMS =\nTESTS =\n' >"$WORK/am/none/Makefile.am"
+  # bad.sh is expected to fail (XFAIL), skip.sh exits 77 (SKIP)
+  printf 'check_PROGRAMS = sum\nTESTS = sum ok.sh skip.sh bad.sh\nXFAIL_TESTS = bad.sh\n' >"$WORK/am/skip/Makefile.am"
+  for s in pass fail error none skip; do
+    (cd "$WORK/am/$s" && autoreconf -i >/dev/null 2>&1 && ./configure >/dev/null) || echo "automake/$s: configure failed" >&2
+    run automake "$s" "$WORK/am/$s" make check
+  done
+}
+
+"${1:?host, container, js or automake}"
