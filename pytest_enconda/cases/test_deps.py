@@ -391,6 +391,12 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
                 line = line.replace("{toxinidir}/", "")
                 if line.startswith("#") or "{" in line:
                     continue  # a tox substitution cannot be resolved here
+                if ";" in line and not line.startswith("-"):
+                    # One requirement with an environment marker, kept whole as requirement files
+                    # keep it (split into words, btrack's "pytest-xvfb ; sys_platform == 'linux'"
+                    # became a requirement named sys_platform and refused the repository).
+                    found.append((line, source))
+                    continue
                 words = line.split()
                 found += [(spec, source) for spec in _pip_words(words, repo, extras)]
             for field in ("commands_pre", "commands"):

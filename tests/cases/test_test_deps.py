@@ -221,3 +221,19 @@ def test_tox_factor_conditions_keep_only_the_plain_test_environment(tmp_path: Pa
         "matplotlib",
     }
     assert specs["matplotlib"] == "tox.ini [testenv] extras"
+
+
+def test_a_tox_dep_with_an_environment_marker_is_one_requirement(tmp_path: Path) -> None:
+    # quantumjot/btrack: "pytest-xvfb ; sys_platform == 'linux'" split into words gave a
+    # requirement named sys_platform, which failed the install and refused the repository.
+    repo = _repo(
+        tmp_path,
+        {
+            "tox.ini": "[testenv]\ndeps =\n    napari\n    pytest-xvfb ; sys_platform == 'linux'\n"
+            "    tomli ; python_version < '3.11'\n    -r reqs.txt\ncommands = pytest\n",
+            "reqs.txt": "numpy>=1.20\n",
+        },
+    )
+    specs = _specs(repo)
+    assert set(specs) == {"napari", "tomli ; python_version < '3.11'", "numpy>=1.20"}
+    assert not any(spec.split()[0] in ("sys_platform", ";", "==") for spec in specs)
