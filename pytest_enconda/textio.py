@@ -13,8 +13,14 @@ import os
 import re
 import stat
 import tomllib
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+_Model = TypeVar("_Model", bound="BaseModel")
 
 
 def decode_utf8(data: bytes) -> str:
@@ -160,3 +166,29 @@ def read_input(path: Path, limit: int, root: Path | None = None) -> bytes:
     if root is not None:
         return read_within(root, path, limit)
     return read_bounded(path, limit, follow_links=False)
+
+
+def validated_lines(
+    text: str, model: type[_Model], problems: list[str]
+) -> Iterator[tuple[int, _Model]]:
+    """Each non-blank line of a JSON Lines ``text`` that validates as ``model``, with its number;
+    every other line adds one problem per error (``line N: field: message``) to ``problems``, so
+    a file's problems are reported together rather than one per attempt."""
+    from pydantic import ValidationError
+
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            raw = json.loads(line)
+        except json.JSONDecodeError as exc:
+            problems.append(f"line {number}: not JSON: {exc.msg}")
+            continue
+        try:
+            item = model.model_validate(raw)
+        except ValidationError as exc:
+            for err in exc.errors():
+                where = ".".join(str(part) for part in err["loc"]) or "<line>"
+                problems.append(f"line {number}: {where}: {err['msg']}")
+            continue
+        yield number, item

@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from .. import textio
 
@@ -122,21 +122,7 @@ def load_labels(path: Path) -> list[LabelledRun]:
     runs: list[LabelledRun] = []
     problems: list[str] = []
     seen: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not JSON: {exc.msg}")
-            continue
-        try:
-            run = LabelledRun.model_validate(raw)
-        except ValidationError as exc:
-            for err in exc.errors():
-                where = ".".join(str(part) for part in err["loc"]) or "<line>"
-                problems.append(f"line {number}: {where}: {err['msg']}")
-            continue
+    for number, run in textio.validated_lines(text, LabelledRun, problems):
         if run.id in seen:
             problems.append(f"line {number}: id: {run.id!r} is also line {seen[run.id]}")
         seen.setdefault(run.id, number)

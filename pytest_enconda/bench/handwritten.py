@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator
 
 from .. import textio
 from ..cases.loader import load_golden
@@ -118,21 +118,7 @@ def load_pairs(path: Path) -> list[HandPair]:
         text = textio.decode_utf8(textio.read_input(path, MAX_PAIRS_BYTES))
     except (OSError, ValueError) as exc:
         raise PairsFormatError(path, [f"<file>: cannot be read: {exc}"]) from None
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
-            problems.append(f"line {number}: not JSON: {exc.msg}")
-            continue
-        try:
-            pair = HandPair.model_validate(raw)
-        except ValidationError as exc:
-            for err in exc.errors():
-                where = ".".join(str(part) for part in err["loc"]) or "<line>"
-                problems.append(f"line {number}: {where}: {err['msg']}")
-            continue
+    for number, pair in textio.validated_lines(text, HandPair, problems):
         text = " ".join(pair.candidate.split()) or f"#{pair.candidate_from}"
         key = (pair.instance, pair.error, pair.aspect, text)
         if key in seen:
