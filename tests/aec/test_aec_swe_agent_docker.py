@@ -82,8 +82,10 @@ def test_swe_agent_on_aec_cases(
             ("apt-get install -y python3-venv", "elsewhere/widget"),
             ("pip install own-repository-fix", "../repo"),
         ):
-            problem = "`python3 -m unittest` fails: No module named venv"
-            triple = Triple(problem, "install it", action, "No module named venv")
+            # Worded so the one template query this README-only repository's profile gives
+            # ("Python build tools command not found") retrieves it.
+            problem = "`python3 -m venv` fails: Python build tools missing, command not found"
+            triple = Triple(problem, "install it", action, "command not found")
             store.add(triple, Provenance("c", "r", "heuristic", "", repository))
     run_dir = pytester.path / "run"
     pytester.runpytest_subprocess(
