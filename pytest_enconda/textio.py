@@ -192,3 +192,16 @@ def validated_lines(
                 problems.append(f"line {number}: {where}: {err['msg']}")
             continue
         yield number, item
+
+
+class JsonLinesError(ValueError):
+    """A JSON Lines file that does not validate; the message names the file, each line and
+    field. Subclasses name what the file is (``what``)."""
+
+    what = "file"
+
+    def __init__(self, path: Path, problems: list[str]) -> None:
+        self.path = path
+        self.problems = problems
+        listed = "\n".join(f"  {p}" for p in problems)
+        super().__init__(f"{path}: invalid {self.what}\n{listed}")

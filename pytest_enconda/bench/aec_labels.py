@@ -103,13 +103,10 @@ class LabelledRun(_Frozen):
         return self
 
 
-class LabelsFormatError(ValueError):
+class LabelsFormatError(textio.JsonLinesError):
     """A labels file that does not validate; the message names each line and field."""
 
-    def __init__(self, path: Path, problems: list[str]) -> None:
-        self.path = path
-        self.problems = problems
-        super().__init__(f"{path}: invalid labels file\n" + "\n".join(f"  {p}" for p in problems))
+    what = "labels file"
 
 
 def load_labels(path: Path) -> list[LabelledRun]:

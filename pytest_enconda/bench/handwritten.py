@@ -100,13 +100,10 @@ class HandPair(BaseModel):
         return value
 
 
-class PairsFormatError(ValueError):
+class PairsFormatError(textio.JsonLinesError):
     """A pairs file that does not validate; the message names each line and field."""
 
-    def __init__(self, path: Path, problems: list[str]) -> None:
-        self.path = path
-        self.problems = problems
-        super().__init__(f"{path}: invalid pairs file\n" + "\n".join(f"  {p}" for p in problems))
+    what = "pairs file"
 
 
 def load_pairs(path: Path) -> list[HandPair]:
