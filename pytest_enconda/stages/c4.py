@@ -17,7 +17,8 @@ def run(ctx: StageContext) -> StageResult:
 
 
 def run_ddp(environment: Environment, case: Case, *, ddp_cpu: bool) -> StageResult:
-    """C4: ``torchrun --standalone`` over the visible GPUs (NCCL), or 2 CPU processes on gloo."""
+    """C4: torchrun (``python -m torch.distributed.run --standalone``) over the visible GPUs
+    (NCCL), or 2 CPU processes on gloo."""
     from ..probing.pyramid import StageResult, _declared_skip, _skip, failure_line
 
     research = case.spec.research
@@ -39,7 +40,13 @@ def run_ddp(environment: Environment, case: Case, *, ddp_cpu: bool) -> StageResu
             f"C4 needs 2 or more GPUs (this host has {environment.gpu_count}); "
             "--ddp-cpu runs it as 2 CPU processes on gloo",
         )
-    command = f"torchrun --standalone --nproc_per_node={nproc} {research.ddp_entry_point}"
+    # torchrun's module, not the torchrun first on PATH: a virtual environment made with
+    # --system-site-packages has no torchrun of its own, and the base's would run the base
+    # interpreter, without the packages installed in the environment under test.
+    command = (
+        f"python -m torch.distributed.run --standalone --nproc_per_node={nproc} "
+        f"{research.ddp_entry_point}"
+    )
     run = environment.run(
         command,
         gpus=gpus,  # type: ignore[arg-type]

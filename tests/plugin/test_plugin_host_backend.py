@@ -204,7 +204,7 @@ def test_a_failing_stage_keeps_its_own_one_line_message(pytester: pytest.Pyteste
 
 
 def test_c4_on_cpu_gloo_is_said_in_the_csv_the_tables_and_the_report(
-    pytester: pytest.Pytester,
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Not only summary.json's ``cpu_mode``: the passed C4 row's message, the pyramid table in
     the terminal and summary.md, and report.html say it ran as CPU processes on gloo."""
@@ -219,15 +219,22 @@ def test_c4_on_cpu_gloo_is_said_in_the_csv_the_tables_and_the_report(
     (repo / "train.py").write_text(
         "import os\nprint('backend', os.environ['ENCONDA_DDP_BACKEND'])\n"
     )
-    # torch is not installed here: a stand-in torchrun, first on PATH as the graded
-    # interpreter's folder is, runs the script once with what it was given. What is checked is
-    # where C4's description reaches, not torch.
+    # torch is not installed here: a stand-in torch.distributed.run, importable by the graded
+    # interpreter, runs the script once with what it was given. What is checked is where C4's
+    # description reaches, not torch.
     bindir = repo / ".venv" / "bin"
     bindir.mkdir(parents=True)
     (bindir / "python").symlink_to(sys.executable)
-    torchrun = bindir / "torchrun"
-    torchrun.write_text('#!/bin/sh\nfor last; do :; done\nexec python "$last"\n')
-    torchrun.chmod(0o755)
+    stand_in = pytester.path / "stand_in" / "torch" / "distributed"
+    stand_in.mkdir(parents=True)
+    for folder in (stand_in.parent, stand_in):
+        (folder / "__init__.py").write_text("")
+    (stand_in / "run.py").write_text(
+        "import runpy, sys\n"
+        "sys.argv = sys.argv[-1:]\n"
+        "runpy.run_path(sys.argv[0], run_name='__main__')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(stand_in.parent.parent))
     run = pytester.path / "run"
     result = pytester.runpytest(
         "cases/alpha", "--python", str(bindir / "python"), "--repo", str(repo),
@@ -237,7 +244,9 @@ def test_c4_on_cpu_gloo_is_said_in_the_csv_the_tables_and_the_report(
     label = "[cpu-gloo: 2 CPU processes on gloo, no GPU]"
     rows = {row["item"]: row for row in csv.DictReader((run / "results.csv").open())}
     message = rows["probe_pyramid.py::test_c4_distributed_run"]["message"]
-    assert message.startswith(f"{label} 'torchrun --standalone --nproc_per_node=2 train.py'")
+    assert message.startswith(
+        f"{label} 'python -m torch.distributed.run --standalone --nproc_per_node=2 train.py'"
+    )
     assert "[graded python: " in message
     assert "| 1/1 (100.0%) [1 on cpu-gloo] |" in result.stdout.str()
     assert "| 1/1 (100.0%) [1 on cpu-gloo] |" in (run / "summary.md").read_text()
