@@ -29,6 +29,7 @@ from .steps import (
     venv_target,
     words_of,
 )
+from .tool_usage import missing_link_targets, tool_usage
 
 # Interpreter versions a README may name; the lowest one a specifier allows is the fix.
 KNOWN_PYTHONS = [f"2.{m}" for m in (6, 7)] + [f"3.{m}" for m in range(3, 15)]
@@ -75,6 +76,8 @@ def run_prepass(
     findings += _python_syntax(readme_text, readme_name)
     findings += _skipped_paths(steps, facts)
     findings += _referenced_paths(readme_text, steps, facts)
+    findings += tool_usage(steps, facts)
+    findings += missing_link_targets(readme_text, facts)
     return findings
 
 

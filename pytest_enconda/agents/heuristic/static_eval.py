@@ -1,6 +1,7 @@
 """The static pre-pass alone on a released dataset, without containers.
 
-``python -m pytest_enconda.agents.heuristic.static_eval DATA MIRROR [--cache DIR]`` exports each
+``python -m pytest_enconda.agents.heuristic.static_eval DATA MIRROR [--cache DIR] [--split
+tune|held-out]`` exports each
 repository of ``DATA/repo_info.jsonl`` that ``MIRROR`` holds (``owner+name/repo`` bare snapshots,
 as the ``fetch`` tool leaves them, or ``owner_name``/``owner/name`` clones) at its pinned
 revision, runs the pre-pass on every instance README of that repository and compares the
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import hashlib
 import json
 import shutil
 import subprocess
@@ -62,7 +64,17 @@ def _export(git_dir: Path, revision: str, dest: Path) -> str | None:
     return None
 
 
-def evaluate(data: Path, mirror: Path, cache: Path) -> dict:
+SPLITS = ("all", "tune", "held-out")
+
+
+def split_of(repository: str) -> str:
+    """A fixed half of the repositories for writing rules ("tune") and the other half for
+    measuring them ("held-out"): a hash of the name, so that no one chooses the halves."""
+    digest = hashlib.sha256(repository.lower().encode()).digest()
+    return "tune" if digest[0] % 2 == 0 else "held-out"
+
+
+def evaluate(data: Path, mirror: Path, cache: Path, split: str = "all") -> dict:
     info = {}
     for line in (data / "repo_info.jsonl").read_text().splitlines():
         if line.strip():
@@ -76,6 +88,8 @@ def evaluate(data: Path, mirror: Path, cache: Path) -> dict:
         folder = data / "instances" / ("error_gen_" + repository.replace("/", "_"))
         git_dir = _mirror(mirror, repository)
         if git_dir is None or not folder.is_dir():
+            continue
+        if split != "all" and split_of(repository) != split:
             continue
         dest = cache / repository.replace("/", "+") / revision
         if not dest.exists():
@@ -126,6 +140,7 @@ def evaluate(data: Path, mirror: Path, cache: Path) -> dict:
 
     types = sorted(set().union(*counts.values()))
     return {
+        "split": split,
         "repositories": repos,
         "instances": instances,
         "not_exported": skipped,
@@ -142,12 +157,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("data", type=Path, help="dataset folder with repo_info.jsonl, instances/")
     parser.add_argument("mirror", type=Path, help="folder of repository snapshots")
     parser.add_argument("--cache", type=Path, help="where exported trees are kept")
+    parser.add_argument(
+        "--split",
+        choices=SPLITS,
+        default="all",
+        help="the repositories whose misses rules may be written from (tune), the others "
+        "(held-out), or all",
+    )
     args = parser.parse_args(argv)
     if args.cache is not None:
-        result = evaluate(args.data, args.mirror, args.cache)
+        result = evaluate(args.data, args.mirror, args.cache, args.split)
     else:
         with tempfile.TemporaryDirectory(prefix="enconda-static-") as tmp:
-            result = evaluate(args.data, args.mirror, Path(tmp))
+            result = evaluate(args.data, args.mirror, Path(tmp), args.split)
     print(json.dumps(result, indent=2))
     return 0
 
