@@ -196,6 +196,50 @@ def _from_lines(text: str) -> tuple[str, str] | None:
     return None
 
 
+def _working_directory(*places: object) -> str:
+    """The first ``working-directory`` of a step, its job's or the workflow's ``defaults.run``."""
+    for place in places:
+        if not isinstance(place, dict):
+            continue
+        value = place.get("working-directory")
+        if value is None and isinstance(place.get("defaults"), dict):
+            run = place["defaults"].get("run")
+            value = run.get("working-directory") if isinstance(run, dict) else None
+        if value is not None:
+            folder = str(value).strip().rstrip("/")
+            while folder.startswith("./"):
+                folder = folder[2:]
+            # A CI expression cannot be resolved here: the repository root is the best guess.
+            return "" if folder in ("", ".") or "${{" in folder else folder
+    return ""
+
+
+def _from_workflow(text: str) -> tuple[str, str] | None:
+    """Like ``_from_lines``, in the folder the step runs in: a step with ``working-directory:
+    ./src`` running ``pytest tests`` (pretalx) finds no ``tests`` at the repository root."""
+    import yaml
+
+    try:
+        document = yaml.safe_load(text)
+    except yaml.YAMLError:
+        document = None
+    jobs = document.get("jobs") if isinstance(document, dict) else None
+    if isinstance(jobs, dict):
+        for job in jobs.values():
+            steps = job.get("steps") if isinstance(job, dict) else None
+            for step in steps if isinstance(steps, list) else []:
+                if not isinstance(step, dict) or not isinstance(step.get("run"), str):
+                    continue
+                found = _from_lines(step["run"])
+                if found:
+                    folder = _working_directory(step, job, document)
+                    if folder:
+                        return f"cd {shlex.quote(folder)} && {found[0]}", found[1]
+                    return found
+    # Not a workflow this reader understands: the first line that runs pytest, at the root.
+    return _from_lines(text)
+
+
 def _logical_lines(text: str) -> list[str]:
     lines: list[str] = []
     pending = ""
@@ -302,7 +346,7 @@ def discover_test_command(repo: Path) -> TestCommand:
     uses_tox = uses_nox = False
     for workflow in _workflows(repo):
         text = _read(workflow)
-        found = _from_lines(text)
+        found = _from_workflow(text)
         rel = workflow.relative_to(repo).as_posix()
         if found:
             return TestCommand(command=found[0], source="ci", detail=rel, raw=found[1])

@@ -47,6 +47,34 @@ def test_ci_workflow_wins_and_is_normalised(tmp_path: Path) -> None:
     assert "python -m pytest tests/unit -x" in found.raw
 
 
+def test_ci_step_working_directory_is_kept(tmp_path: Path) -> None:
+    # pretalx: `pytest tests` runs in ./src; from the root it finds no tests at all.
+    write(
+        tmp_path,
+        ".github/workflows/tests.yml",
+        "jobs:\n  test:\n    steps:\n      - run: python manage.py check\n"
+        "      - working-directory: ./src\n        run: |\n"
+        "          python -m pytest \\\n            -n 3 -p no:sugar \\\n            tests\n",
+    )
+    assert discover_test_command(tmp_path).command == "cd src && python -m pytest -p no:sugar tests"
+    # The job's defaults apply too; an expression or the root itself means no cd.
+    write(
+        tmp_path,
+        ".github/workflows/tests.yml",
+        "jobs:\n  test:\n    defaults:\n      run:\n        working-directory: pkg/\n"
+        "    steps:\n      - run: pytest\n",
+    )
+    assert discover_test_command(tmp_path).command == "cd pkg && python -m pytest"
+    for folder in (".", "${{ matrix.dir }}"):
+        write(
+            tmp_path,
+            ".github/workflows/tests.yml",
+            f"jobs:\n  t:\n    steps:\n      - working-directory: '{folder}'\n"
+            "        run: pytest\n",
+        )
+        assert discover_test_command(tmp_path).command == "python -m pytest"
+
+
 def test_step_names_and_install_lines_are_not_commands(tmp_path: Path) -> None:
     write(
         tmp_path,

@@ -77,13 +77,28 @@ def test_test_step_installs_tools_then_writes_the_report() -> None:
     command = run_tests_command("python -m pytest tests", ["pytest>=7,<9", "pytest-mock"])
     lines = command.splitlines()
     assert lines[-1] == (
-        f"python -m pytest tests -p no:cacheprovider -o timeout=120 --junitxml={JUNIT_PATH}"
+        "python -m pytest tests -p no:cacheprovider -o timeout=120 "
+        f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     # pytest-timeout comes along, so a test hanging on the network fails alone.
     assert "python -m pip install -q 'pytest>=7,<9' pytest-mock pytest-timeout" in lines[2]
     pinned = run_tests_command("python -m pytest", ["pytest", "pytest-timeout>=2"])
     assert "pytest-timeout>=2 pytest-timeout" not in pinned
     assert run_tests_command("python -m pytest", []).count("pip install") == 0
+
+
+def test_a_module_that_cannot_be_imported_does_not_stop_the_others(tmp_path: Path) -> None:
+    """The test step's own options on a real suite: the broken module is an error, the other
+    module's tests still run and are reported."""
+    (tmp_path / "test_ok.py").write_text("def test_pass(): pass\n")
+    (tmp_path / "test_broken.py").write_text("import no_such_module_enconda\n")
+    report = tmp_path / "junit.xml"
+    step = run_tests_command(f"{sys.executable} -m pytest", []).splitlines()[-1]
+    command = step.replace(JUNIT_PATH, str(report)).replace("-o timeout=120 ", "")
+    subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, check=False)
+    outcomes = read_junit(report)
+    assert outcomes["test_ok::test_pass"] == "passed"
+    assert [value for key, value in outcomes.items() if "broken" in key] == ["error"]
 
 
 def test_test_requirements_install_together_or_one_by_one(tmp_path: Path) -> None:
