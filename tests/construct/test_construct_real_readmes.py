@@ -456,3 +456,32 @@ def test_an_export_and_the_command_that_needs_it_make_an_order_error() -> None:
     other = "```\nexport PREFIX=/opt/x\npip install -e .\nls $PREFIX\nexport UNUSED=1\ntrue\n```\n"
     found = candidates("o/x", other, command_lines(other), RepoFacts(name="x"), "E6")
     assert [i.label.golden_answer for i in found] == ["export PREFIX=/opt/x\nls $PREFIX"]
+
+
+def test_poetry_dependencies_are_read_as_pep_440_constraints(tmp_path: Path) -> None:
+    # As hazm declares them: the E1 and E7 rules had nothing to read in a Poetry project.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "hazm"\n[tool.poetry.dependencies]\npython = ">=3.8, <3.12"\n'
+        'nltk = "^3.8.1"\nnumpy = "~1.24"\nflashtext = "2.7"\nzero = "^0.2.3"\n'
+        'gensim = {version = "^4.3.1", optional = true}\nlocal = {path = "../x"}\n'
+        'any = "*"\n[tool.poetry.extras]\nvec = ["gensim"]\n[tool.poetry.scripts]\nhz = "h:m"\n'
+    )
+    facts = read_facts(tmp_path)
+    assert facts.name == "hazm" and facts.requires_python == ">=3.8,<3.12"
+    assert [r.text for r in facts.dependencies] == [
+        "nltk>=3.8.1,<4",
+        "numpy>=1.24,<1.25",
+        "flashtext==2.7",
+        "zero>=0.2.3,<0.3",
+        "any",
+    ]
+    assert [r.text for r in facts.extras["vec"]] == ["gensim>=4.3.1,<5"]
+    assert facts.scripts == ["hz"]
+    readme = "```\npip install -e '.[vec]'\n```\n"
+    cmds = command_lines(readme)
+    rules = {
+        i.rule
+        for kind in ("E1", "E7")
+        for i in candidates("roshan-research/hazm", readme, cmds, facts, kind)
+    }
+    assert {"no-deps", "drop-extra-vec", "pin-nltk"} <= rules
