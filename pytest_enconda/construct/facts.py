@@ -87,6 +87,78 @@ def _requirement(text: str, source: str) -> Requirement | None:
     return Requirement(name=match.group(1), spec=match.group(3).replace(" ", ""), source=source)
 
 
+def _poetry_spec(constraint: str) -> str | None:
+    """A Poetry version constraint as a PEP 440 specifier (``^1.2`` -> ``>=1.2,<2``), or None
+    for one this does not translate (an empty string: unconstrained)."""
+    constraint = constraint.replace(" ", "")
+    if constraint in ("", "*"):
+        return ""
+    caret, tilde = (
+        constraint.startswith("^"),
+        constraint.startswith("~") and not (constraint.startswith("~=")),
+    )
+    if caret or tilde:
+        version = constraint[1:]
+        if not re.fullmatch(r"\d+(\.\d+){0,2}", version):
+            return None
+        parts = [int(p) for p in version.split(".")]
+        if caret:
+            # The first non-zero part may not change (^0.2.3 -> <0.3.0, ^1.2 -> <2).
+            index = next((i for i, p in enumerate(parts) if p), len(parts) - 1)
+        else:
+            # ~1.2.3 and ~1.2 -> <1.3, ~1 -> <2.
+            index = min(1, len(parts) - 1)
+        upper = [*parts[:index], parts[index] + 1]
+        return f">={version},<{'.'.join(map(str, upper))}"
+    if re.fullmatch(r"\d+(\.\d+)*", constraint):
+        return f"=={constraint}"  # a bare version is an exact pin in Poetry
+    if re.fullmatch(r"(?:(?:[<>]=?|==|!=|~=)\d[0-9A-Za-z.*]*,?)+", constraint):
+        return constraint.rstrip(",")
+    return None
+
+
+def _poetry_facts(poetry: dict, facts: RepoFacts) -> None:
+    """Name, dependencies, extras and scripts of a Poetry project ([tool.poetry]), where
+    [project] did not give them: ``^``/``~`` constraints become PEP 440 specifiers so that the
+    E1 and E7 rules read them as they read [project]'s."""
+    if not facts.name:
+        facts.name = str(poetry.get("name") or "")  # a Poetry project names itself here
+    deps = poetry.get("dependencies")
+    declared: dict[str, Requirement] = {}
+    optional: set[str] = set()
+    if isinstance(deps, dict):
+        where = "pyproject.toml [tool.poetry.dependencies]"
+        for name, value in deps.items():
+            constraint = value
+            if isinstance(value, dict):
+                if any(key in value for key in ("git", "path", "url", "file")):
+                    continue  # not from the index: no version to contradict
+                if value.get("optional"):
+                    optional.add(name.lower())
+                constraint = value.get("version", "*")
+            if not isinstance(constraint, str):
+                continue  # several constraints by marker: not read
+            spec = _poetry_spec(constraint)
+            if spec is None:
+                continue
+            if name.lower() == "python":
+                facts.requires_python = facts.requires_python or spec
+                continue
+            declared[name.lower()] = Requirement(name=name, spec=spec, source=where)
+    if not facts.dependencies:
+        facts.dependencies = [r for key, r in declared.items() if key not in optional]
+    extras = poetry.get("extras")
+    if isinstance(extras, dict) and not facts.extras:
+        for extra, names in extras.items():
+            if isinstance(names, list):
+                facts.extras[extra] = [
+                    r for n in names if (r := declared.get(str(n).lower())) is not None
+                ]
+    scripts = poetry.get("scripts")
+    if isinstance(scripts, dict) and not facts.scripts:
+        facts.scripts = sorted(scripts)
+
+
 def read_facts(repo: Path) -> RepoFacts:
     repo = Path(repo)
     facts = RepoFacts()
@@ -115,8 +187,8 @@ def read_facts(repo: Path) -> RepoFacts:
         poetry = (
             (data.get("tool") or {}).get("poetry") if isinstance(data.get("tool"), dict) else None
         )
-        if isinstance(poetry, dict) and not facts.name:
-            facts.name = str(poetry.get("name") or "")  # a Poetry project names itself here
+        if isinstance(poetry, dict):
+            _poetry_facts(poetry, facts)
     setup_cfg = read_repo_file(repo / "setup.cfg")
     if setup_cfg:
         parser = configparser.ConfigParser(interpolation=None)

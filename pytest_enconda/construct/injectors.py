@@ -17,6 +17,7 @@ from collections.abc import Callable
 
 from .facts import CommandLine, RepoFacts, Requirement
 from .models import CONSTRUCT_TYPES, ErrorLabel, Injection, LineEdit
+from .prepare import SCM_VARIABLE
 
 __all__ = ["RULES", "candidates", "inject"]
 
@@ -330,6 +331,8 @@ def rules_e4(readme: str, cmds: list[CommandLine], facts: RepoFacts) -> list:
 
 # ----------------------------------------------------------------------------- E6
 
+_EXPORT = re.compile(r"^export\s+([A-Za-z_][A-Za-z0-9_]*)=\S")
+
 
 def _provides(first: CommandLine, facts: RepoFacts) -> Callable[[CommandLine], bool] | None:
     words = first.command.split()
@@ -339,6 +342,17 @@ def _provides(first: CommandLine, facts: RepoFacts) -> Callable[[CommandLine], b
     if words[:2] in (["apt-get", "update"], ["apt", "update"]):
         return lambda later: (
             later.command.split()[:2] in (["apt-get", "install"], ["apt", "install"])
+        )
+    exported = _EXPORT.match(first.command)
+    if exported:
+        # A variable set for what follows: the first later command that reads it, and, for the
+        # version a git-versioned build is told (prepare.py adds it: the checkout has no .git),
+        # the checkout install, which fails without it.
+        name = exported.group(1)
+        reads = re.compile(rf"\$(?:{name}\b|\{{{name}\}})")
+        return lambda later: (
+            bool(reads.search(later.command))
+            or (name == SCM_VARIABLE and _local_install(later) is not None)
         )
     if _local_install(first) is not None:
         scripts = set(facts.scripts)

@@ -16,9 +16,10 @@ from pytest_enconda.agents.readme_commands import extract_commands
 from pytest_enconda.cases.audit import audit_cases
 from pytest_enconda.cases.enconda_import import load_dataset
 from pytest_enconda.construct.facts import RepoFacts, command_lines, read_facts
-from pytest_enconda.construct.injectors import inject
+from pytest_enconda.construct.filters import offline_filter
+from pytest_enconda.construct.injectors import candidates, inject
 from pytest_enconda.construct.levels import compatible, compose, labels, merge_line, plan_levels
-from pytest_enconda.construct.models import CONSTRUCT_TYPES
+from pytest_enconda.construct.models import CONSTRUCT_TYPES, apply_edits
 from pytest_enconda.construct.prepare import prepare_readme
 from pytest_enconda.construct.run import ConstructOptions, construct
 
@@ -434,3 +435,53 @@ def test_instances_no_longer_planned_are_removed_and_audit_drops_are_made_again(
     assert sorted(p.name for p in repo_folder.iterdir() if p.is_dir()) == kept
     assert next(r for r in again.instances if r.instance == victim.instance).kept
     assert FakeValidator.calls == []  # a level-1 instance reuses its recorded validation
+
+
+def test_an_export_and_the_command_that_needs_it_make_an_order_error() -> None:
+    # btrack's README once prepared: the version setuptools-scm is told, then the checkout
+    # install; swapped, the build runs without it and fails (the checkout has no .git).
+    readme = "```\npip install btrack\n```\n"
+    text, _ = prepare_readme(
+        readme, "README.md", "quantumjot/btrack", RepoFacts(name="btrack"), scm_version="0.6.5"
+    )
+    cmds = command_lines(text)
+    e6 = candidates("quantumjot/btrack", text, cmds, RepoFacts(name="btrack"), "E6")
+    assert [i.label.golden_answer for i in e6] == [
+        "export SETUPTOOLS_SCM_PRETEND_VERSION=0.6.5\npip install -e ."
+    ]
+    assert offline_filter(e6[0], text, RepoFacts(name="btrack")) is None
+    broken = extract_commands(apply_edits(text, list(e6[0].edits)))
+    assert broken == ["pip install -e .", "export SETUPTOOLS_SCM_PRETEND_VERSION=0.6.5"]
+    # Another variable counts when a later command reads it; one nothing reads makes none.
+    other = "```\nexport PREFIX=/opt/x\npip install -e .\nls $PREFIX\nexport UNUSED=1\ntrue\n```\n"
+    found = candidates("o/x", other, command_lines(other), RepoFacts(name="x"), "E6")
+    assert [i.label.golden_answer for i in found] == ["export PREFIX=/opt/x\nls $PREFIX"]
+
+
+def test_poetry_dependencies_are_read_as_pep_440_constraints(tmp_path: Path) -> None:
+    # As hazm declares them: the E1 and E7 rules had nothing to read in a Poetry project.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "hazm"\n[tool.poetry.dependencies]\npython = ">=3.8, <3.12"\n'
+        'nltk = "^3.8.1"\nnumpy = "~1.24"\nflashtext = "2.7"\nzero = "^0.2.3"\n'
+        'gensim = {version = "^4.3.1", optional = true}\nlocal = {path = "../x"}\n'
+        'any = "*"\n[tool.poetry.extras]\nvec = ["gensim"]\n[tool.poetry.scripts]\nhz = "h:m"\n'
+    )
+    facts = read_facts(tmp_path)
+    assert facts.name == "hazm" and facts.requires_python == ">=3.8,<3.12"
+    assert [r.text for r in facts.dependencies] == [
+        "nltk>=3.8.1,<4",
+        "numpy>=1.24,<1.25",
+        "flashtext==2.7",
+        "zero>=0.2.3,<0.3",
+        "any",
+    ]
+    assert [r.text for r in facts.extras["vec"]] == ["gensim>=4.3.1,<5"]
+    assert facts.scripts == ["hz"]
+    readme = "```\npip install -e '.[vec]'\n```\n"
+    cmds = command_lines(readme)
+    rules = {
+        i.rule
+        for kind in ("E1", "E7")
+        for i in candidates("roshan-research/hazm", readme, cmds, facts, kind)
+    }
+    assert {"no-deps", "drop-extra-vec", "pin-nltk"} <= rules
