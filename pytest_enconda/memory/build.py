@@ -37,9 +37,14 @@ class Source:
     root: Path | None = None  # the run directory it lies in: no link below it is followed
 
 
+# An imported instance's id: ``owner/name/instance`` (``asdf-format/asdf/error_readme_1``).
+_IMPORTED_ID = re.compile(r"^(?P<repository>[A-Za-z0-9._-]+/[A-Za-z0-9._-]+)/[^/]+$")
+
+
 def repository_of(case_id: str, case_json: dict[str, Any] | None) -> str:
-    """The case's repository: as its record names it, else the case id without the error
-    suffix the shipped cases carry (``filesniff-e4-e6`` is the repository ``filesniff``)."""
+    """The case's repository: as its record names it, else read from the case id: an imported
+    instance's ``owner/name`` (its last part names the instance, not the repository), a shipped
+    case's id without its error suffix (``filesniff-e4-e6`` is the repository ``filesniff``)."""
     for key in ("repository", "repo"):
         value = (case_json or {}).get(key)
         if isinstance(value, str) and value:
@@ -48,6 +53,9 @@ def repository_of(case_id: str, case_json: dict[str, Any] | None) -> str:
             for sub in ("url", "path", "name"):
                 if value.get(sub):
                     return str(value[sub])
+    imported = _IMPORTED_ID.match(case_id)
+    if imported:
+        return imported.group("repository")
     return re.sub(r"(-e\d+)+$", "", case_id.split("/")[-1]) or case_id
 
 
@@ -78,14 +86,18 @@ def sources(paths: Sequence[Path]) -> list[Source]:
             folders = (p for p in run.cases_dir.iterdir() if p.is_dir() and not p.is_symlink())
             for folder in sorted(folders):
                 case_json = _json(folder / "case.json", path)
-                case_id = str((case_json or {}).get("case_id") or folder.name)
-                case = run.case(case_id)
-                trajectory = case.trajectory
+                # case.json is written with the grading: a run stopped after the agent has
+                # only the agent's outcome, which names the case too. The folder is the
+                # escaped id (``a+2fb+2fc``), so its name alone would lose the repository.
+                outcome = _json(folder / "agent" / "outcome.json", path) or {}
+                case_id = str((case_json or {}).get("case_id") or outcome.get("case_id") or "")
+                if not case_id or run.case(case_id).root != folder:
+                    case_id = folder.name  # a record naming another folder is not believed
+                trajectory = folder / "agent" / "trajectory.jsonl"
                 # A link or FIFO there is listed, and refused by name when read.
                 if not (trajectory.is_symlink() or trajectory.exists()):
                     continue
-                outcome = _json(case.agent_outcome, path) or {}
-                found.append(Source(case.trajectory, case_id, str(path),
+                found.append(Source(trajectory, case_id, str(path),
                                     str(outcome.get("agent") or ""),
                                     str(outcome.get("model") or ""),
                                     repository_of(case_id, case_json), root=path))  # fmt: skip

@@ -186,3 +186,31 @@ def test_cli_builds_shows_and_queries_a_memory_file(
     assert main([*args, "--exclude-repo", "filesniff"]) == 0
     assert json.loads(capsys.readouterr().out)["given"] == []
     assert main(["memory", "show", str(tmp_path / "none.db")]) == 1
+
+
+def test_build_reads_a_stopped_run_of_an_imported_instance_and_guards_its_repository(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run stopped after the agent, before grading, has no case.json: the imported case's
+    folder is its escaped id (``owner+2fname+2finstance``), and the outcome names the case. Its
+    trajectory is read, and its repository is ``owner/name``, not the instance's name, so the
+    guard withholds the triple from the repository's other instances."""
+    from pytest_enconda.artifacts import safe_name
+    from pytest_enconda.memory.build import repository_of
+
+    case_id = "acme/filesniff/error_readme_1"
+    agent = tmp_path / "run" / "cases" / safe_name(case_id) / "agent"
+    agent.mkdir(parents=True)
+    (agent / "trajectory.jsonl").write_text("".join(json.dumps(s) + "\n" for s in HEURISTIC))
+    outcome = {"case_id": case_id, "agent": "heuristic", "model": None}
+    (agent / "outcome.json").write_text(json.dumps(outcome))
+    out = tmp_path / "memory.db"
+    assert main(["memory", "build", str(tmp_path / "run"), "--out", str(out)]) == 0
+    assert "1 triples extracted, 1 new" in capsys.readouterr().out
+    args = ["memory", "query", str(out), "failed to find libmagic", "--json"]
+    assert main([*args, "--exclude-repo", "https://github.com/acme/filesniff"]) == 0
+    assert json.loads(capsys.readouterr().out)["given"] == []
+    assert main([*args, "--exclude-repo", "error_readme_1"]) == 0
+    assert len(json.loads(capsys.readouterr().out)["given"]) == 1
+    assert repository_of(case_id, None) == "acme/filesniff"
+    assert repository_of("filesniff-e4-e6", None) == "filesniff"
