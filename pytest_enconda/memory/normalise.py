@@ -18,8 +18,12 @@ TMP = "<tmp>"
 
 # Lines that name what went wrong, most specific first: the signature is the last line matching
 # the first pattern that matches anything (tracebacks end with the exception, pip with "ERROR:").
+# The exception pattern is matched case-sensitively: pip ends a failed build with its own
+# "error: subprocess-exited-with-error", which, read as an exception, hid the build's
+# "LookupError: setuptools-scm was unable to detect version" above it (every failed build then
+# had one signature, and one triple's action was offered for all of them).
+_EXCEPTION = re.compile(r"^\s*(?:\w+\.)*\w*(?:Error|Exception)\b:.*$")
 _SIGNATURE_PATTERNS = (
-    r"^\s*(?:\w+\.)*\w*(?:Error|Exception)\b:.*$",
     r"^E: .*$",
     r"^\s*ERROR: (?!Ignored|Could not build wheels|Failed building).*$",
     r"^.*(?:command not found|No such file or directory|not found|cannot find|"
@@ -33,8 +37,8 @@ _NOISE = re.compile(r"\x1b\[[0-9;]*m")
 def signature(output: str, limit: int = 240) -> str:
     """The line of ``output`` that best says what failed ('' if none does)."""
     lines = [_NOISE.sub("", line).rstrip() for line in output.splitlines() if line.strip()]
-    for pattern in _SIGNATURE_PATTERNS:
-        regex = re.compile(pattern, re.IGNORECASE)
+    regexes = [_EXCEPTION, *(re.compile(p, re.IGNORECASE) for p in _SIGNATURE_PATTERNS)]
+    for regex in regexes:
         matches = [line.strip() for line in lines if regex.match(line)]
         if matches:
             return matches[-1][:limit]

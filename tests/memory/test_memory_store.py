@@ -214,3 +214,31 @@ def test_build_reads_a_stopped_run_of_an_imported_instance_and_guards_its_reposi
     assert len(json.loads(capsys.readouterr().out)["given"]) == 1
     assert repository_of(case_id, None) == "acme/filesniff"
     assert repository_of("filesniff-e4-e6", None) == "filesniff"
+
+
+def test_signature_of_a_failed_build_is_the_builds_exception_not_pips_wrapper() -> None:
+    """pip ends every failed build with ``error: subprocess-exited-with-error``: read as an
+    exception it hid the build's own error, so every failed build had one signature."""
+    output = (
+        "  Getting requirements to build wheel: finished with status 'error'\n"
+        "  error: subprocess-exited-with-error\n"
+        '        File "/tmp/pip-build-env-x/setuptools_scm/_get_version_impl.py", line 306\n'
+        "          raise LookupError(error_msg)\n"
+        "      LookupError: setuptools-scm was unable to detect version for /data/project.\n"
+        "  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+        "error: subprocess-exited-with-error\n"
+    )
+    assert signature(output) == (
+        "LookupError: setuptools-scm was unable to detect version for /data/project."
+    )
+    # Without an exception, pip's own lines still say what failed.
+    assert signature("error: externally-managed-environment\n") == (
+        "error: externally-managed-environment"
+    )
+    assert (
+        signature(
+            "ERROR: Ignored the following versions: 1.0\n"
+            "ERROR: No matching distribution found for gud\n"
+        )
+        == "ERROR: No matching distribution found for gud"
+    )
