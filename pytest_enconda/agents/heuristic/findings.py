@@ -32,3 +32,16 @@ class Finding:
             "error_description": self.description,
             "fix_suggestion": self.fix,
         }
+
+
+def missing_path(subject: str, path: str, closest: str | None, fix: str, rule: str) -> Finding:
+    """E4 for a file the README names that the repository does not have; ``subject`` says
+    where it is named (ends before "which is not in the repository")."""
+    return Finding(
+        "E4",
+        f"{subject}, which is not in the repository"
+        + (f"; the closest path there is `{closest}`." if closest else "."),
+        fix,
+        key=f"path:{path}",
+        rule=rule,
+    )

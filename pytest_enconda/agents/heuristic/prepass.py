@@ -19,7 +19,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from .facts import RepoFacts, parse_python, requirement_name, requirement_spec
-from .findings import Finding
+from .findings import Finding, missing_path
 from .steps import (
     ReadmeStep,
     activation_path,
@@ -569,13 +569,12 @@ def _skipped_paths(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
                     closest = facts.closest_path(path, kind="file")
                     fix = step.command.replace(path, closest) if closest else ""
                     out.append(
-                        Finding(
-                            "E4",
-                            f"`{step.command}` reads `{path}`, which is not in the repository"
-                            + (f" (the closest file is `{closest}`)." if closest else "."),
+                        missing_path(
+                            f"`{step.command}` reads `{path}`",
+                            path,
+                            closest,
                             f"`{fix}`" if fix else f"Provide `{path}` or remove the step.",
-                            key=f"path:{path}",
-                            rule="static: missing file named by a step not run here",
+                            "static: missing file named by a step not run here",
                         )
                     )
     return out

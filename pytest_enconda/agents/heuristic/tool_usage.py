@@ -15,7 +15,7 @@ import re
 from pathlib import PurePosixPath
 
 from .facts import RepoFacts
-from .findings import Finding
+from .findings import Finding, missing_path
 from .steps import ReadmeStep, strip_sudo, words_of
 
 
@@ -254,13 +254,12 @@ def missing_link_targets(text: str, facts: RepoFacts) -> list[Finding]:
         kind = "file" if re.search(r"\.\w{1,5}$", path) else "dir"
         best = facts.closest_path(path, kind=kind)
         out.append(
-            Finding(
-                "E4",
-                f"The README links to `{target}`, which is not in the repository"
-                + (f"; the closest path there is `{best}`." if best else "."),
+            missing_path(
+                f"The README links to `{target}`",
+                path,
+                best,
                 f"Link to `{best}` instead." if best else f"Remove the link to `{target}`.",
-                key=f"path:{path}",
-                rule="static: link to a file the repository does not have",
+                "static: link to a file the repository does not have",
             )
         )
     return out
