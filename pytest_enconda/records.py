@@ -72,6 +72,16 @@ class CaseDir:
         self.case_id = case_id
         self.root = self.run_dir / "cases" / safe_name(case_id)
 
+    @classmethod
+    def at(cls, folder: Path, case_id: str = "") -> CaseDir:
+        """The case folder ``folder`` as it lies in a run read back, whatever id its name
+        escapes (a shortened name cannot be turned back into its id)."""
+        case = cls.__new__(cls)
+        case.root = Path(folder)
+        case.run_dir = case.root.parent.parent
+        case.case_id = case_id
+        return case
+
     # -- the agent
     @property
     def agent_dir(self) -> Path:

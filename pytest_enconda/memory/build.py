@@ -73,7 +73,7 @@ def _json(path: Path, root: Path) -> dict[str, Any] | None:
 def sources(paths: Sequence[Path]) -> list[Source]:
     """Every trajectory under ``paths``: run directories (``cases/*/agent/trajectory.jsonl``)
     and mini-swe-agent files (``*.traj.json``, or a file given by name)."""
-    from ..records import RunDir
+    from ..records import CaseDir, RunDir
 
     found: list[Source] = []
     for path in paths:
@@ -89,11 +89,12 @@ def sources(paths: Sequence[Path]) -> list[Source]:
                 # case.json is written with the grading: a run stopped after the agent has
                 # only the agent's outcome, which names the case too. The folder is the
                 # escaped id (``a+2fb+2fc``), so its name alone would lose the repository.
-                outcome = _json(folder / "agent" / "outcome.json", path) or {}
+                case = CaseDir.at(folder)
+                outcome = _json(case.agent_outcome, path) or {}
                 case_id = str((case_json or {}).get("case_id") or outcome.get("case_id") or "")
                 if not case_id or run.case(case_id).root != folder:
                     case_id = folder.name  # a record naming another folder is not believed
-                trajectory = folder / "agent" / "trajectory.jsonl"
+                trajectory = case.trajectory
                 # A link or FIFO there is listed, and refused by name when read.
                 if not (trajectory.is_symlink() or trajectory.exists()):
                     continue

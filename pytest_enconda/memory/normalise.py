@@ -34,11 +34,13 @@ _SIGNATURE_PATTERNS = (
 _NOISE = re.compile(r"\x1b\[[0-9;]*m")
 
 
+_SIGNATURE_REGEXES = (_EXCEPTION, *(re.compile(p, re.IGNORECASE) for p in _SIGNATURE_PATTERNS))
+
+
 def signature(output: str, limit: int = 240) -> str:
     """The line of ``output`` that best says what failed ('' if none does)."""
     lines = [_NOISE.sub("", line).rstrip() for line in output.splitlines() if line.strip()]
-    regexes = [_EXCEPTION, *(re.compile(p, re.IGNORECASE) for p in _SIGNATURE_PATTERNS)]
-    for regex in regexes:
+    for regex in _SIGNATURE_REGEXES:
         matches = [line.strip() for line in lines if regex.match(line)]
         if matches:
             return matches[-1][:limit]
