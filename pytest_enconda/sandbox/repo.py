@@ -152,20 +152,113 @@ def _resolve(git_dir: Path, revision: str, timeout: float) -> str | None:
     return result.stdout.strip() if result.returncode == 0 else None
 
 
-def _export(git_dir: Path, commit: str, dest: Path, timeout: float) -> None:
+def _git_bytes(
+    args: list[str], *, timeout: float, env: dict[str, str] | None = None, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
+    """``_git`` in bytes: paths from ``-z`` output may hold any byte, newlines and CRs included,
+    which text mode would decode strictly and translate."""
+    return subprocess.run(
+        ["git", *_GIT_CONFIG, *args],
+        input=stdin,
+        env={**os.environ, **_GIT_ENV, **(env or {})},
+        capture_output=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _missing_blobs(git_dir: Path, commit: str, timeout: float) -> list[bytes]:
+    """Paths (raw bytes) of the blobs ``commit`` names that the object store lacks.
+
+    Fetched snapshots often leave out their largest files' contents. Gitlinks (submodules) are
+    not blobs and never were in this store, so they are not counted.
+    """
+    listing = _git_bytes(
+        ["--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit], timeout=timeout
+    )
+    if listing.returncode != 0:
+        stderr = listing.stderr.decode(errors="replace")
+        raise HarnessError(f"git ls-tree of {commit} from {git_dir} failed: {_last_lines(stderr)}")
+    paths_of: dict[bytes, list[bytes]] = {}
+    for entry in listing.stdout.split(b"\0"):
+        if not entry:
+            continue
+        # "<mode> SP <type> SP <object> TAB <path>"; the path may hold tabs and spaces itself.
+        meta, _, path = entry.partition(b"\t")
+        fields = meta.split(b" ")
+        if len(fields) == 3 and fields[1] == b"blob":
+            paths_of.setdefault(fields[2], []).append(path)
+    if not paths_of:
+        return []
+    check = _git_bytes(
+        ["--git-dir", str(git_dir), "cat-file", "--batch-check"],
+        timeout=timeout,
+        stdin=b"".join(sha + b"\n" for sha in paths_of),
+    )
+    if check.returncode != 0:
+        stderr = check.stderr.decode(errors="replace")
+        raise HarnessError(f"git cat-file of {commit} from {git_dir} failed: {_last_lines(stderr)}")
+    missing: list[bytes] = []
+    for line in check.stdout.splitlines():
+        sha, _, state = line.partition(b" ")
+        if state == b"missing":
+            missing += paths_of.get(sha, [])
+    return missing
+
+
+def _export(
+    git_dir: Path, commit: str, dest: Path, timeout: float, absent: list[str] | None = None
+) -> None:
     """Check ``commit`` out into ``dest`` without touching the repository's HEAD or index.
 
     ``git archive`` is not used because it honours ``export-ignore`` and would drop files.
+    With ``absent`` a list, blobs the object store lacks are left out of the checkout and their
+    paths (sorted) appended to it; without, a missing blob fails the checkout.
     """
     with tempfile.TemporaryDirectory(prefix="enconda-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         base = ["--git-dir", str(git_dir), "--work-tree", str(dest)]
-        for args in (["read-tree", commit], ["checkout-index", "--all", "--force"]):
+        checkout = ["checkout-index", "--all", "--force"]
+        for args in (["read-tree", commit], checkout):
             result = _git(base + args, timeout=timeout, env=env)
+            if result.returncode == 0:
+                continue
+            failure = (
+                f"git {args[0]} of {commit} from {git_dir} failed: {_last_lines(result.stderr)}"
+            )
+            # Only a failed checkout pays for the search, so a complete store costs nothing more.
+            if absent is None or args is not checkout:
+                raise HarnessError(failure)
+            missing = _missing_blobs(git_dir, commit, timeout)
+            if not missing:
+                raise HarnessError(failure)
+            removed = _git_bytes(
+                [*base, "update-index", "--force-remove", "-z", "--stdin"],
+                timeout=timeout,
+                env=env,
+                stdin=b"".join(path + b"\0" for path in missing),
+            )
+            if removed.returncode != 0:
+                stderr = removed.stderr.decode(errors="replace")
+                raise HarnessError(f"{failure}; dropping the missing files: {_last_lines(stderr)}")
+            # The failed attempt wrote the rest; an emptied dest leaves no half-written file.
+            _empty(dest)
+            result = _git(base + checkout, timeout=timeout, env=env)
             if result.returncode != 0:
                 raise HarnessError(
-                    f"git {args[0]} of {commit} from {git_dir} failed: {_last_lines(result.stderr)}"
+                    f"git checkout-index of {commit} from {git_dir} without its "
+                    f"{len(missing)} missing files failed: {_last_lines(result.stderr)}"
                 )
+            absent.extend(sorted(path.decode(errors="backslashreplace") for path in missing))
+
+
+def _empty(folder: Path) -> None:
+    """Remove what ``folder`` holds, links as links (never followed), keeping the folder."""
+    for entry in os.scandir(folder):
+        if entry.is_dir(follow_symlinks=False):
+            shutil.rmtree(entry.path)
+        else:
+            os.unlink(entry.path)
 
 
 def _url_parts(url: str) -> tuple[str | None, str]:
@@ -203,7 +296,12 @@ def _is_git_repository(path: Path) -> bool:
 
 
 def _from_mirror(
-    source: RepoSource, mirror_dir: Path, dest: Path, timeout: float, notes: list[str]
+    source: RepoSource,
+    mirror_dir: Path,
+    dest: Path,
+    timeout: float,
+    notes: list[str],
+    absent: list[str] | None = None,
 ) -> bool:
     url, revision = str(source.url), str(source.revision)
     candidates = mirror_candidates(mirror_dir, url)
@@ -213,7 +311,7 @@ def _from_mirror(
         git_dir = _git_dir(mirror_dir, timeout)
         commit = _resolve(git_dir, revision, timeout) if git_dir else None
         if commit and git_dir:
-            _export(git_dir, commit, dest, timeout)
+            _export(git_dir, commit, dest, timeout, absent)
             return True
         notes.append(f"mirror {mirror_dir} has no revision {revision}")
         return False
@@ -227,7 +325,7 @@ def _from_mirror(
         git_dir = _git_dir(candidate, timeout)
         commit = _resolve(git_dir, revision, timeout) if git_dir else None
         if commit and git_dir:
-            _export(git_dir, commit, dest, timeout)
+            _export(git_dir, commit, dest, timeout, absent)
             return True
         notes.append(f"mirror {candidate} has no revision {revision}")
     return False
@@ -239,7 +337,13 @@ def _clone_cache(cache_dir: Path, url: str) -> Path:
     return cache_dir / "repos" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}-{key}.git"
 
 
-def _from_url(source: RepoSource, dest: Path, cache_dir: Path, timeout: float) -> None:
+def _from_url(
+    source: RepoSource,
+    dest: Path,
+    cache_dir: Path,
+    timeout: float,
+    absent: list[str] | None = None,
+) -> None:
     url, revision = str(source.url), str(source.revision)
     deadline = time.monotonic() + timeout
     bare = _clone_cache(cache_dir, url)
@@ -288,7 +392,7 @@ def _from_url(source: RepoSource, dest: Path, cache_dir: Path, timeout: float) -
             )
             if commit is None:
                 raise RepositoryUnavailable(url, revision, "revision not found after fetch")
-        _export(bare, commit, dest, remaining())
+        _export(bare, commit, dest, remaining(), absent)
     except subprocess.TimeoutExpired:
         raise RepositoryUnavailable(url, revision, f"git timed out after {timeout:g}s") from None
     except FileNotFoundError:
@@ -303,10 +407,14 @@ def materialize(
     timeout: float = 120,
     *,
     cache_dir: Path | None = None,
+    absent: list[str] | None = None,
 ) -> str:
     """Write the repository tree of ``source`` into ``dest``; return its ``tree_hash``.
 
     ``dest`` must be absent or empty. Unreachable sources raise ``RepositoryUnavailable``.
+    A git checkout naming blobs the object store lacks (a fetched snapshot often leaves out its
+    largest files) fails unless ``absent`` is a list: then it goes on without those files and
+    appends their repository-relative paths, sorted, to ``absent``.
     """
     dest = Path(dest)
     _prepare_dest(dest)
@@ -325,18 +433,18 @@ def materialize(
             commit = _resolve(git_dir, revision, timeout)
             if commit is None:
                 raise RepositoryUnavailable(str(repo), revision, "revision not found")
-            _export(git_dir, commit, dest, timeout)
+            _export(git_dir, commit, dest, timeout, absent)
         else:
             notes: list[str] = []
             found = mirror_dir is not None and _from_mirror(
-                source, Path(mirror_dir), dest, timeout, notes
+                source, Path(mirror_dir), dest, timeout, notes, absent
             )
             if not found:
                 cache = cache_dir or default_cache_dir()
                 try:
                     # One fetch per URL at a time: xdist workers share the bare cache repo.
                     with file_lock(cache, f"repo-{_clone_cache(cache, str(source.url)).name}"):
-                        _from_url(source, dest, cache, timeout)
+                        _from_url(source, dest, cache, timeout, absent)
                 except RepositoryUnavailable as exc:
                     if notes:
                         raise RepositoryUnavailable(

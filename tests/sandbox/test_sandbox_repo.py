@@ -233,3 +233,82 @@ def test_non_empty_destination_is_refused(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="absent or empty"):
         materialize(RepoSource(kind="folder", path="repo"), tmp_path, dest)
     assert (dest / "keep.txt").read_text() == "mine"
+
+
+def _snapshot_lacking_blobs(tmp_path: Path) -> tuple[Path, str]:
+    """A bare snapshot whose commit names blobs its object store lacks, as fetched snapshots of
+    repositories often do for their largest files: two paths share one missing blob, a symlink's
+    blob is missing too, and a gitlink (submodule) is present that was never a blob."""
+    repo = tmp_path / "origin"
+    repo.mkdir()
+    git(repo, "init", "--quiet", "--initial-branch=main")
+    (repo / "app.py").write_text("VERSION = 1\n")
+    (repo / "data").mkdir()
+    (repo / "data" / "big file.bin").write_bytes(b"\1" * 4096)
+    (repo / "data" / "copy.bin").write_bytes(b"\1" * 4096)
+    (repo / "data" / "small.txt").write_text("kept\n")
+    (repo / "latest").symlink_to("data/big file.bin")
+    git(repo, "add", "-A")
+    git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'a' * 40},vendor/sub")
+    git(repo, "commit", "--quiet", "-m", "one")
+    commit = git(repo, "rev-parse", "HEAD")
+    snapshot = tmp_path / "owner+name" / "repo"
+    # A local clone hard-links the loose objects, so deleting the clone's copy leaves the origin's.
+    git(tmp_path, "clone", "--quiet", "--bare", str(repo), str(snapshot))
+    for path in ("data/big file.bin", "latest"):
+        sha = git(snapshot, "rev-parse", f"{commit}:{path}")
+        loose = snapshot / "objects" / sha[:2] / sha[2:]
+        assert loose.is_file(), f"{path}'s blob is not a loose object"
+        loose.unlink()
+    return snapshot, commit
+
+
+def test_missing_blobs_fail_a_strict_checkout(tmp_path: Path) -> None:
+    snapshot, commit = _snapshot_lacking_blobs(tmp_path)
+    dest = tmp_path / "checkout"
+    with pytest.raises(HarnessError, match=r"checkout-index .* unable to read sha1 file"):
+        materialize(
+            RepoSource(kind="url", url=UNREACHABLE, revision=commit),
+            tmp_path,
+            dest,
+            mirror_dir=snapshot,
+            cache_dir=tmp_path / "cache",
+        )
+    assert not dest.exists()
+
+
+@pytest.mark.parametrize("kind", ["url", "git"])
+def test_missing_blobs_are_left_out_and_named(tmp_path: Path, kind: str) -> None:
+    snapshot, commit = _snapshot_lacking_blobs(tmp_path)
+    dest = tmp_path / "checkout"
+    absent: list[str] = ["kept"]
+    if kind == "url":
+        source = RepoSource(kind="url", url=UNREACHABLE, revision=commit)
+        mirror: Path | None = snapshot
+    else:
+        source = RepoSource(kind="git", path=str(snapshot), revision=commit)
+        mirror = None
+    digest = materialize(
+        source, tmp_path, dest, mirror_dir=mirror, cache_dir=tmp_path / "cache", absent=absent
+    )
+    assert absent == ["kept", "data/big file.bin", "data/copy.bin", "latest"]
+    assert (dest / "app.py").read_text() == "VERSION = 1\n"
+    assert [p.name for p in (dest / "data").iterdir()] == ["small.txt"]
+    assert (dest / "data" / "small.txt").read_text() == "kept\n"
+    assert not (dest / "latest").exists() and not (dest / "latest").is_symlink()
+    assert digest == tree_hash(dest)
+
+
+def test_complete_checkout_names_nothing_absent(
+    tmp_path: Path, git_repo: tuple[Path, str, str]
+) -> None:
+    repo, _, second = git_repo
+    absent: list[str] = []
+    materialize(
+        RepoSource(kind="git", path=str(repo), revision=second),
+        tmp_path,
+        tmp_path / "dest",
+        absent=absent,
+    )
+    assert absent == []
+    assert (tmp_path / "dest" / "app.py").read_text() == "VERSION = 2\n"
