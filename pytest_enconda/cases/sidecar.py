@@ -39,6 +39,9 @@ SIDECAR_NAME = "enconda-verification.json"
 # share was recorded are held to it too, from their first run's counts.
 MIN_PASS_SHARE = 0.5
 FORMAT = 1
+# A snapshot lacking thousands of files (test data, images) must not bloat the sidecar: the
+# count is kept whole, the paths up to this many.
+ABSENT_FILES_KEPT = 200
 
 
 class SidecarError(ValueError):
@@ -90,6 +93,15 @@ class RepoVerification(BaseModel):
     test_requirement_sources: dict[str, str] = Field(
         default_factory=dict, description="where each test requirement is declared"
     )
+    absent_files: list[str] = Field(
+        default_factory=list,
+        description="files the snapshot lacked (their contents were not in its object store; the "
+        f"first {ABSENT_FILES_KEPT}, sorted); the reference was made and its PASS set measured "
+        "without them",
+    )
+    absent_count: int = Field(
+        default=0, ge=0, description="how many files the snapshot lacked, all of them counted"
+    )
     reference_setup: str = Field(default="", description="the setup script that built it")
     checkout_proof: CheckoutProof | None = Field(
         default=None,
@@ -120,6 +132,11 @@ class RepoVerification(BaseModel):
     timings: dict[str, float] = Field(default_factory=dict, description="seconds per phase")
     harness_version: str = ""
     verified_at: str = ""
+
+    def record_absent(self, paths: list[str]) -> None:
+        """Keep the count of the files the checkout went without, and the first of their paths."""
+        self.absent_count = len(paths)
+        self.absent_files = sorted(paths)[:ABSENT_FILES_KEPT]
 
     @property
     def share(self) -> float | None:

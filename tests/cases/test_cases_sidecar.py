@@ -71,6 +71,31 @@ def test_round_trip_is_sorted_and_counts(tmp_path: Path) -> None:
     assert back.record("z/z", REV_B) is None
 
 
+def test_absent_files_round_trip_capped_and_old_records_read(tmp_path: Path) -> None:
+    from pytest_enconda.cases.sidecar import ABSENT_FILES_KEPT
+
+    record = verified("o/a", REV_A)
+    many = [f"data/{index:04d}.bin" for index in range(ABSENT_FILES_KEPT + 50)]
+    record.record_absent(list(reversed(many)))
+    assert record.absent_count == ABSENT_FILES_KEPT + 50
+    assert record.absent_files == many[:ABSENT_FILES_KEPT]
+    path = tmp_path / "side.json"
+    write_sidecar(path, Sidecar(repositories={"o/a": record}))
+    back = read_sidecar(path).repositories["o/a"]
+    assert back.absent_files == many[:ABSENT_FILES_KEPT]
+    assert back.absent_count == ABSENT_FILES_KEPT + 50
+    # A record written before the fields existed reads as lacking nothing.
+    data = json.loads(path.read_text())
+    del data["repositories"]["o/a"]["absent_files"], data["repositories"]["o/a"]["absent_count"]
+    path.write_text(json.dumps(data))
+    old = read_sidecar(path).repositories["o/a"]
+    assert old.absent_files == [] and old.absent_count == 0 and old.verified
+    data["repositories"]["o/a"]["absent_count"] = -1
+    path.write_text(json.dumps(data))
+    with pytest.raises(SidecarError, match=r"repositories\.o/a\.absent_count"):
+        read_sidecar(path)
+
+
 def test_verified_needs_a_pass_set() -> None:
     record = verified("o/a", REV_A).model_copy(update={"pass_set": []})
     assert not record.verified

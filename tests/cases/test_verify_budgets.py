@@ -3,14 +3,18 @@ recipe follows it (a README that starts a server in the foreground never ends)."
 
 from __future__ import annotations
 
+import subprocess
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from gitutil import git
+
 from pytest_enconda.cases.sidecar import RepoVerification
+from pytest_enconda.errors import HarnessError
 from pytest_enconda.sandbox.containers import ExecResult
-from pytest_enconda.verify import VerifyOptions, _attempt, setup_budget
+from pytest_enconda.verify import VerifyOptions, _attempt, setup_budget, verify_repository
 
 
 def _options(tmp_path: Path, **changes: Any) -> VerifyOptions:
@@ -144,3 +148,40 @@ def test_sigterm_stops_verify_like_ctrl_c(tmp_path: Path, monkeypatch: Any) -> N
     assert started == ["a/one"] and closed == [True]
     assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_verify_records_the_files_the_snapshot_lacked(tmp_path: Path) -> None:
+    """The reference is made on the same partial tree the agents get: the record names what
+    was missing instead of refusing the repository."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "--quiet", "--initial-branch=main")
+    (origin / "app.py").write_text("VERSION = 1\n")
+    (origin / "big.dat").write_bytes(b"\2" * 2048)
+    git(origin, "add", "-A")
+    git(origin, "commit", "--quiet", "-m", "one")
+    commit = git(origin, "rev-parse", "HEAD")
+    snapshot = tmp_path / "o+n" / "repo"
+    git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(snapshot))
+    sha = git(snapshot, "rev-parse", f"{commit}:big.dat")
+    (snapshot / "objects" / sha[:2] / sha[2:]).unlink()
+    assert subprocess.run(
+        ["git", "--git-dir", str(snapshot), "cat-file", "-e", sha], check=False
+    ).returncode
+
+    def no_image(*_: Any, **__: Any) -> str:
+        raise HarnessError("no Docker in this test")
+
+    lines: list[str] = []
+    ctx = SimpleNamespace(
+        options=_options(tmp_path, repo_mirror=snapshot),
+        progress=lines.append,
+        images=SimpleNamespace(
+            settings=SimpleNamespace(cache_dir=tmp_path / "cache"), ensure_base=no_image
+        ),
+    )
+    record = verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    assert record.absent_files == ["big.dat"] and record.absent_count == 1
+    # The checkout went on: verify got as far as the image.
+    assert record.status == "unverified" and record.reason == "no Docker in this test"
+    assert "o/n: the snapshot lacks 1 file(s), checked out without them: big.dat" in lines
