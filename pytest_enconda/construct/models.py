@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..cases.sidecar import ABSENT_FILES_KEPT
 from ..error_types import ERROR_TYPES
 
 __all__ = [
@@ -173,6 +174,13 @@ class RepoOutcome(BaseModel):
     prepared: list[str] = Field(
         default_factory=list, description="README rewrites that adapt it to the checkout"
     )
+    absent_files: list[str] = Field(
+        default_factory=list,
+        description="files whose contents the upstream snapshot lacked (the first "
+        f"{ABSENT_FILES_KEPT}, sorted): the construct snapshot, its reference and its instances "
+        "go without them",
+    )
+    absent_count: int = Field(default=0, ge=0, description="how many files it lacked in all")
     injected: list[Injection] = Field(default_factory=list)
     dropped: dict[str, str] = Field(
         default_factory=dict, description="injection key -> why it was dropped"

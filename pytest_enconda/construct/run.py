@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from .. import __version__
 from ..artifacts import atomic_write_text
+from ..cases.sidecar import ABSENT_FILES_KEPT
 from ..errors import EncondaError
 from .facts import command_lines, read_facts
 from .filters import judge_filter, offline_filter
@@ -141,11 +142,17 @@ def snapshot_folder(
 
 
 def snapshot_revision(
-    repository: str, revision: str, repo_mirror: Path, mirror: Path
+    repository: str,
+    revision: str,
+    repo_mirror: Path,
+    mirror: Path,
+    *,
+    absent: list[str] | None = None,
 ) -> tuple[str, list[str]]:
     """A dataset repository at its pinned revision (from ``repo_mirror``), snapshotted like a
     folder into ``mirror`` with its README prepared; the commit message names the upstream
-    revision it was made from."""
+    revision it was made from. Files whose contents ``repo_mirror`` lacks are left out of the
+    snapshot and their paths appended to ``absent`` (without it, they fail the snapshot)."""
     from ..cases.models import RepoSource
     from ..errors import RepositoryUnavailable
     from ..sandbox.repo import materialize
@@ -154,7 +161,7 @@ def snapshot_revision(
     with tempfile.TemporaryDirectory(prefix="enconda-upstream-") as tmp:
         tree = Path(tmp) / repository.split("/")[-1]
         try:
-            materialize(source, Path(tmp), tree, mirror_dir=repo_mirror)
+            materialize(source, Path(tmp), tree, mirror_dir=repo_mirror, absent=absent)
         except RepositoryUnavailable as exc:
             raise ConstructError(f"{repository}@{revision[:12]}: {exc}") from None
         return snapshot_folder(
@@ -185,6 +192,9 @@ class Sources(BaseModel):
     revisions: dict[str, str] = Field(default_factory=dict)  # owner/name -> snapshot revision
     upstream: dict[str, str] = Field(default_factory=dict)  # owner/name -> dataset revision
     prepared: dict[str, list[str]] = Field(default_factory=dict)  # owner/name -> README rewrites
+    # owner/name -> files the upstream snapshot lacked (first ABSENT_FILES_KEPT) and their count
+    absent: dict[str, list[str]] = Field(default_factory=dict)
+    absent_count: dict[str, int] = Field(default_factory=dict)
 
 
 def resolve_sources(
@@ -224,11 +234,23 @@ def resolve_sources(
                     else:
                         found.revisions[repository] = old.revision
                         found.prepared[repository] = list(old.prepared)
+                        found.absent[repository] = list(old.absent_files)
+                        found.absent_count[repository] = old.absent_count
                         continue
                 progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
+                absent: list[str] = []
                 found.revisions[repository], found.prepared[repository] = snapshot_revision(
-                    repository, revision, options.repo_mirror, local_mirror
+                    repository, revision, options.repo_mirror, local_mirror, absent=absent
                 )
+                if absent:
+                    # The snapshot, its reference and its instances all go without these files.
+                    progress(
+                        f"{repository}: the upstream snapshot lacks {len(absent)} file(s), "
+                        f"snapshotted without them: {', '.join(absent[:3])}"
+                        f"{' ...' if len(absent) > 3 else ''}"
+                    )
+                    found.absent[repository] = absent[:ABSENT_FILES_KEPT]
+                    found.absent_count[repository] = len(absent)
         elif path.is_dir():
             kinds.add("folder")
             repository = f"{options.owner}/{path.resolve().name}"
@@ -341,6 +363,8 @@ def construct(
                 run.report.repositories[repository] = outcome
             outcome.upstream_revision = sources.upstream.get(repository, "")
             outcome.prepared = sources.prepared.get(repository, [])
+            outcome.absent_files = sources.absent.get(repository, [])
+            outcome.absent_count = sources.absent_count.get(repository, 0)
             if not record.verified:
                 outcome.accepted = False
                 outcome.reason = f"the original README does not verify: {record.why_unverified}"

@@ -123,6 +123,8 @@ class RepoWorkspace:
         self.repo_dir = Path(self._tmp.name) / "repo"
         self.image: str | None = None
         self.digest = ""
+        # Files the checkout went without (a snapshot lacking their contents), sorted.
+        self.absent: list[str] = []
 
     def __enter__(self) -> RepoWorkspace:
         from ..cases.models import RepoSource
@@ -137,6 +139,7 @@ class RepoWorkspace:
             self.repo_dir,
             mirror_dir=self.mirror,
             cache_dir=self.cache_dir,
+            absent=self.absent,
         )
         return self
 

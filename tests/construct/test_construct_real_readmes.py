@@ -185,10 +185,14 @@ def test_one_install_line_reaches_levels_two_and_three_and_labels_stay_visible(
     assert not any(flagged.values()), flagged
 
 
-def _upstream(tmp_path: Path) -> tuple[Path, str]:
-    """A mirror holding neurogym/neurogym as a bare git repository, its README in CRLF."""
+def _upstream(tmp_path: Path, missing: tuple[str, ...] = ()) -> tuple[Path, str]:
+    """A mirror holding neurogym/neurogym as a bare git repository, its README in CRLF; the
+    ``missing`` files are committed but their contents left out of the mirror's object store."""
     work = tmp_path / "src"
     (work / "neurogym").mkdir(parents=True)
+    for number, name in enumerate(missing):
+        (work / name).parent.mkdir(parents=True, exist_ok=True)
+        (work / name).write_bytes(bytes([number]) * 1024)
     (work / "neurogym" / "__init__.py").write_text("")
     (work / "pyproject.toml").write_text('[project]\nname = "neurogym"\ndependencies = ["numpy"]\n')
     (work / "README.md").write_bytes(CLONE_README.replace("\n", "\r\n").encode())
@@ -209,6 +213,15 @@ def _upstream(tmp_path: Path) -> tuple[Path, str]:
         ["git", "clone", "-q", "--bare", str(work), str(mirror / "neurogym+neurogym" / "repo")],
         check=True,
     )
+    bare = mirror / "neurogym+neurogym" / "repo"
+    for name in missing:
+        sha = subprocess.run(
+            ["git", "--git-dir", str(bare), "rev-parse", f"{revision}:{name}"],
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.strip()
+        (bare / "objects" / sha[:2] / sha[2:]).unlink()  # a local clone keeps objects loose
     return mirror, revision
 
 
@@ -254,6 +267,41 @@ def test_a_dataset_repository_is_snapshotted_prepared_with_its_upstream_recorded
     again = construct(options, lambda _: None, FakeValidator)
     assert FakeValidator.calls == []
     assert again.repositories["neurogym/neurogym"].revision == outcome.revision
+
+
+def test_a_snapshot_lacking_files_is_constructed_without_them_and_says_which(
+    tmp_path: Path,
+) -> None:
+    mirror, revision = _upstream(tmp_path, missing=("data/big.bin", "docs/shot.png"))
+    dataset = tmp_path / "selection"
+    dataset.mkdir()
+    (dataset / "repo_info.jsonl").write_text(
+        json.dumps({"repository": "neurogym/neurogym", "revision": revision}) + "\n"
+    )
+    out = tmp_path / "OUT"
+    options = ConstructOptions(
+        sources=(str(dataset),), out=out, per_type=1, levels=(1,), workers=1, repo_mirror=mirror
+    )
+    lines: list[str] = []
+    report = construct(options, lines.append, FakeValidator)
+    outcome = report.repositories["neurogym/neurogym"]
+    assert outcome.accepted
+    assert outcome.absent_files == ["data/big.bin", "docs/shot.png"] and outcome.absent_count == 2
+    assert (
+        "neurogym/neurogym: the upstream snapshot lacks 2 file(s), snapshotted without them: "
+        "data/big.bin, docs/shot.png" in lines
+    )
+    snapshot = out / "mirror" / "neurogym+neurogym" / "repo"
+    listed = subprocess.run(
+        ["git", "--git-dir", str(snapshot), "ls-tree", "-r", "--name-only", outcome.revision],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.split()
+    assert "pyproject.toml" in listed and "data/big.bin" not in listed
+    # A resumed run keeps the snapshot and what it lacked.
+    again = construct(options, lambda _: None, FakeValidator)
+    assert again.repositories["neurogym/neurogym"].absent_count == 2
 
 
 def test_the_prepared_snapshot_is_the_checkout_facts_are_read_from(tmp_path: Path) -> None:
