@@ -24,6 +24,7 @@ from . import textio
 from .agents.base import AgentOutcome, AgentTask
 from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
 from .cases.models import README_FROM_REPOSITORY
+from .cases.sidecar import ABSENT_FILES_KEPT
 from .errors import EncondaError, HarnessError, RunStopped, harness_step
 from .grading.verdict import ItemVerdict
 from .records import CaseDir, RunDir, efficiency
@@ -116,6 +117,8 @@ class CasePipeline:
         self._done: dict[tuple[str, str], Any] = {}
         self._failures: dict[tuple[str, str], BaseException] = {}
         self._repo_readmes: dict[str, tuple[str, str]] = {}
+        # case id -> files its repository's snapshot lacked (the checkout went on without them)
+        self._absent: dict[str, list[str]] = {}
         self._ceiling_said = False
 
     # ----------------------------------------------------------------- strategies, made lazily
@@ -382,18 +385,35 @@ class CasePipeline:
         return name, text
 
     def _read_repository_readme(self, case: Case) -> None:
-        from .sandbox.repo import materialize
-
         with tempfile.TemporaryDirectory(prefix="enconda-readme-") as tmp:
             repo_dir = Path(tmp) / "repo"
-            materialize(
-                case.spec.repository,
-                case.case_dir,
-                repo_dir,
-                mirror_dir=self.settings.repo_mirror,
-                cache_dir=self.backend().cache_dir,
-            )
+            self._materialize(case, repo_dir)
             self._repo_readmes[case.id] = repository_readme(repo_dir, case.spec.readme_target)
+
+    def _materialize(self, case: Case, repo_dir: Path) -> str:
+        """The case's repository into ``repo_dir`` (its tree hash). A snapshot lacking some files'
+        contents is checked out without them, as verify made the reference: which ones is said
+        now and kept for ``case.json``."""
+        from .sandbox.repo import materialize
+
+        absent: list[str] = []
+        digest = materialize(
+            case.spec.repository,
+            case.case_dir,
+            repo_dir,
+            mirror_dir=self.settings.repo_mirror,
+            cache_dir=self.backend().cache_dir,
+            absent=absent,
+        )
+        if absent:
+            if case.id not in self._absent:
+                self.progress(
+                    f"{case.id}: warning: the repository's snapshot lacks {len(absent)} file(s), "
+                    f"checked out without them: {', '.join(absent[:3])}"
+                    f"{' ...' if len(absent) > 3 else ''}"
+                )
+            self._absent[case.id] = absent
+        return digest
 
     @contextlib.contextmanager
     def _agent_box(self, case: Case) -> Iterator[Box]:
@@ -424,21 +444,13 @@ class CasePipeline:
         return self._once(case, "image", lambda: self._build_task_image(case))  # type: ignore[no-any-return]
 
     def _build_task_image(self, case: Case) -> str:
-        from .sandbox.repo import materialize
-
         backend = self.backend()
         spec = case.spec
         self.progress(f"{case.id}: preparing image (base {spec.base_image})")
         with tempfile.TemporaryDirectory(prefix="enconda-repo-") as tmp:
             repo_dir = Path(tmp) / "repo"
             # The repository first: an unavailable one should fail before minutes of building.
-            digest = materialize(
-                spec.repository,
-                case.case_dir,
-                repo_dir,
-                mirror_dir=self.settings.repo_mirror,
-                cache_dir=backend.cache_dir,
-            )
+            digest = self._materialize(case, repo_dir)
             if README_FROM_REPOSITORY in spec.tags:
                 # Nothing is written over the repository's own README; the agent reads it.
                 overrides: dict[str, bytes] = {}
@@ -762,6 +774,11 @@ class CasePipeline:
             "golden": json.loads(case.golden.model_dump_json()),
             "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
         }
+        absent = self._absent.get(case.id)
+        if absent:
+            # Written only when some were absent: a complete checkout's case.json is unchanged.
+            facts["absent_files"] = absent[:ABSENT_FILES_KEPT]
+            facts["absent_count"] = len(absent)
         atomic_write_text(path, json.dumps(facts, indent=2, sort_keys=True) + "\n")
 
 

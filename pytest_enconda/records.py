@@ -399,6 +399,12 @@ class CaseFacts(BaseModel):
     error_types: list[str] = Field(default_factory=list)
     golden: dict[str, Any] = Field(default_factory=dict)
     reference: dict[str, Any] | None = None
+    absent_files: list[str] = Field(
+        default_factory=list,
+        description="files the repository's snapshot lacked (the first 200, sorted): the agent's "
+        "checkout went without them, as the reference's did",
+    )
+    absent_count: int = Field(default=0, ge=0, description="how many files it lacked in all")
 
 
 def read_run_info(run: RunDir) -> RunInfo | None:

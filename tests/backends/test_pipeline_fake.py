@@ -4,6 +4,7 @@ tests (no Docker, no pytest run). Each was reachable only through a Docker-backe
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -138,3 +139,50 @@ def test_stages_dispatch_through_the_registry(tmp_path: Path) -> None:
     assert json.loads(CaseDir(tmp_path / "run", "toy").pyramid("T9").read_text())["outcome"] == (
         "passed"
     )
+
+
+def test_a_snapshot_lacking_files_is_run_without_them_and_case_json_says_which(
+    tmp_path: Path,
+) -> None:
+    """A fetched snapshot often lacks its largest files' contents: the agent's checkout goes on
+    without them (as verify's did for the reference) and case.json names them."""
+    from gitutil import git
+
+    case = _case(tmp_path, setup="echo built > built.txt\n")
+    work = tmp_path / "work"
+    shutil.copytree(case.case_dir / "repo", work)
+    (work / "data").mkdir()
+    (work / "data" / "big.bin").write_bytes(b"\3" * 4096)
+    git(work, "init", "--quiet", "--initial-branch=main")
+    git(work, "add", "-A")
+    git(work, "commit", "--quiet", "-m", "one")
+    commit = git(work, "rev-parse", "HEAD")
+    bare = case.case_dir / "repo.git"
+    git(tmp_path, "clone", "--quiet", "--bare", str(work), str(bare))
+    sha = git(bare, "rev-parse", f"{commit}:data/big.bin")
+    (bare / "objects" / sha[:2] / sha[2:]).unlink()
+    toml = case.case_dir / "case.toml"
+    toml.write_text(
+        toml.read_text().replace(
+            'kind = "folder"\npath = "repo"',
+            f'kind = "git"\npath = "repo.git"\nrevision = "{commit}"',
+        )
+    )
+    case = load_case(toml, [tmp_path / "bench"])
+    messages: list[str] = []
+    pipeline = CasePipeline(
+        EncondaSettings(run_dir=tmp_path / "run"),
+        progress=messages.append,
+        backend=FakeBackend(tmp_path / "fake"),
+    )
+    assert pipeline.verdict(case, "execution").outcome == "passed"
+    facts = json.loads(CaseDir(tmp_path / "run", "toy").facts.read_text())
+    assert facts["absent_files"] == ["data/big.bin"] and facts["absent_count"] == 1
+    assert (
+        "toy: warning: the repository's snapshot lacks 1 file(s), checked out without them: "
+        "data/big.bin" in messages
+    )
+    from pytest_enconda.records import read_case_facts
+
+    read = read_case_facts(CaseDir(tmp_path / "run", "toy"))
+    assert read is not None and read.absent_files == ["data/big.bin"] and read.absent_count == 1
