@@ -193,6 +193,8 @@ def _missing_blobs(git_dir: Path, commit: str, timeout: float) -> list[bytes]:
     check = _git_bytes(
         ["--git-dir", str(git_dir), "cat-file", "--batch-check"],
         timeout=timeout,
+        # "missing" must mean absent here, never a lazy fetch from a partial clone's remote.
+        env={"GIT_NO_LAZY_FETCH": "1"},
         stdin=b"".join(sha + b"\n" for sha in paths_of),
     )
     if check.returncode != 0:
