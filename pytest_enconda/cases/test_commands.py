@@ -28,6 +28,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from ..textio import parse_toml
+from .poetry import poetry_requirement
 
 __all__ = ["TestCommand", "discover_test_command", "recipe_script", "test_tools"]
 
@@ -394,7 +395,7 @@ def _requirement_lines(repo: Path) -> list[str]:
             if isinstance(value, list):
                 lines += [item for item in value if isinstance(item, str)]
             elif isinstance(value, dict):
-                lines += [_poetry_spec(key, spec) for key, spec in value.items()]
+                lines += [poetry_requirement(key, spec) for key, spec in value.items()]
     setup_cfg = _ini(_read(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
         for name, value in setup_cfg.items("options.extras_require"):
@@ -410,18 +411,6 @@ def _requirement_lines(repo: Path) -> list[str]:
             if section.startswith("testenv"):
                 lines += parser.get(section, "deps", fallback="").splitlines()
     return lines
-
-
-def _poetry_spec(name: str, spec: object) -> str:
-    """PEP 508 from a Poetry constraint: ``^1.2`` is ``>=1.2``, ``~1.2.3`` is ``~=1.2.3``."""
-    if not isinstance(spec, str) or spec.strip() in ("*", ""):
-        return name
-    spec = spec.strip()
-    if spec.startswith("^"):
-        return f"{name}>={spec[1:]}"
-    if spec.startswith("~") and not spec.startswith("~="):
-        return f"{name}~={spec[1:]}"
-    return f"{name}{spec}" if spec[0] in "<>=!~" else f"{name}=={spec}"
 
 
 def _valid_requirement(spec: str) -> bool:
@@ -587,7 +576,7 @@ def _group_requirements(repo: Path) -> list[str]:
                     if key.lower() == "python":
                         continue
                     if isinstance(spec, str):
-                        specs.append(_poetry_spec(key, spec))
+                        specs.append(poetry_requirement(key, spec))
                     elif isinstance(spec, dict) and isinstance(spec.get("path"), str):
                         # A local test package (Poetry path dependency), inside the repository.
                         path = spec["path"]

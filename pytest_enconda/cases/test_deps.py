@@ -30,10 +30,10 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .poetry import poetry_requirement
 from .test_commands import (
     _TEST_EXTRAS,
     _ini,
-    _poetry_spec,
     _read,
     _requirement_files,
     _toml,
@@ -192,7 +192,7 @@ def extra_requirements(repo: Path) -> dict[str, list[str]]:
         for name, members in poetry_extras.items():
             if isinstance(members, list):
                 extras[_norm(str(name))] = [
-                    _poetry_spec(m, poetry_deps.get(m)) for m in members if isinstance(m, str)
+                    poetry_requirement(m, poetry_deps.get(m)) for m in members if isinstance(m, str)
                 ]
     setup_cfg = _ini(_read(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
@@ -340,7 +340,7 @@ def _group_specs(table: dict, name: str, depth: int = 0) -> list[str]:
     elif isinstance(value, dict):
         for key, spec in value.items():
             if str(key).lower() != "python" and isinstance(spec, str | dict):
-                specs.append(_poetry_spec(str(key), spec if isinstance(spec, str) else "*"))
+                specs.append(poetry_requirement(str(key), spec))
     return specs
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from ..agents.readme_commands import extract_commands
 
 # The repository is downloaded data: its files are read bounded, never through a link or a FIFO.
+from ..cases.poetry import poetry_specifier
 from ..cases.test_commands import _read as read_repo_file
 from ..sandbox.repo import iter_tree
 
@@ -87,36 +88,6 @@ def _requirement(text: str, source: str) -> Requirement | None:
     return Requirement(name=match.group(1), spec=match.group(3).replace(" ", ""), source=source)
 
 
-def _poetry_spec(constraint: str) -> str | None:
-    """A Poetry version constraint as a PEP 440 specifier (``^1.2`` -> ``>=1.2,<2``), or None
-    for one this does not translate (an empty string: unconstrained)."""
-    constraint = constraint.replace(" ", "")
-    if constraint in ("", "*"):
-        return ""
-    caret, tilde = (
-        constraint.startswith("^"),
-        constraint.startswith("~") and not (constraint.startswith("~=")),
-    )
-    if caret or tilde:
-        version = constraint[1:]
-        if not re.fullmatch(r"\d+(\.\d+){0,2}", version):
-            return None
-        parts = [int(p) for p in version.split(".")]
-        if caret:
-            # The first non-zero part may not change (^0.2.3 -> <0.3.0, ^1.2 -> <2).
-            index = next((i for i, p in enumerate(parts) if p), len(parts) - 1)
-        else:
-            # ~1.2.3 and ~1.2 -> <1.3, ~1 -> <2.
-            index = min(1, len(parts) - 1)
-        upper = [*parts[:index], parts[index] + 1]
-        return f">={version},<{'.'.join(map(str, upper))}"
-    if re.fullmatch(r"\d+(\.\d+)*", constraint):
-        return f"=={constraint}"  # a bare version is an exact pin in Poetry
-    if re.fullmatch(r"(?:(?:[<>]=?|==|!=|~=)\d[0-9A-Za-z.*]*,?)+", constraint):
-        return constraint.rstrip(",")
-    return None
-
-
 def _poetry_facts(poetry: dict, facts: RepoFacts) -> None:
     """Name, dependencies, extras and scripts of a Poetry project ([tool.poetry]), where
     [project] did not give them: ``^``/``~`` constraints become PEP 440 specifiers so that the
@@ -138,7 +109,7 @@ def _poetry_facts(poetry: dict, facts: RepoFacts) -> None:
                 constraint = value.get("version", "*")
             if not isinstance(constraint, str):
                 continue  # several constraints by marker: not read
-            spec = _poetry_spec(constraint)
+            spec = poetry_specifier(constraint)
             if spec is None:
                 continue
             if name.lower() == "python":

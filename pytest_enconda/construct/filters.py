@@ -39,15 +39,21 @@ def _words(text: str) -> list[str]:
         return text.split()
 
 
-def _command_of(line: str, readme: str, number: int) -> str | None:
-    for cmd in command_lines(readme):
+def _command_of(readme: str, number: int, readme_name: str) -> str | None:
+    for cmd in command_lines(readme, readme_name):
         if cmd.line == number:
             return cmd.command
     return None
 
 
-def offline_filter(injection: Injection, original: str, facts: RepoFacts) -> str | None:
-    """None when the injection passes every offline check, else the first reason it fails."""
+def offline_filter(
+    injection: Injection, original: str, facts: RepoFacts, readme_name: str = "README.md"
+) -> str | None:
+    """None when the injection passes every offline check, else the first reason it fails.
+
+    ``readme_name`` decides how commands are read (an RST ``::`` block is a command in
+    ``README.rst`` only), exactly as the literal agent that validates the README reads them.
+    """
     try:
         broken = apply_edits(original, list(injection.edits))
     except ValueError as exc:
@@ -56,8 +62,8 @@ def offline_filter(injection: Injection, original: str, facts: RepoFacts) -> str
     new_commands = []
     old_commands = []
     for edit in injection.edits:
-        new = _command_of(edit.new, broken, edit.line)
-        old = _command_of(edit.old, original, edit.line)
+        new = _command_of(broken, edit.line, readme_name)
+        old = _command_of(original, edit.line, readme_name)
         if new is None:
             return f"not visible: line {edit.line + 1} ({edit.new.strip()!r}) is not a command"
         if old is None:

@@ -419,7 +419,7 @@ def _construct_repository(run: _Run, validator: object, record: object, outcome:
             key = injection.key
             if key in outcome.dropped or key in outcome.validations:
                 continue
-            why = offline_filter(injection, original, facts)
+            why = offline_filter(injection, original, facts, readme_name)
             if why is None and run.judge is not None:
                 why = judge_filter(injection, original, run.judge)
             if why is not None:

@@ -242,8 +242,9 @@ def test_tools_from_poetry_constraints_and_option_prefixes(tmp_path: Path) -> No
         """,
     )
     tools = test_tools(tmp_path, "python -m pytest")
-    # Poetry's ~ and ^ become PEP 440 (pip refuses 'pytest-asyncio~0.18.3').
-    assert "pytest-asyncio~=0.18.3" in tools and "pytest-mock>=3.10" in tools
+    # Poetry's ~ and ^ become PEP 440 ranges with Poetry's upper bounds (pip refuses
+    # 'pytest-asyncio~0.18.3').
+    assert "pytest-asyncio>=0.18.3,<0.19" in tools and "pytest-mock>=3.10,<4" in tools
     assert "pytest-benchmark" in tools
 
 

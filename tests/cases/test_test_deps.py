@@ -91,7 +91,7 @@ dependencies = ["hatch-docs-dep"]
         },
     )
     specs = _specs(repo)
-    for name in ("pep621-dep", "included-dep", "pep735-dep", "poetry-dep>=1.2", "pdm-dep"):
+    for name in ("pep621-dep", "included-dep", "pep735-dep", "poetry-dep>=1.2,<2", "pdm-dep"):
         assert name in specs
     assert "hatch-dep" in specs
     assert "not-a-test-dep" not in specs and "hatch-docs-dep" not in specs

@@ -12,7 +12,7 @@ from pydantic import ValidationError
 from pytest_enconda.agents.readme_commands import extract_commands
 from pytest_enconda.cases.audit import audit_cases
 from pytest_enconda.cases.enconda_import import load_dataset
-from pytest_enconda.construct.facts import command_lines, read_facts
+from pytest_enconda.construct.facts import RepoFacts, command_lines, read_facts
 from pytest_enconda.construct.filters import offline_filter
 from pytest_enconda.construct.injectors import candidates, inject
 from pytest_enconda.construct.levels import compose, plan_levels
@@ -284,3 +284,23 @@ def test_repository_facts_never_read_through_links_or_fifos(tmp_path: Path) -> N
     assert [r.name for r in facts.dependencies] == []
     assert [r.spec for r in facts.pinned["requirements.txt"]] == ["==8.1.7"]
     assert facts.pinned.get("requirements-dev.txt", []) == []
+
+
+def test_rst_literal_block_commands_pass_the_offline_filter_of_an_rst_readme() -> None:
+    # cachetools' README: the install is an RST literal block after "::", a command the
+    # literal agent runs in README.rst; the filter read it as Markdown and dropped every error.
+    readme = (
+        "cachetools\n==========\n\nInstallation\n------------\n\n"
+        "cachetools is available from PyPI and can be installed by running::\n\n"
+        "  pip install -e .\n\nMore text.\n"
+    )
+    cmds = command_lines(readme, "README.rst")
+    assert [c.command for c in cmds] == ["pip install -e ."]
+    facts = RepoFacts(name="cachetools")
+    kept = []
+    for error_type in ("E2", "E4", "E8"):
+        for injection in candidates("o/cachetools", readme, cmds, facts, error_type):
+            assert offline_filter(injection, readme, facts, "README.md").startswith("not visible")
+            if offline_filter(injection, readme, facts, "README.rst") is None:
+                kept.append(injection.error_type)
+    assert set(kept) == {"E2", "E4", "E8"}

@@ -21,6 +21,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from ...cases.poetry import poetry_requirement, poetry_specifier
+
 SKIP_DIRS = frozenset(
     {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".nox", ".mypy_cache"}
 )
@@ -323,33 +325,16 @@ def _read_pyproject(root: Path, facts: RepoFacts) -> None:
         if isinstance(deps, dict):
             python = deps.get("python")
             if isinstance(python, str) and facts.requires_python is None:
-                facts.requires_python = _poetry_spec(python)
+                # A bare "3.9" is read as its lowest version: what the E7 rule compares against.
+                facts.requires_python = poetry_specifier(python, bare=">=") or ""
                 facts.requires_python_source = "pyproject.toml [tool.poetry.dependencies] python"
             for name, spec in deps.items():
                 if name != "python":
-                    version = spec if isinstance(spec, str) else ""
-                    facts.dependencies.append(f"{name}{_poetry_spec(version)}")
+                    facts.dependencies.append(poetry_requirement(name, spec))
         for extra, names in (poetry.get("extras") or {}).items():
             if isinstance(names, list):
                 facts.extras.setdefault(str(extra), [str(n) for n in names])
         facts.scripts += [str(s) for s in (poetry.get("scripts") or {})]
-
-
-def _poetry_spec(spec: str) -> str:
-    """Poetry's ``^3.9`` / ``~3.9`` / ``3.9`` as a PEP 440 specifier (lower bound only for ^/~)."""
-    spec = spec.strip()
-    if not spec or spec == "*":
-        return ""
-    parts = []
-    for part in spec.split(","):
-        part = part.strip()
-        if part.startswith(("^", "~")) and not part.startswith("~="):
-            parts.append(">=" + part[1:])
-        elif re.match(r"^\d", part):
-            parts.append("==" + part if "*" in part else ">=" + part)
-        else:
-            parts.append(part)
-    return ",".join(parts)
 
 
 def _read_setup_cfg(root: Path, facts: RepoFacts) -> None:
