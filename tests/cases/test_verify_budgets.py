@@ -144,3 +144,19 @@ def test_sigterm_stops_verify_like_ctrl_c(tmp_path: Path, monkeypatch: Any) -> N
     assert started == ["a/one"] and closed == [True]
     assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+def test_a_failed_setup_is_named_by_its_cause_not_pips_closing_note() -> None:
+    from pytest_enconda.verify import _failure_line
+
+    pip = """\
+  Building wheel for menpo (pyproject.toml) ... error
+  error: subprocess-exited-with-error
+  ModuleNotFoundError: No module named 'numpy'
+  [end of output]
+note: This error originates from a subprocess, and is likely not a problem with pip.
+ERROR: Failed building wheel for menpo
+"""
+    assert _failure_line(pip) == "ModuleNotFoundError: No module named 'numpy'"
+    # Nothing that names a failure: the last line, as before.
+    assert _failure_line("step one\nstep two\n") == "step two"
