@@ -219,11 +219,17 @@ class MemoryStore:
         return None if row is None else self._hit(row, 0.0)
 
     def _excluded(self, hit: Hit, exclude: set[str]) -> bool:
-        return bool(exclude and exclude & set(hit.projects))
+        """Withheld when every sighting came from an excluded project: a triple also seen on
+        another repository is exactly what a memory built without the excluded one would hold
+        (one key per signature and action), so leave-one-repository-out keeps it. Withholding
+        it whenever the case's repository was among its sightings hid the most general
+        triples (seen on many repositories) from each of the cases that met them."""
+        projects = set(hit.projects)
+        return bool(exclude and projects and projects <= exclude)
 
     def search(self, text: str, k: int = 5, exclude_repositories: Sequence[str] = ()) -> list[Hit]:
         """BM25 over problem, solution, action and signature; the leakage guard drops triples
-        any of ``exclude_repositories``' projects contributed to."""
+        seen only on ``exclude_repositories``' projects."""
         query = fts_query(text)
         if not query:
             return []

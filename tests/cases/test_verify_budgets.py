@@ -185,3 +185,19 @@ def test_verify_records_the_files_the_snapshot_lacked(tmp_path: Path) -> None:
     # The checkout went on: verify got as far as the image.
     assert record.status == "unverified" and record.reason == "no Docker in this test"
     assert "o/n: the snapshot lacks 1 file(s), checked out without them: big.dat" in lines
+
+
+def test_a_failed_setup_is_named_by_its_cause_not_pips_closing_note() -> None:
+    from pytest_enconda.verify import _failure_line
+
+    pip = """\
+  Building wheel for menpo (pyproject.toml) ... error
+  error: subprocess-exited-with-error
+  ModuleNotFoundError: No module named 'numpy'
+  [end of output]
+note: This error originates from a subprocess, and is likely not a problem with pip.
+ERROR: Failed building wheel for menpo
+"""
+    assert _failure_line(pip) == "ModuleNotFoundError: No module named 'numpy'"
+    # Nothing that names a failure: the last line, as before.
+    assert _failure_line("step one\nstep two\n") == "step two"

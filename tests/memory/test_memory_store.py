@@ -161,11 +161,22 @@ def test_store_deduplicates_keeps_provenance_and_guards_against_leakage(tmp_path
         assert store.stats()["triples"] == 2 and store.stats()["sightings"] == 2
         [hit] = store.search("Unable to locate package libmagic1", k=1)
         assert hit.id == first and hit.projects == ["filesniff", "tabkit"]
-        # Learnt on both repositories: withheld from a case of either.
+        # Learnt on both repositories: a memory built without either still holds it.
+        assert [
+            h.id
+            for h in store.search(
+                "Unable to locate package libmagic1", exclude_repositories=["tabkit"]
+            )
+        ] == [first]
+        # Withheld only from a case of the one project(s) every sighting came from.
         assert (
-            store.search("Unable to locate package libmagic1", exclude_repositories=["tabkit"])
+            store.search(
+                "Unable to locate package libmagic1",
+                exclude_repositories=["tabkit", "https://example.invalid/x/filesniff"],
+            )
             == []
         )
+        assert store.search("No module named yaml", exclude_repositories=["tabkit"]) != []
         assert store.search('"); DROP TABLE triples; -- NEAR(', k=3) == []
 
 
