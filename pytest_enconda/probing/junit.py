@@ -74,6 +74,7 @@ def counts(outcomes: dict[str, Outcome]) -> dict[str, int]:
     return result
 
 
+PYTEST_CACHE = "/tmp/enconda/pytest-cache"
 JUNIT_PATH = "/tmp/enconda/junit.xml"
 # A test that waits on the network (the sandbox reaches only package indexes) must fail alone,
 # not hold the whole run until its budget kills pytest before it writes the report.
@@ -123,8 +124,12 @@ def run_tests_command(
     # One test module that cannot be imported (rdmo: 2 of 19,482 items need Django 5's
     # django.contrib.messages.test) must not stop the session before any test runs: its error
     # is reported and counts against the reference, the other modules' tests still run.
+    # pytest's cache lives outside the checkout and starts empty each run: disabling the
+    # cacheprovider instead removed its options, and a repository whose addopts name one
+    # (spec-bioimage-io: --failed-first) ended in a usage error before any test ran.
+    lines.append(f"rm -rf {PYTEST_CACHE}")
     lines.append(
-        f"{test_command} -p no:cacheprovider -o timeout={per_test_seconds} "
+        f"{test_command} -o cache_dir={PYTEST_CACHE} -o timeout={per_test_seconds} "
         f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     return "\n".join(lines)

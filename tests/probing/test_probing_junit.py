@@ -77,7 +77,7 @@ def test_test_step_installs_tools_then_writes_the_report() -> None:
     command = run_tests_command("python -m pytest tests", ["pytest>=7,<9", "pytest-mock"])
     lines = command.splitlines()
     assert lines[-1] == (
-        "python -m pytest tests -p no:cacheprovider -o timeout=120 "
+        "python -m pytest tests -o cache_dir=/tmp/enconda/pytest-cache -o timeout=120 "
         f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     # pytest-timeout comes along, so a test hanging on the network fails alone.
@@ -94,11 +94,34 @@ def test_a_module_that_cannot_be_imported_does_not_stop_the_others(tmp_path: Pat
     (tmp_path / "test_broken.py").write_text("import no_such_module_enconda\n")
     report = tmp_path / "junit.xml"
     step = run_tests_command(f"{sys.executable} -m pytest", []).splitlines()[-1]
-    command = step.replace(JUNIT_PATH, str(report)).replace("-o timeout=120 ", "")
+    command = (
+        step.replace(JUNIT_PATH, str(report))
+        .replace("-o timeout=120 ", "")
+        .replace("/tmp/enconda/pytest-cache", str(tmp_path / "cache"))
+    )
     subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, check=False)
     outcomes = read_junit(report)
     assert outcomes["test_ok::test_pass"] == "passed"
     assert [value for key, value in outcomes.items() if "broken" in key] == ["error"]
+    assert not (tmp_path / ".pytest_cache").exists()
+
+
+def test_cache_options_in_a_repositorys_addopts_keep_working(tmp_path: Path) -> None:
+    """spec-bioimage-io's pyproject adds --failed-first: with the cacheprovider disabled pytest
+    stopped on a usage error and wrote no report."""
+    (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --failed-first\n")
+    (tmp_path / "test_ok.py").write_text("def test_pass(): pass\n")
+    report = tmp_path / "junit.xml"
+    step = run_tests_command(f"{sys.executable} -m pytest", []).splitlines()[-1]
+    command = (
+        step.replace(JUNIT_PATH, str(report))
+        .replace("-o timeout=120 ", "")
+        .replace("/tmp/enconda/pytest-cache", str(tmp_path / "cache"))
+    )
+    result = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert read_junit(report) == {"test_ok::test_pass": "passed"}
+    assert (tmp_path / "cache").is_dir() and not (tmp_path / ".pytest_cache").exists()
 
 
 def test_test_requirements_install_together_or_one_by_one(tmp_path: Path) -> None:
