@@ -615,7 +615,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if not wanted:
         wanted = [name for name in extras if name.lower() in ("dev", "develop")]
     target = "." + (f"[{','.join(wanted)}]" if wanted else "")
-    if (repo / "pyproject.toml").is_file() or (repo / "setup.py").is_file():
+    if _installable(repo):
         quoted = shlex.quote(target)
         lines.append(f"python -m pip install -e {quoted} || python -m pip install {quoted}")
     for path in _requirement_files(repo):
@@ -626,6 +626,23 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
         words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in groups)
         lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
     return "\n".join(lines) + "\n"
+
+
+def _installable(repo: Path) -> bool:
+    """Whether pip can install the checkout: a ``pyproject.toml`` holding only tools' settings
+    (black, isort, pytest) names no package, and pip's flat-layout discovery then refuses an
+    application's several top-level folders (bitcart: api, conf, modules, ...), failing setup."""
+    if (repo / "setup.py").is_file():
+        return True
+    if (repo / "setup.cfg").is_file() and "[metadata]" in _read(repo / "setup.cfg"):
+        return True
+    pyproject = _toml(repo / "pyproject.toml")
+    tool = pyproject.get("tool", {})
+    return bool(
+        pyproject.get("project")
+        or pyproject.get("build-system")
+        or (isinstance(tool, dict) and (tool.get("poetry") or tool.get("flit")))
+    )
 
 
 # A function of this module, not a test: pytest would collect it wherever it is imported.

@@ -217,6 +217,32 @@ def test_recipe_installs_from_source_with_the_test_extra(tmp_path: Path) -> None
     assert "SETUPTOOLS_SCM_PRETEND_VERSION" in script
 
 
+@pytest.mark.parametrize(
+    ("files", "installs"),
+    [
+        ({"pyproject.toml": "[tool.black]\nline-length = 127\n"}, False),
+        ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = '-q'\n"}, False),
+        ({"pyproject.toml": "[project]\nname = 'p'\n"}, True),
+        ({"pyproject.toml": "[build-system]\nrequires = ['hatchling']\n"}, True),
+        ({"pyproject.toml": "[tool.poetry]\nname = 'p'\n"}, True),
+        ({"setup.cfg": "[metadata]\nname = p\n"}, True),
+        ({"setup.cfg": "[flake8]\nmax-line-length = 99\n"}, False),
+        ({"setup.py": "setup()\n"}, True),
+    ],
+)
+def test_recipe_installs_the_checkout_only_when_it_is_a_package(
+    tmp_path: Path, files: dict[str, str], installs: bool
+) -> None:
+    # bitcart: an application whose pyproject only configures black, isort and pytest; pip's
+    # flat-layout discovery refused its folders and the whole setup failed.
+    for name, text in files.items():
+        write(tmp_path, name, text)
+    write(tmp_path, "requirements.txt", "fastapi\n")
+    script = recipe_script(tmp_path)
+    assert ("pip install -e ." in script) is installs
+    assert "python -m pip install -r requirements.txt" in script
+
+
 def test_recipe_installs_system_packages_first_and_refuses_odd_names(tmp_path: Path) -> None:
     write(tmp_path, "pyproject.toml", "[project]\nname = 'p'\n")
     script = recipe_script(tmp_path, ["libcairo2-dev", "pkg; rm -rf /"])
