@@ -161,7 +161,7 @@ def test_static_evaluation_on_a_dataset_layout(tmp_path):
     from pytest_enconda.agents.heuristic.static_eval import evaluate
 
     source = tmp_path / "src"
-    repo(source, {"pyproject.toml": PYPROJECT, "minitool/__init__.py": ""})
+    repo(source, {"pyproject.toml": PYPROJECT, "minitool/__init__.py": "", "big.dat": "x" * 999})
     git = ["git", "-C", str(source), "-c", "user.name=t", "-c", "user.email=t@t"]
     subprocess.run([*git, "init", "-q"], check=True)
     subprocess.run([*git, "add", "-A"], check=True)
@@ -175,6 +175,12 @@ def test_static_evaluation_on_a_dataset_layout(tmp_path):
         ["git", "clone", "-q", "--bare", str(source), str(mirror / "o+minitool" / "repo")],
         check=True,
     )
+    # The snapshot lacks a large file's contents, as fetched snapshots do: the export goes on
+    # without it, as an agent's checkout does, and says so.
+    blob = subprocess.run(
+        [*git, "rev-parse", "HEAD:big.dat"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    (mirror / "o+minitool" / "repo" / "objects" / blob[:2] / blob[2:]).unlink()
     data = tmp_path / "data"
     (data / "repo_info.jsonl").parent.mkdir()
     (data / "repo_info.jsonl").write_text(
@@ -189,6 +195,7 @@ def test_static_evaluation_on_a_dataset_layout(tmp_path):
         (instance / "README.json").write_text(json.dumps({"errors": errors}))
     result = evaluate(data, mirror, tmp_path / "cache")
     assert result["repositories"] == 1 and result["instances"] == 2
+    assert result["absent_files"] == {"o/minitool": 1} and result["not_exported"] == {}
     assert result["per_type"]["E7"] == {"tp": 1, "fp": 0, "fn": 0, "P": 1.0, "R": 1.0, "F1": 1.0}
     assert result["per_type"]["E2"]["fn"] == 1
     assert result["rules"] == {

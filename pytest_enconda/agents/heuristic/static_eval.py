@@ -19,7 +19,6 @@ import collections
 import hashlib
 import json
 import shutil
-import subprocess
 import tempfile
 from pathlib import Path
 
@@ -41,27 +40,25 @@ def _mirror(mirror: Path, repository: str) -> Path | None:
     return None
 
 
-def _export(git_dir: Path, revision: str, dest: Path) -> str | None:
-    """The tree at ``revision`` into ``dest``, which exists only if the export succeeded."""
+def _export(mirror: Path, repository: str, revision: str, dest: Path) -> tuple[str | None, int]:
+    """The tree at ``revision`` into ``dest``, which exists only if the export succeeded, as an
+    agent's run checks it out (``materialize``: a snapshot lacking large files' contents goes on
+    without them); returns the problem, if any, and how many files the snapshot lacked."""
+    from ...cases.models import RepoSource
+    from ...errors import EncondaError
+    from ...sandbox.repo import materialize
+
     partial = dest.with_name(dest.name + ".partial")
     shutil.rmtree(partial, ignore_errors=True)
-    partial.mkdir(parents=True)
-    archive = subprocess.run(
-        ["git", "--git-dir", str(git_dir), "archive", revision],
-        capture_output=True,
-        check=False,
-    )
-    if archive.returncode != 0:
+    source = RepoSource(kind="url", url=f"https://github.com/{repository}", revision=revision)
+    absent: list[str] = []
+    try:
+        materialize(source, partial.parent, partial, mirror_dir=mirror, absent=absent)
+    except EncondaError as exc:
         shutil.rmtree(partial, ignore_errors=True)
-        return archive.stderr.decode(errors="replace").strip().splitlines()[0][:200]
-    untar = subprocess.run(
-        ["tar", "-x", "-C", str(partial)], input=archive.stdout, capture_output=True, check=False
-    )
-    if untar.returncode != 0:
-        shutil.rmtree(partial, ignore_errors=True)
-        return "tar failed"
+        return str(exc).strip().splitlines()[0][:200], 0
     partial.rename(dest)
-    return None
+    return None, len(absent)
 
 
 SPLITS = ("all", "tune", "held-out")
@@ -84,19 +81,21 @@ def evaluate(data: Path, mirror: Path, cache: Path, split: str = "all") -> dict:
     rules: collections.Counter[str] = collections.Counter()
     rules_tp: collections.Counter[str] = collections.Counter()
     repos, instances, skipped = 0, 0, {}
+    absent: dict[str, int] = {}
     for repository, revision in sorted(info.items()):
         folder = data / "instances" / ("error_gen_" + repository.replace("/", "_"))
-        git_dir = _mirror(mirror, repository)
-        if git_dir is None or not folder.is_dir():
+        if _mirror(mirror, repository) is None or not folder.is_dir():
             continue
         if split != "all" and split_of(repository) != split:
             continue
         dest = cache / repository.replace("/", "+") / revision
         if not dest.exists():
-            problem = _export(git_dir, revision, dest)
+            problem, lacking = _export(mirror, repository, revision, dest)
             if problem:
                 skipped[repository] = problem
                 continue
+            if lacking:
+                absent[repository] = lacking
         repos += 1
         facts = scan(dest)
 
@@ -144,6 +143,7 @@ def evaluate(data: Path, mirror: Path, cache: Path, split: str = "all") -> dict:
         "repositories": repos,
         "instances": instances,
         "not_exported": skipped,
+        "absent_files": absent,
         "per_type": {t: prf(counts["tp"][t], counts["fp"][t], counts["fn"][t]) for t in types},
         "all": prf(*(sum(counts[k].values()) for k in ("tp", "fp", "fn"))),
         "rules": {
