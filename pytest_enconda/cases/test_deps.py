@@ -303,12 +303,46 @@ def _pip_line(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
     return _pip_words(words, repo, extras)
 
 
+# `poetry install -E all`, `poetry install --extras "a b"`, `uv sync --all-extras`: the extras
+# CI installs with the project, which its conftest may import (fastapi-pagination's imports
+# asyncpg, motor and cassandra from its `all` extra: without them pytest stops before any test).
+_TOOL_INSTALL = re.compile(r"\b(?:poetry\s+install|uv\s+sync|pdm\s+(?:install|sync))\b(.*)$")
+
+
+def _installer_extras(line: str, extras: dict[str, list[str]]) -> list[str]:
+    """Specifiers of the extras a Poetry, uv or PDM install line names."""
+    match = _TOOL_INSTALL.search(line)
+    if not match:
+        return []
+    text = re.sub(r"\$\{\{.*?\}\}", " ", match.group(1).split(" #", 1)[0])
+    text = re.split(r"&&|\|\||;|\|", text, maxsplit=1)[0]
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return []
+    if "--all-extras" in words:
+        return [spec for specs in extras.values() for spec in specs]
+    names: list[str] = []
+    for index, word in enumerate(words):
+        value = None
+        if word in ("-E", "--extras") and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith("--extras="):
+            value = word.split("=", 1)[1]
+        elif word.startswith("-E") and len(word) > 2:
+            value = word[2:]
+        if value:
+            names += re.split(r"[\s,]+", value)
+    return [spec for name in names if name for spec in extras.get(_norm(name), [])]
+
+
 def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     for workflow in _workflows(repo):
         rel = workflow.relative_to(repo).as_posix()
         for line in _read(workflow).splitlines():
             found += [(spec, rel) for spec in _pip_line(line, repo, extras)]
+            found += [(spec, rel) for spec in _installer_extras(line, extras)]
     return found
 
 

@@ -237,3 +237,39 @@ def test_a_tox_dep_with_an_environment_marker_is_one_requirement(tmp_path: Path)
     specs = _specs(repo)
     assert set(specs) == {"napari", "tomli ; python_version < '3.11'", "numpy>=1.20"}
     assert not any(spec.split()[0] in ("sys_platform", ";", "==") for spec in specs)
+
+
+POETRY_EXTRAS = """\
+[tool.poetry]
+name = "pkg"
+[tool.poetry.dependencies]
+python = ">=3.8"
+asyncpg = { version = ">=0.24.0", optional = true }
+motor = { version = ">=2.5.1,<4.0.0", optional = true }
+orjson = { version = "^3", optional = true }
+[tool.poetry.extras]
+asyncpg = ["asyncpg"]
+all = ["asyncpg", "motor"]
+fast = ["orjson"]
+"""
+
+
+def test_extras_a_ci_poetry_or_uv_install_names(tmp_path: Path) -> None:
+    # fastapi-pagination: CI runs `poetry install -E all`; its conftest imports asyncpg and motor.
+    ci = "jobs:\n  t:\n    steps:\n      - run: |\n          poetry install -E all\n"
+    repo = _repo(tmp_path, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
+    specs = _specs(repo)
+    assert specs["asyncpg"] == specs["motor"] == ".github/workflows/t.yml"
+    assert "orjson" not in specs
+    other = tmp_path / "other"
+    ci = (
+        "steps:\n  - run: poetry install --extras 'fast asyncpg' && pytest\n"
+        "  - run: poetry install -E${{ matrix.extra }}\n"
+    )
+    repo = _repo(other, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
+    assert {"orjson", "asyncpg"} <= set(_specs(repo))
+    assert "motor" not in _specs(repo)
+    third = tmp_path / "third"
+    ci = "steps:\n  - run: uv sync --all-extras --dev\n"
+    repo = _repo(third, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
+    assert {"asyncpg", "motor", "orjson"} <= set(_specs(repo))
