@@ -228,6 +228,33 @@ def _requirements_file(repo: Path, path: Path, seen: set[Path]) -> list[str]:
     return specs
 
 
+# pip options whose value is the next word.
+_PIP_VALUE_OPTIONS = frozenset(
+    {
+        "-c",
+        "--constraint",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--upgrade-strategy",
+        "--only-binary",
+        "--no-binary",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--trusted-host",
+        "--progress-bar",
+    }
+)
+
+
 def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> list[str]:
     """Specifiers among ``pip install`` words: ``-r`` files read, ``.[test]`` extras expanded."""
     specs: list[str] = []
@@ -244,7 +271,8 @@ def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> li
                 specs += _requirements_file(repo, repo / target, set())
             skip_next = not glued
             continue
-        if word in ("-e", "--editable", "-c", "--constraint", "-i", "--index-url"):
+        if word in ("-e", "--editable") or word in _PIP_VALUE_OPTIONS:
+            # `--upgrade-strategy eager`: "eager" is the option's value, not a distribution.
             skip_next = word not in ("-e", "--editable")
             continue
         if word.startswith("-"):
@@ -253,6 +281,13 @@ def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> li
         if local:
             for extra in local.group(1).split(","):
                 specs += extras.get(_norm(extra.strip()), [])
+            continue
+        # `git+https://github.com/getnikola/nikola.git#egg=Nikola`: the sandbox reaches package
+        # indexes only, so the named distribution's release stands in for the branch (the
+        # Nikola plugins' conftest imports nikola: without it pytest stops before any test).
+        egg = re.search(r"#(?:.*&)?egg=([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.-]+\])?)", word)
+        if egg and word.startswith(("git+", "hg+", "http:", "https:")):
+            specs.append(egg.group(1))
             continue
         if word in (".", "./") or word.startswith(("./", "/", "git+", "http:", "https:", "$")):
             continue

@@ -273,3 +273,21 @@ def test_extras_a_ci_poetry_or_uv_install_names(tmp_path: Path) -> None:
     ci = "steps:\n  - run: uv sync --all-extras --dev\n"
     repo = _repo(third, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
     assert {"asyncpg", "motor", "orjson"} <= set(_specs(repo))
+
+
+def test_a_ci_vcs_install_stands_for_its_release_and_pip_option_values_are_not_names(
+    tmp_path: Path,
+) -> None:
+    # The Nikola plugins' CI installs Nikola from GitHub, which the sandbox cannot reach.
+    ci = (
+        "steps:\n"
+        "  - run: pip install --upgrade-strategy eager -U pip pytest requests\n"
+        "  - run: pip install git+https://github.com/getnikola/nikola.git#egg=Nikola\n"
+        "  - run: pip install 'git+https://example.org/x.git@main#subdirectory=a&egg=x-lib[fast]'\n"
+        "  - run: pip install git+https://github.com/o/no-egg.git\n"
+    )
+    repo = _repo(tmp_path, {".github/workflows/ci.yml": ci})
+    specs = _specs(repo)
+    assert {"requests", "Nikola", "x-lib[fast]"} <= set(specs)
+    assert "eager" not in specs
+    assert not any("no-egg" in spec or "git+" in spec for spec in specs)
