@@ -291,3 +291,25 @@ def test_a_ci_vcs_install_stands_for_its_release_and_pip_option_values_are_not_n
     assert {"requests", "Nikola", "x-lib[fast]"} <= set(specs)
     assert "eager" not in specs
     assert not any("no-egg" in spec or "git+" in spec for spec in specs)
+
+
+def test_tox_environments_of_other_versions_are_left_out(tmp_path: Path) -> None:
+    # apiflask: [testenv:min-versions] pins the oldest releases; beside the tests' own pins
+    # the old flask-httpauth imported what werkzeug 3 removed and the conftest stopped pytest.
+    tox = (
+        "[testenv]\ndeps =\n    -r requirements/tests.txt\ncommands = pytest\n"
+        "[testenv:min-versions]\ndeps = -r requirements/min-versions.txt\n"
+        "[testenv:py311-oldestdeps]\ndeps = numpy==1.22\n"
+        "[testenv:integration]\ndeps = responses\n"
+    )
+    repo = _repo(
+        tmp_path,
+        {
+            "tox.ini": tox,
+            "requirements/tests.txt": "werkzeug==3.0.2\n",
+            "requirements/min-versions.txt": "flask-httpauth==4.0.0\nwerkzeug==2.0.0\n",
+        },
+    )
+    specs = _specs(repo)
+    assert "werkzeug==3.0.2" in specs and "responses" in specs
+    assert not {"flask-httpauth==4.0.0", "werkzeug==2.0.0", "numpy==1.22"} & set(specs)
