@@ -371,9 +371,19 @@ def _installer_extras(line: str, extras: dict[str, list[str]]) -> list[str]:
     return [spec for name in names if name for spec in extras.get(_norm(name), [])]
 
 
+def _local_actions(repo: Path) -> list[Path]:
+    """The repository's own composite actions, which its workflows run as steps (nonebot2's
+    ``uses: ./.github/actions/setup-python`` runs ``poetry install --all-extras``)."""
+    folder = repo / ".github" / "actions"
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    found = [*folder.glob("*/action.yml"), *folder.glob("*/action.yaml")]
+    return sorted(path for path in found if path.is_file() and not path.is_symlink())
+
+
 def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    for workflow in _workflows(repo):
+    for workflow in [*_workflows(repo), *_local_actions(repo)]:
         rel = workflow.relative_to(repo).as_posix()
         for line in _read(workflow).splitlines():
             found += [(spec, rel) for spec in _pip_line(line, repo, extras)]

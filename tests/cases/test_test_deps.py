@@ -313,3 +313,21 @@ def test_tox_environments_of_other_versions_are_left_out(tmp_path: Path) -> None
     specs = _specs(repo)
     assert "werkzeug==3.0.2" in specs and "responses" in specs
     assert not {"flask-httpauth==4.0.0", "werkzeug==2.0.0", "numpy==1.22"} & set(specs)
+
+
+def test_install_lines_of_the_repositorys_own_composite_actions(tmp_path: Path) -> None:
+    # nonebot2: the workflow's `uses: ./.github/actions/setup-python` runs
+    # `poetry install --all-extras`; without fastapi every test erred at setup.
+    action = "runs:\n  using: composite\n  steps:\n    - run: poetry install --all-extras\n"
+    workflow = "jobs:\n  t:\n    steps:\n      - uses: ./.github/actions/setup-python\n"
+    repo = _repo(
+        tmp_path,
+        {
+            "pyproject.toml": POETRY_EXTRAS,
+            ".github/workflows/ci.yml": workflow,
+            ".github/actions/setup-python/action.yml": action,
+        },
+    )
+    specs = _specs(repo)
+    assert specs["motor"] == ".github/actions/setup-python/action.yml"
+    assert {"asyncpg", "orjson"} <= set(specs)
