@@ -45,7 +45,13 @@ from .cases.test_commands import discover_test_command, recipe_script, test_tool
 from .cases.test_deps import declared_test_requirements
 from .errors import EncondaError
 from .pipeline import heartbeat, repository_readme
-from .probing.junit import JUNIT_PATH, JUnitError, read_junit, run_tests_command
+from .probing.junit import (
+    JUNIT_PATH,
+    JUnitError,
+    read_junit,
+    run_tests_command,
+    why_no_tests,
+)
 from .probing.shell import in_setup_env, setup_command
 
 Progress = Callable[[str], None]
@@ -376,11 +382,13 @@ def _attempt(
             snapshot = box.snapshot(f"verify-{record.repository}")
         runs: list[dict[str, str]] = []
         record_runs: list[TestRun] = []
+        missing: list[str] = []
         for index in (1, 2):
             ctx.progress(f"{record.repository}: {label}: test run {index} of 2")
-            outcomes, run = _test_run(ctx, record, snapshot, logs / f"{tag}-test{index}.log")
+            outcomes, run, why = _test_run(ctx, record, snapshot, logs / f"{tag}-test{index}.log")
             runs.append(outcomes)
             record_runs.append(run)
+            missing.append(why)
         record.timings[f"{tag}_tests_s"] = round(time.monotonic() - phase, 1)
         passed = sorted(
             test
@@ -389,8 +397,14 @@ def _attempt(
         )
         summary = ", ".join(
             f"run {i}: {r.passed} passed {r.failed} failed {r.errors} errors {r.skipped} skipped"
-            + ("" if r.report else " (no JUnit report)")
-            for i, r in enumerate(record_runs, 1)
+            + (
+                f" (no JUnit report: {why})"
+                if not r.report
+                else f" (no tests: {why})"
+                if why
+                else ""
+            )
+            for i, (r, why) in enumerate(zip(record_runs, missing, strict=True), 1)
         )
         ran = sum(1 for outcome in runs[0].values() if outcome != "skipped")
         share = len(passed) / ran if ran else 0.0
@@ -422,7 +436,8 @@ def _attempt(
 
 def _test_run(
     ctx: _Context, record: RepoVerification, image: str, log: Path
-) -> tuple[dict[str, str], TestRun]:
+) -> tuple[dict[str, str], TestRun, str]:
+    """One test run's outcomes and counts, with why it left no JUnit report ("" if it did)."""
     case_id = f"verify/{record.repository}"
     with ctx.sandbox.container(
         image, case_id=case_id, role="verify-test", download_cache=ctx.download_cache
@@ -452,7 +467,9 @@ def _test_run(
         skipped=counted["skipped"],
         report=report,
     )
-    return outcomes, run
+    # An empty report (pytest exits 4 on a test path that does not exist) says no more than none.
+    why = "" if outcomes else why_no_tests(result.output, result.exit_code, result.timed_out)
+    return outcomes, run, why
 
 
 def _checkout_proof(box: Any, packages: list[str], out: Path) -> CheckoutProof:

@@ -30,7 +30,14 @@ from pydantic import BaseModel, Field
 from ..textio import parse_toml
 from .poetry import poetry_requirement
 
-__all__ = ["TestCommand", "discover_test_command", "recipe_script", "test_tools"]
+__all__ = [
+    "DjangoSettings",
+    "TestCommand",
+    "discover_test_command",
+    "django_settings",
+    "recipe_script",
+    "test_tools",
+]
 
 Source = Literal["ci", "tox", "nox", "pytest-config", "readme", "default"]
 DEFAULT_COMMAND = "python -m pytest"
@@ -99,6 +106,14 @@ _OPTION_PLUGINS = {
     "--snapshot-update": "syrupy",
     "--hypothesis": "hypothesis",
     "--ignore-flaky": "pytest-flaky",
+    "--ds": "pytest-django",
+    "--dc": "pytest-django",
+    "--nomigrations": "pytest-django",
+    "--no-migrations": "pytest-django",
+    "--migrations": "pytest-django",
+    "--create-db": "pytest-django",
+    "--reuse-db": "pytest-django",
+    "--liveserver": "pytest-django",
 }
 _TEST_EXTRAS = re.compile(r"^(tests?|testing|check|dev|develop|ci|all)$", re.IGNORECASE)
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -296,8 +311,25 @@ def _from_tox(repo: Path) -> tuple[str, str, str] | None:
             commands = parser.get(section, "commands", fallback="")
             found = _from_lines(commands)
             if found:
-                return found[0], f"{name} [{section}] commands", found[1]
+                folder = _tox_changedir(parser, section)
+                command = f"cd {shlex.quote(folder)} && {found[0]}" if folder else found[0]
+                return command, f"{name} [{section}] commands", found[1]
     return None
+
+
+def _tox_changedir(parser: configparser.RawConfigParser, section: str) -> str:
+    """The folder tox runs the section's commands in, relative to the repository root: the test
+    paths of django-autocomplete-light's ``pytest ... secure_data rename_forward`` lie under
+    ``changedir = {toxinidir}/test_project``, not at the root."""
+    value = parser.get(section, "changedir", fallback="")
+    if not value and section != "testenv" and parser.has_section("testenv"):
+        value = parser.get("testenv", "changedir", fallback="")
+    folder = value.strip().replace("{toxinidir}", ".").replace("{tox_root}", ".")
+    parts = [part for part in Path(folder).parts if part != "."]
+    # An absolute path, a way out of the checkout or an unresolved substitution: the root.
+    if not parts or folder.startswith("/") or ".." in parts or "{" in folder:
+        return ""
+    return "/".join(parts)
 
 
 def _from_nox(repo: Path) -> tuple[str, str, str] | None:
@@ -342,8 +374,31 @@ def _readmes(repo: Path) -> list[Path]:
 
 
 def discover_test_command(repo: Path) -> TestCommand:
-    """The repository's test command with its source (never fails: the default is the floor)."""
-    repo = Path(repo)
+    """The repository's test command with its source (never fails: the default is the floor).
+
+    A Django project whose settings module only its ``manage.py``, ``runtests.py`` or tox
+    ``setenv`` names (django-bootstrap4 tests with ``python manage.py test``) gets ``--ds=MODULE``:
+    under bare pytest every Django ``TestCase`` errors at setup with "settings are not configured".
+    """
+    found = _discover(Path(repo))
+    settings = django_settings(Path(repo))
+    # A command run from another folder would resolve the module elsewhere: left as found.
+    if (
+        settings is None
+        or settings.configured
+        or found.command.startswith("cd ")
+        or _names_django_settings(found.command)
+    ):
+        return found
+    command = f"{found.command} --ds={settings.module}"
+    return found.model_copy(update={"command": command})
+
+
+def _names_django_settings(command: str) -> bool:
+    return bool(re.search(r"(^|\s)(--ds(=|\s)|DJANGO_SETTINGS_MODULE=)", command))
+
+
+def _discover(repo: Path) -> TestCommand:
     uses_tox = uses_nox = False
     for workflow in _workflows(repo):
         text = _read(workflow)
@@ -372,6 +427,112 @@ def discover_test_command(repo: Path) -> TestCommand:
     return TestCommand(
         command=DEFAULT_COMMAND, source="default", detail="no CI, tox, nox or pytest configuration"
     )
+
+
+# ----------------------------------------------------------------------------- Django
+
+# `os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.app.settings")` and
+# `os.environ["DJANGO_SETTINGS_MODULE"] = "pkg.settings.testing"` in a launcher script.
+_SETTINGS_IN_SCRIPT = re.compile(
+    r"""['"]DJANGO_SETTINGS_MODULE['"]\s*(?:,|\]\s*=)\s*['"]([A-Za-z_][\w.]*)['"]"""
+)
+# Scripts that run a Django project's tests and name its settings, in order of trust.
+_DJANGO_SCRIPTS = ("runtests.py", "manage.py", "tests/runtests.py", "tests/manage.py")
+
+
+class DjangoSettings(BaseModel):
+    """The settings module a Django project's tests run under, and where it is named."""
+
+    module: str
+    source: str = Field(description="the file (and section) naming it")
+    configured: bool = Field(
+        default=False, description="pytest's own configuration names it: pytest-django reads it"
+    )
+
+
+def _settings_in_pytest_config(repo: Path) -> DjangoSettings | None:
+    ini = _toml(repo / "pyproject.toml").get("tool", {}).get("pytest", {}).get("ini_options", {})
+    value = ini.get("DJANGO_SETTINGS_MODULE") if isinstance(ini, dict) else None
+    if isinstance(value, str) and value.strip():
+        source = "pyproject.toml [tool.pytest.ini_options]"
+        return DjangoSettings(module=value.strip(), source=source, configured=True)
+    for name, section in (
+        ("pytest.ini", "pytest"),
+        ("tox.ini", "pytest"),
+        ("setup.cfg", "tool:pytest"),
+    ):
+        parser = _ini(_read(repo / name))
+        if parser is None or not parser.has_section(section):
+            continue
+        # configparser lower-cases keys: DJANGO_SETTINGS_MODULE is read as written either way.
+        value = parser.get(section, "django_settings_module", fallback="").strip()
+        if value:
+            return DjangoSettings(module=value, source=f"{name} [{section}]", configured=True)
+        # `addopts = --ds=...` configures it too.
+        match = re.search(
+            r"--ds[=\s]+([A-Za-z_][\w.]*)", parser.get(section, "addopts", fallback="")
+        )
+        if match:
+            return DjangoSettings(
+                module=match.group(1), source=f"{name} [{section}]", configured=True
+            )
+    match = re.search(r"--ds[=\s]+([A-Za-z_][\w.]*)", str(ini.get("addopts", "")))
+    if match:
+        source = "pyproject.toml [tool.pytest.ini_options]"
+        return DjangoSettings(module=match.group(1), source=source, configured=True)
+    return None
+
+
+def _settings_module_exists(repo: Path, module: str) -> bool:
+    """Whether ``module`` is a file of the checkout, at its root or under ``src/``: a module it
+    does not hold (an example project's, a deleted one) would stop pytest-django before any test."""
+    parts = module.split(".")
+    for base in (repo, repo / "src"):
+        folder = base.joinpath(*parts)
+        if folder.with_suffix(".py").is_file() or (folder / "__init__.py").is_file():
+            return True
+    return False
+
+
+def _conftest_configures_django(repo: Path) -> bool:
+    """A conftest that sets the settings itself (``settings.configure()``) must not be overruled."""
+    for rel in ("conftest.py", "tests/conftest.py", "test/conftest.py", "src/conftest.py"):
+        text = _read(repo / rel)
+        if "DJANGO_SETTINGS_MODULE" in text or "settings.configure(" in text:
+            return True
+    return False
+
+
+def django_settings(repo: Path) -> DjangoSettings | None:
+    """The Django settings module the repository's tests need, or None for a project that is
+    not Django's (or configures Django itself in a conftest).
+
+    pytest's own configuration first (``configured``: the command needs only pytest-django), then
+    tox ``setenv``, then the scripts its maintainers run the tests with (``runtests.py``,
+    ``manage.py``); a module the checkout does not hold is not taken.
+    """
+    repo = Path(repo)
+    configured = _settings_in_pytest_config(repo)
+    if configured is not None:
+        return configured
+    if _conftest_configures_django(repo):
+        return None
+    candidates: list[DjangoSettings] = []
+    for name, parser in _tox_sections(repo):
+        for section in parser.sections():
+            if not section.startswith("testenv"):
+                continue
+            setenv = parser.get(section, "setenv", fallback="")
+            match = re.search(r"DJANGO_SETTINGS_MODULE\s*=\s*([A-Za-z_][\w.]*)", setenv)
+            if match:
+                candidates.append(
+                    DjangoSettings(module=match.group(1), source=f"{name} [{section}] setenv")
+                )
+    for rel in _DJANGO_SCRIPTS:
+        match = _SETTINGS_IN_SCRIPT.search(_read(repo / rel))
+        if match:
+            candidates.append(DjangoSettings(module=match.group(1), source=rel))
+    return next((c for c in candidates if _settings_module_exists(repo, c.module)), None)
 
 
 # ----------------------------------------------------------------------------- test tools
@@ -505,6 +666,8 @@ def test_tools(repo: Path, command: str) -> list[str]:
             )
         if plugin:
             tools.setdefault(plugin, plugin)
+    if "pytest-django" not in tools and django_settings(repo) is not None:
+        tools["pytest-django"] = "pytest-django"
     # Unpinned, the newest pytest would judge old suites by its new deprecations (pytest 9 turns
     # some into errors, fatal under a suite's filterwarnings=error); the released data predates it.
     # A declared pytest with only a lower bound (asdf's `pytest>=7`) is as open as no pin at all.

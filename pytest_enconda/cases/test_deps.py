@@ -228,6 +228,33 @@ def _requirements_file(repo: Path, path: Path, seen: set[Path]) -> list[str]:
     return specs
 
 
+# pip options whose value is the next word.
+_PIP_VALUE_OPTIONS = frozenset(
+    {
+        "-c",
+        "--constraint",
+        "-i",
+        "--index-url",
+        "--extra-index-url",
+        "-f",
+        "--find-links",
+        "--upgrade-strategy",
+        "--only-binary",
+        "--no-binary",
+        "-t",
+        "--target",
+        "--prefix",
+        "--root",
+        "--platform",
+        "--python-version",
+        "--implementation",
+        "--abi",
+        "--trusted-host",
+        "--progress-bar",
+    }
+)
+
+
 def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> list[str]:
     """Specifiers among ``pip install`` words: ``-r`` files read, ``.[test]`` extras expanded."""
     specs: list[str] = []
@@ -244,7 +271,8 @@ def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> li
                 specs += _requirements_file(repo, repo / target, set())
             skip_next = not glued
             continue
-        if word in ("-e", "--editable", "-c", "--constraint", "-i", "--index-url"):
+        if word in ("-e", "--editable") or word in _PIP_VALUE_OPTIONS:
+            # `--upgrade-strategy eager`: "eager" is the option's value, not a distribution.
             skip_next = word not in ("-e", "--editable")
             continue
         if word.startswith("-"):
@@ -253,6 +281,13 @@ def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> li
         if local:
             for extra in local.group(1).split(","):
                 specs += extras.get(_norm(extra.strip()), [])
+            continue
+        # `git+https://github.com/getnikola/nikola.git#egg=Nikola`: the sandbox reaches package
+        # indexes only, so the named distribution's release stands in for the branch (the
+        # Nikola plugins' conftest imports nikola: without it pytest stops before any test).
+        egg = re.search(r"#(?:.*&)?egg=([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.-]+\])?)", word)
+        if egg and word.startswith(("git+", "hg+", "http:", "https:")):
+            specs.append(egg.group(1))
             continue
         if word in (".", "./") or word.startswith(("./", "/", "git+", "http:", "https:", "$")):
             continue
@@ -303,12 +338,56 @@ def _pip_line(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
     return _pip_words(words, repo, extras)
 
 
+# `poetry install -E all`, `poetry install --extras "a b"`, `uv sync --all-extras`: the extras
+# CI installs with the project, which its conftest may import (fastapi-pagination's imports
+# asyncpg, motor and cassandra from its `all` extra: without them pytest stops before any test).
+_TOOL_INSTALL = re.compile(r"\b(?:poetry\s+install|uv\s+sync|pdm\s+(?:install|sync))\b(.*)$")
+
+
+def _installer_extras(line: str, extras: dict[str, list[str]]) -> list[str]:
+    """Specifiers of the extras a Poetry, uv or PDM install line names."""
+    match = _TOOL_INSTALL.search(line)
+    if not match:
+        return []
+    text = re.sub(r"\$\{\{.*?\}\}", " ", match.group(1).split(" #", 1)[0])
+    text = re.split(r"&&|\|\||;|\|", text, maxsplit=1)[0]
+    try:
+        words = shlex.split(text)
+    except ValueError:
+        return []
+    if "--all-extras" in words:
+        return [spec for specs in extras.values() for spec in specs]
+    names: list[str] = []
+    for index, word in enumerate(words):
+        value = None
+        if word in ("-E", "--extras") and index + 1 < len(words):
+            value = words[index + 1]
+        elif word.startswith("--extras="):
+            value = word.split("=", 1)[1]
+        elif word.startswith("-E") and len(word) > 2:
+            value = word[2:]
+        if value:
+            names += re.split(r"[\s,]+", value)
+    return [spec for name in names if name for spec in extras.get(_norm(name), [])]
+
+
+def _local_actions(repo: Path) -> list[Path]:
+    """The repository's own composite actions, which its workflows run as steps (nonebot2's
+    ``uses: ./.github/actions/setup-python`` runs ``poetry install --all-extras``)."""
+    folder = repo / ".github" / "actions"
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    found = [*folder.glob("*/action.yml"), *folder.glob("*/action.yaml")]
+    return sorted(path for path in found if path.is_file() and not path.is_symlink())
+
+
 def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    for workflow in _workflows(repo):
+    for workflow in [*_workflows(repo), *_local_actions(repo)]:
         rel = workflow.relative_to(repo).as_posix()
         for line in _read(workflow).splitlines():
             found += [(spec, rel) for spec in _pip_line(line, repo, extras)]
+            found += [(spec, rel) for spec in _installer_extras(line, extras)]
     return found
 
 
@@ -383,7 +462,11 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
         found += [(spec, rel) for spec in _requirements_file(repo, path, set())]
     for name, parser in _tox_sections(repo):
         for section in parser.sections():
-            if not section.startswith("testenv") or _tests_another_project(parser, section):
+            if (
+                not section.startswith("testenv")
+                or _tests_another_project(parser, section)
+                or _other_versions(section)
+            ):
                 continue
             source = f"{name} [{section}]"
             deps = parser.get(section, "deps", fallback="")
@@ -437,6 +520,34 @@ def _tox_lines(value: str, factors: frozenset[str] = TOX_FACTORS) -> list[str]:
         if line:
             kept.append(line)
     return kept
+
+
+# Words of a tox environment's name that mark another point of the version matrix (its oldest
+# supported or its unreleased dependencies), as the same words do as factors in TOX_FACTORS' note.
+_OTHER_VERSIONS = frozenset(
+    {
+        "min",
+        "mins",
+        "minimal",
+        "minimum",
+        "mindeps",
+        "oldest",
+        "oldestdeps",
+        "lowest",
+        "devdeps",
+        "nightly",
+        "upstream",
+    }
+)
+
+
+def _other_versions(section: str) -> bool:
+    """A tox environment pinning another point of the version matrix: apiflask's
+    ``[testenv:min-versions]`` pins flask-httpauth==4.0.0 and werkzeug==2.0.0; read as test
+    requirements beside its tests' werkzeug==3.0.2, the old flask-httpauth imports what
+    werkzeug 3 removed and the conftest stops pytest before any test."""
+    name = section.partition(":")[2].lower()
+    return any(word in _OTHER_VERSIONS for word in re.split(r"[-_.,\s]+", name))
 
 
 def _tests_another_project(parser: configparser.RawConfigParser, section: str) -> bool:

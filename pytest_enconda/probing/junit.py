@@ -6,6 +6,7 @@ a teardown error as a second ``testcase``) keeps its worst outcome.
 
 from __future__ import annotations
 
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Literal
@@ -97,7 +98,6 @@ def run_tests_command(
     pytest-timeout is always a tool; its limit is given as an ini override, which a pytest
     without the plugin ignores rather than refusing to start.
     """
-    import re
     import shlex
 
     names = {re.split(r"[<>=!~\[; ]", tool, maxsplit=1)[0].lower() for tool in tools}
@@ -133,3 +133,44 @@ def run_tests_command(
         f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     return "\n".join(lines)
+
+
+# What pytest prints when it stops before writing its report, most telling first: a usage error
+# (an option of a plugin that is not installed, a test path that does not exist), a conftest
+# that cannot be imported, an internal error, pytest itself missing.
+_NO_REPORT_SIGNS = (
+    # argparse: "python -m pytest: error: unrecognized arguments: --nomigrations"
+    re.compile(r"^(?:[^:]*\bpytest|\S+\.py): error: (.+)$"),
+    re.compile(r"^ERROR: (?!usage:)(.+)$"),  # "ERROR: file or directory not found: tests"
+    re.compile(r"^(ImportError while loading conftest .+)$"),
+    re.compile(r"^INTERNALERROR> (\w*(?:Error|Exception)\b.*)$"),
+    re.compile(r"(No module named pytest\b.*)$"),
+)
+# The exception under "ImportError while loading conftest": the module that is missing.
+_EXCEPTION_LINE = re.compile(r"^E\s+(\w*(?:Error|Exception)\b.+)$")
+
+
+def why_no_tests(output: str, exit_code: int | None, timed_out: bool) -> str:
+    """Why a test command reported no test (no JUnit report, or one with no test case), from its
+    exit and its output's own words: the attempt line shows "unrecognized arguments:
+    --nomigrations" instead of only "no JUnit report" (pytest exits 4 on a usage error before
+    its reporter starts; on a test path that does not exist it writes an empty report)."""
+    if timed_out:
+        return "timed out"
+    lines = [line.rstrip() for line in output.splitlines() if line.strip()]
+    said = ""
+    for sign in _NO_REPORT_SIGNS:
+        hits = [m.group(1).strip() for line in lines if (m := sign.search(line.strip()))]
+        if hits:
+            said = hits[-1] if sign.pattern.startswith("^INTERNALERROR") else hits[0]
+            if said.startswith("ImportError while loading conftest"):
+                cause = next(
+                    (m.group(1) for line in lines if (m := _EXCEPTION_LINE.match(line.strip()))),
+                    "",
+                )
+                said = f"{said} {cause}".strip()
+            break
+    if not said and lines:
+        said = lines[-1].strip()
+    code = "no exit code" if exit_code is None else f"exit {exit_code}"
+    return f"{code}: {said[:240]}" if said else code

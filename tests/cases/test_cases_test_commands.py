@@ -9,6 +9,7 @@ import pytest
 
 from pytest_enconda.cases.test_commands import (
     discover_test_command,
+    django_settings,
     normalise,
     recipe_script,
     test_tools,
@@ -293,3 +294,108 @@ def test_a_declared_pytest_without_upper_bound_is_capped(
         f'[project]\nname = "pkg"\n[project.optional-dependencies]\ntest = ["{declared}"]\n',
     )
     assert test_tools(tmp_path, "python -m pytest")[0] == installed
+
+
+MANAGE_PY = """\
+    import os
+    import sys
+
+    if __name__ == "__main__":
+        os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tests.app.settings")
+        from django.core.management import execute_from_command_line
+        execute_from_command_line(sys.argv)
+"""
+
+
+def test_a_django_project_tested_with_manage_py_gets_its_settings(tmp_path: Path) -> None:
+    # django-bootstrap4: tox runs `python manage.py test`; under bare pytest all 73 tests erred.
+    write(tmp_path, "manage.py", MANAGE_PY)
+    write(tmp_path, "tests/app/settings.py", "SECRET_KEY = 'x'\n")
+    write(tmp_path, "tox.ini", "[testenv]\ncommands = python manage.py test {posargs}\n")
+    settings = django_settings(tmp_path)
+    assert settings is not None
+    assert (settings.module, settings.source, settings.configured) == (
+        "tests.app.settings",
+        "manage.py",
+        False,
+    )
+    found = discover_test_command(tmp_path)
+    assert found.command == "python -m pytest --ds=tests.app.settings"
+    assert "pytest-django" in test_tools(tmp_path, found.command)
+
+
+def test_runtests_py_assignment_and_tox_setenv_name_the_settings(tmp_path: Path) -> None:
+    # wagtailmenus: `os.environ['DJANGO_SETTINGS_MODULE'] = '...'` in runtests.py.
+    write(
+        tmp_path, "runtests.py", "os.environ['DJANGO_SETTINGS_MODULE'] = 'pkg.settings.testing'\n"
+    )
+    write(tmp_path, "pkg/settings/testing.py", "")
+    assert discover_test_command(tmp_path).command == ("python -m pytest --ds=pkg.settings.testing")
+    other = tmp_path / "other"
+    write(other, "tox.ini", "[testenv]\nsetenv =\n    DJANGO_SETTINGS_MODULE=proj.settings\n")
+    write(other, "src/proj/settings/__init__.py", "")
+    settings = django_settings(other)
+    assert settings is not None
+    assert (settings.module, settings.source) == ("proj.settings", "tox.ini [testenv] setenv")
+
+
+@pytest.mark.parametrize(
+    ("rel", "text"),
+    [
+        ("pytest.ini", "[pytest]\nDJANGO_SETTINGS_MODULE = proj.settings\n"),
+        ("setup.cfg", "[tool:pytest]\naddopts = --ds=proj.settings -v\n"),
+        ("pyproject.toml", '[tool.pytest.ini_options]\nDJANGO_SETTINGS_MODULE = "proj.settings"\n'),
+    ],
+)
+def test_settings_in_pytest_configuration_need_only_the_plugin(
+    tmp_path: Path, rel: str, text: str
+) -> None:
+    write(tmp_path, rel, text)
+    write(tmp_path, "manage.py", MANAGE_PY)
+    write(tmp_path, "tests/app/settings.py", "")
+    settings = django_settings(tmp_path)
+    assert settings is not None
+    assert (settings.module, settings.configured) == ("proj.settings", True)
+    found = discover_test_command(tmp_path)
+    assert "--ds" not in found.command
+    assert "pytest-django" in test_tools(tmp_path, found.command)
+
+
+def test_no_settings_where_the_module_is_missing_or_a_conftest_configures_django(
+    tmp_path: Path,
+) -> None:
+    # An example project's module the checkout lacks would stop pytest-django before any test.
+    write(tmp_path, "manage.py", MANAGE_PY)
+    assert django_settings(tmp_path) is None
+    assert discover_test_command(tmp_path).command == "python -m pytest"
+    assert test_tools(tmp_path, "python -m pytest") == ["pytest<9"]
+    write(tmp_path, "tests/app/settings.py", "")
+    write(tmp_path, "conftest.py", "from django.conf import settings\nsettings.configure()\n")
+    assert django_settings(tmp_path) is None
+    # Not a Django project at all.
+    assert django_settings(tmp_path / "nothing") is None
+
+
+def test_pytest_django_options_are_test_tools(tmp_path: Path) -> None:
+    write(tmp_path, "pytest.ini", "[pytest]\naddopts = --nomigrations --reuse-db\n")
+    assert "pytest-django" in test_tools(tmp_path, "python -m pytest")
+
+
+def test_tox_changedir_is_kept_in_the_command(tmp_path: Path) -> None:
+    # django-autocomplete-light: its test apps lie under test_project, where tox runs pytest.
+    write(
+        tmp_path,
+        "tox.ini",
+        """\
+        [testenv]
+        changedir = {toxinidir}/test_project
+        commands = pytest -v --cov --liveserver 127.0.0.1:9999 secure_data select2_list
+        """,
+    )
+    assert discover_test_command(tmp_path).command == (
+        "cd test_project && python -m pytest -v --liveserver 127.0.0.1:9999 "
+        "secure_data select2_list"
+    )
+    for changedir in ("{toxinidir}", "/abs/path", "{toxinidir}/../up", "{envtmpdir}"):
+        write(tmp_path, "tox.ini", f"[testenv]\nchangedir = {changedir}\ncommands = pytest\n")
+        assert discover_test_command(tmp_path).command == "python -m pytest"

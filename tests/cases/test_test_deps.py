@@ -237,3 +237,97 @@ def test_a_tox_dep_with_an_environment_marker_is_one_requirement(tmp_path: Path)
     specs = _specs(repo)
     assert set(specs) == {"napari", "tomli ; python_version < '3.11'", "numpy>=1.20"}
     assert not any(spec.split()[0] in ("sys_platform", ";", "==") for spec in specs)
+
+
+POETRY_EXTRAS = """\
+[tool.poetry]
+name = "pkg"
+[tool.poetry.dependencies]
+python = ">=3.8"
+asyncpg = { version = ">=0.24.0", optional = true }
+motor = { version = ">=2.5.1,<4.0.0", optional = true }
+orjson = { version = "^3", optional = true }
+[tool.poetry.extras]
+asyncpg = ["asyncpg"]
+all = ["asyncpg", "motor"]
+fast = ["orjson"]
+"""
+
+
+def test_extras_a_ci_poetry_or_uv_install_names(tmp_path: Path) -> None:
+    # fastapi-pagination: CI runs `poetry install -E all`; its conftest imports asyncpg and motor.
+    ci = "jobs:\n  t:\n    steps:\n      - run: |\n          poetry install -E all\n"
+    repo = _repo(tmp_path, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
+    specs = _specs(repo)
+    assert specs["asyncpg"] == specs["motor"] == ".github/workflows/t.yml"
+    assert "orjson" not in specs
+    other = tmp_path / "other"
+    ci = (
+        "steps:\n  - run: poetry install --extras 'fast asyncpg' && pytest\n"
+        "  - run: poetry install -E${{ matrix.extra }}\n"
+    )
+    repo = _repo(other, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
+    assert {"orjson", "asyncpg"} <= set(_specs(repo))
+    assert "motor" not in _specs(repo)
+    third = tmp_path / "third"
+    ci = "steps:\n  - run: uv sync --all-extras --dev\n"
+    repo = _repo(third, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
+    assert {"asyncpg", "motor", "orjson"} <= set(_specs(repo))
+
+
+def test_a_ci_vcs_install_stands_for_its_release_and_pip_option_values_are_not_names(
+    tmp_path: Path,
+) -> None:
+    # The Nikola plugins' CI installs Nikola from GitHub, which the sandbox cannot reach.
+    ci = (
+        "steps:\n"
+        "  - run: pip install --upgrade-strategy eager -U pip pytest requests\n"
+        "  - run: pip install git+https://github.com/getnikola/nikola.git#egg=Nikola\n"
+        "  - run: pip install 'git+https://example.org/x.git@main#subdirectory=a&egg=x-lib[fast]'\n"
+        "  - run: pip install git+https://github.com/o/no-egg.git\n"
+    )
+    repo = _repo(tmp_path, {".github/workflows/ci.yml": ci})
+    specs = _specs(repo)
+    assert {"requests", "Nikola", "x-lib[fast]"} <= set(specs)
+    assert "eager" not in specs
+    assert not any("no-egg" in spec or "git+" in spec for spec in specs)
+
+
+def test_tox_environments_of_other_versions_are_left_out(tmp_path: Path) -> None:
+    # apiflask: [testenv:min-versions] pins the oldest releases; beside the tests' own pins
+    # the old flask-httpauth imported what werkzeug 3 removed and the conftest stopped pytest.
+    tox = (
+        "[testenv]\ndeps =\n    -r requirements/tests.txt\ncommands = pytest\n"
+        "[testenv:min-versions]\ndeps = -r requirements/min-versions.txt\n"
+        "[testenv:py311-oldestdeps]\ndeps = numpy==1.22\n"
+        "[testenv:integration]\ndeps = responses\n"
+    )
+    repo = _repo(
+        tmp_path,
+        {
+            "tox.ini": tox,
+            "requirements/tests.txt": "werkzeug==3.0.2\n",
+            "requirements/min-versions.txt": "flask-httpauth==4.0.0\nwerkzeug==2.0.0\n",
+        },
+    )
+    specs = _specs(repo)
+    assert "werkzeug==3.0.2" in specs and "responses" in specs
+    assert not {"flask-httpauth==4.0.0", "werkzeug==2.0.0", "numpy==1.22"} & set(specs)
+
+
+def test_install_lines_of_the_repositorys_own_composite_actions(tmp_path: Path) -> None:
+    # nonebot2: the workflow's `uses: ./.github/actions/setup-python` runs
+    # `poetry install --all-extras`; without fastapi every test erred at setup.
+    action = "runs:\n  using: composite\n  steps:\n    - run: poetry install --all-extras\n"
+    workflow = "jobs:\n  t:\n    steps:\n      - uses: ./.github/actions/setup-python\n"
+    repo = _repo(
+        tmp_path,
+        {
+            "pyproject.toml": POETRY_EXTRAS,
+            ".github/workflows/ci.yml": workflow,
+            ".github/actions/setup-python/action.yml": action,
+        },
+    )
+    specs = _specs(repo)
+    assert specs["motor"] == ".github/actions/setup-python/action.yml"
+    assert {"asyncpg", "orjson"} <= set(specs)

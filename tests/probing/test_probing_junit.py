@@ -14,6 +14,7 @@ from pytest_enconda.probing.junit import (
     parse_junit,
     read_junit,
     run_tests_command,
+    why_no_tests,
 )
 
 REPORT = b"""<?xml version="1.0" encoding="utf-8"?>
@@ -148,3 +149,58 @@ def test_test_requirements_install_together_or_one_by_one(tmp_path: Path) -> Non
         "-m pip install -q django",
     ]
     assert "test requirement no-such-dist==9 did not install" in result.stderr
+
+
+def _pytest(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    ("files", "args", "said"),
+    [
+        # A plugin's option in addopts with the plugin missing: usage error, exit 4.
+        (
+            {"pytest.ini": "[pytest]\naddopts = --no-such-plugin-option\n"},
+            (),
+            "exit 4: unrecognized arguments: --no-such-plugin-option",
+        ),
+        # A test path relative to another folder.
+        ({}, ("no_such_tests",), "exit 4: file or directory not found: no_such_tests"),
+        # A conftest importing what is not installed: the missing module is named.
+        (
+            {"conftest.py": "import no_such_module_enconda\n"},
+            (),
+            "exit 4: ImportError while loading conftest",
+        ),
+    ],
+)
+def test_why_a_real_pytest_reported_no_test(
+    tmp_path: Path, files: dict[str, str], args: tuple[str, ...], said: str
+) -> None:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text)
+    (tmp_path / "test_x.py").write_text("def test_pass(): pass\n")
+    report = tmp_path / "junit.xml"
+    result = _pytest(tmp_path, *args, f"--junitxml={report}")
+    # No report, or (a path not found) one with no test case.
+    assert not report.exists() or not read_junit(report)
+    why = why_no_tests(result.stdout + result.stderr, result.returncode, timed_out=False)
+    assert why.startswith(said)
+    if "conftest" in said:
+        assert "No module named 'no_such_module_enconda'" in why
+
+
+def test_why_no_tests_without_pytest_words() -> None:
+    assert why_no_tests("", None, timed_out=True) == "timed out"
+    assert why_no_tests("", 137, timed_out=False) == "exit 137"
+    out = "/usr/bin/python: No module named pytest\n"
+    assert why_no_tests(out, 1, timed_out=False) == "exit 1: No module named pytest"
+    crash = "INTERNALERROR> Traceback\nINTERNALERROR>   File x\nINTERNALERROR> KeyError: 'x'\n"
+    assert why_no_tests(crash, 3, timed_out=False) == "exit 3: KeyError: 'x'"
+    assert why_no_tests("Segmentation fault\n", 139, False) == "exit 139: Segmentation fault"

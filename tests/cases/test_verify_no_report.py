@@ -1,0 +1,67 @@
+"""verify's attempt line says why a test run reported no test: pytest's own words (a usage error,
+a conftest that cannot be imported), not only "no JUnit report"."""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from pytest_enconda.cases.sidecar import RepoVerification
+from pytest_enconda.sandbox.containers import ExecResult
+from pytest_enconda.verify import VerifyOptions, _attempt
+
+USAGE_ERROR = (
+    "ERROR: usage: python -m pytest [options] [file_or_dir] [file_or_dir] [...]\n"
+    "python -m pytest: error: unrecognized arguments: --nomigrations --reuse-db\n"
+    "  inifile: /data/project/pytest.ini\n"
+    "  rootdir: /data/project\n"
+)
+
+
+class _Box:
+    """Setup succeeds; every test run ends in pytest's usage error and leaves no report."""
+
+    def copy_in(self, data: bytes, path: str) -> None:
+        pass
+
+    def exec(self, command: str, *, timeout: float, log_path: Path, **_: Any) -> ExecResult:
+        output = USAGE_ERROR if "pytest" in command else "installed"
+        code = 4 if "pytest" in command else 0
+        return ExecResult(
+            exit_code=code, output=output, duration=1.0, timed_out=False, truncated=False
+        )
+
+    def snapshot(self, name: str) -> str:
+        return "snapshot"
+
+    def copy_out(self, path: str, target: Path) -> None:
+        raise FileNotFoundError(path)
+
+
+def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
+    @contextmanager
+    def container(*_: Any, **__: Any) -> Any:
+        yield _Box()
+
+    ctx = SimpleNamespace(
+        options=VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path),
+        progress=lambda _line: None,
+        sandbox=SimpleNamespace(
+            container=container,
+            client=SimpleNamespace(images=SimpleNamespace(remove=lambda *_a, **_k: None)),
+        ),
+        download_cache=None,
+    )
+    record = RepoVerification(
+        repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
+    )
+    verified = _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])  # type: ignore[arg-type]
+    assert not verified
+    why = "no JUnit report: exit 4: unrecognized arguments: --nomigrations --reuse-db"
+    assert record.attempts == [
+        "recipe: no test passed in both runs ("
+        f"run 1: 0 passed 0 failed 0 errors 0 skipped ({why}), "
+        f"run 2: 0 passed 0 failed 0 errors 0 skipped ({why}))"
+    ]
