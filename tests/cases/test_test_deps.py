@@ -259,20 +259,21 @@ def test_extras_a_ci_poetry_or_uv_install_names(tmp_path: Path) -> None:
     ci = "jobs:\n  t:\n    steps:\n      - run: |\n          poetry install -E all\n"
     repo = _repo(tmp_path, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
     specs = _specs(repo)
-    assert specs["asyncpg"] == specs["motor"] == ".github/workflows/t.yml"
-    assert "orjson" not in specs
+    # Poetry's constraints come along (cases/poetry.py).
+    assert specs["asyncpg>=0.24.0"] == specs["motor>=2.5.1,<4.0.0"] == ".github/workflows/t.yml"
+    assert not any(spec.startswith("orjson") for spec in specs)
     other = tmp_path / "other"
     ci = (
         "steps:\n  - run: poetry install --extras 'fast asyncpg' && pytest\n"
         "  - run: poetry install -E${{ matrix.extra }}\n"
     )
     repo = _repo(other, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
-    assert {"orjson", "asyncpg"} <= set(_specs(repo))
-    assert "motor" not in _specs(repo)
+    assert {"orjson>=3,<4", "asyncpg>=0.24.0"} <= set(_specs(repo))
+    assert not any(spec.startswith("motor") for spec in _specs(repo))
     third = tmp_path / "third"
     ci = "steps:\n  - run: uv sync --all-extras --dev\n"
     repo = _repo(third, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
-    assert {"asyncpg", "motor", "orjson"} <= set(_specs(repo))
+    assert {"asyncpg>=0.24.0", "motor>=2.5.1,<4.0.0", "orjson>=3,<4"} <= set(_specs(repo))
 
 
 def test_a_ci_vcs_install_stands_for_its_release_and_pip_option_values_are_not_names(
@@ -329,5 +330,5 @@ def test_install_lines_of_the_repositorys_own_composite_actions(tmp_path: Path) 
         },
     )
     specs = _specs(repo)
-    assert specs["motor"] == ".github/actions/setup-python/action.yml"
-    assert {"asyncpg", "orjson"} <= set(specs)
+    assert specs["motor>=2.5.1,<4.0.0"] == ".github/actions/setup-python/action.yml"
+    assert {"asyncpg>=0.24.0", "orjson>=3,<4"} <= set(specs)
