@@ -93,6 +93,41 @@ def test_a_failure_the_memory_knows_is_repaired_by_its_action(
     assert any(s.output.strip() == "ran" for s in outcome.trajectory)
 
 
+ENV_TOOL = """\
+import os, sys
+if "TOOL_HOME" not in os.environ:
+    sys.exit("ToolHomeError: TOOL_HOME is not set")
+print("ran with", os.environ["TOOL_HOME"])
+"""
+
+
+def test_an_action_that_sets_shell_state_reaches_the_retried_step(
+    fake: FakeBackend, tmp_path: Path
+) -> None:
+    # Each command runs in a fresh shell: the stored `export` must be carried to the retry and
+    # to every later step (the setuptools-scm triple never helped before).
+    with MemoryStore(tmp_path / "m.db") as store:
+        store.add(
+            Triple(
+                "`python tool.py` fails: ToolHomeError: TOOL_HOME is not set",
+                "Root cause: the tool reads its home from the environment.",
+                "export TOOL_HOME=/tmp",
+                "ToolHomeError: TOOL_HOME is not set",
+            ),
+            Provenance("other-e8", "r", "heuristic", "", "elsewhere/otherrepo"),
+        )
+    readme = "# minitool\n\n```bash\npython tool.py\npython tool.py\n```\n"
+    outcome = run_agent(
+        fake, tmp_path, readme, {"tool.py": ENV_TOOL}, memory=str(tmp_path / "m.db")
+    )
+    record = json.loads((tmp_path / "run" / "agent" / "memory.json").read_text())
+    assert record["used"] == [1] and record["helped"] == [1]
+    # The export joins the setup script (the tool's runs are usage checks, not setup).
+    assert "export TOOL_HOME=/tmp" in outcome.setup_script.splitlines()
+    # The second README line ran after the export too, in its own shell.
+    assert sum(s.output.strip() == "ran with /tmp" for s in outcome.trajectory) >= 2
+
+
 def test_the_leakage_guard_withholds_the_cases_own_repository(
     fake: FakeBackend, tmp_path: Path
 ) -> None:

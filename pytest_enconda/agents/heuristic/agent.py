@@ -46,7 +46,7 @@ from .facts import RepoFacts, canonicalize_name, requirement_name, scan
 from .findings import Finding
 from .memory import MemoryConsult, expected_to_fail, signature
 from .prepass import example_findings, installs_project, run_prepass
-from .steps import SETUP_KINDS, ReadmeStep, readme_steps, words_of
+from .steps import SETUP_KINDS, ReadmeStep, classify_command, readme_steps, words_of
 
 OUTPUT_CHARS = 6_000
 
@@ -385,19 +385,31 @@ class _Run:
         if action is None or hit is None:
             return False
         self.note(f"memory: triple {hit.id} ({hit.problem}) suggests `{action}`", kind="memory")
+        kind, _ = classify_command(action, self.facts)
+        if kind not in SETUP_KINDS:
+            kind = "install"
         code, _ = self._exec(action, self.config.command_timeout, "repair from memory", "command")
+        # Each command runs in a fresh shell: an action that sets shell state (an export, a
+        # venv's activation) reaches the retried step only through the preamble, as a README's
+        # own `export` does. Without it `export SETUPTOOLS_SCM_PRETEND_VERSION=...` never
+        # helped the install it was stored for.
+        carried = code == 0 and kind in ("state", "env_activate")
+        if carried:
+            self.preamble.append(action)
         again, _ = (code, "") if code != 0 else self._exec(
             command, self.config.command_timeout, "the step again, after the memory's action",
             "command",
         )  # fmt: skip
+        if carried:
+            self.preamble.pop()
         helped = code == 0 and again == 0
         self.memory.outcome(hit, action, helped)
         if not helped:
             self.note(f"memory: `{action}` did not make `{command}` pass", kind="memory")
             return False
-        new = self.new_step(action, "install", "(added by the agent from memory)")
+        new = self.new_step(action, kind, "(added by the agent from memory)")
         plan.insert(pos, new.index)
-        self.ctx.done.append(new.index)
+        self._succeeded(new, action)
         if hit.error_type and self.task.case.spec.suite != "research":
             self.add(
                 Finding(
