@@ -329,13 +329,19 @@ def _pip_line(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
     if not match:
         return []
     # CI expressions (${{ matrix.x }}) and tox substitutions cannot be resolved here.
-    text = re.sub(r"\$\{\{.*?\}\}|\{[^}]*\}", " ", match.group(1).split(" #", 1)[0])
+    words = _first_command_words(match.group(1), r"\$\{\{.*?\}\}|\{[^}]*\}")
+    return _pip_words(words, repo, extras) if words is not None else []
+
+
+def _first_command_words(text: str, unresolvable: str) -> list[str] | None:
+    """The words of ``text`` up to the next command on its line (``&&``, ``;``, a pipe), with
+    what cannot be resolved here blanked and a comment dropped; None where quoting is broken."""
+    text = re.sub(unresolvable, " ", text.split(" #", 1)[0])
     text = re.split(r"&&|\|\||;|\|", text, maxsplit=1)[0]
     try:
-        words = shlex.split(text)
+        return shlex.split(text)
     except ValueError:
-        return []
-    return _pip_words(words, repo, extras)
+        return None
 
 
 # `poetry install -E all`, `poetry install --extras "a b"`, `uv sync --all-extras`: the extras
@@ -349,11 +355,8 @@ def _installer_extras(line: str, extras: dict[str, list[str]]) -> list[str]:
     match = _TOOL_INSTALL.search(line)
     if not match:
         return []
-    text = re.sub(r"\$\{\{.*?\}\}", " ", match.group(1).split(" #", 1)[0])
-    text = re.split(r"&&|\|\||;|\|", text, maxsplit=1)[0]
-    try:
-        words = shlex.split(text)
-    except ValueError:
+    words = _first_command_words(match.group(1), r"\$\{\{.*?\}\}")
+    if words is None:
         return []
     if "--all-extras" in words:
         return [spec for specs in extras.values() for spec in specs]

@@ -225,15 +225,21 @@ def _upstream(tmp_path: Path, missing: tuple[str, ...] = ()) -> tuple[Path, str]
     return mirror, revision
 
 
-def test_a_dataset_repository_is_snapshotted_prepared_with_its_upstream_recorded(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    mirror, revision = _upstream(tmp_path)
+def _selection(tmp_path: Path, revision: str) -> Path:
+    """A dataset folder whose repo_info.jsonl names neurogym at ``revision``."""
     dataset = tmp_path / "selection"
     dataset.mkdir()
     (dataset / "repo_info.jsonl").write_text(
         json.dumps({"repository": "neurogym/neurogym", "revision": revision}) + "\n"
     )
+    return dataset
+
+
+def test_a_dataset_repository_is_snapshotted_prepared_with_its_upstream_recorded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mirror, revision = _upstream(tmp_path)
+    dataset = _selection(tmp_path, revision)
     out = tmp_path / "OUT"
     options = ConstructOptions(
         sources=(str(dataset),),
@@ -273,11 +279,7 @@ def test_a_snapshot_lacking_files_is_constructed_without_them_and_says_which(
     tmp_path: Path,
 ) -> None:
     mirror, revision = _upstream(tmp_path, missing=("data/big.bin", "docs/shot.png"))
-    dataset = tmp_path / "selection"
-    dataset.mkdir()
-    (dataset / "repo_info.jsonl").write_text(
-        json.dumps({"repository": "neurogym/neurogym", "revision": revision}) + "\n"
-    )
+    dataset = _selection(tmp_path, revision)
     out = tmp_path / "OUT"
     options = ConstructOptions(
         sources=(str(dataset),), out=out, per_type=1, levels=(1,), workers=1, repo_mirror=mirror
@@ -424,11 +426,7 @@ def test_a_refused_repository_is_prepared_again_on_resume(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     mirror, revision = _upstream(tmp_path)
-    dataset = tmp_path / "selection"
-    dataset.mkdir()
-    (dataset / "repo_info.jsonl").write_text(
-        json.dumps({"repository": "neurogym/neurogym", "revision": revision}) + "\n"
-    )
+    dataset = _selection(tmp_path, revision)
     options = ConstructOptions(
         sources=(str(dataset),), out=tmp_path / "OUT", workers=1, repo_mirror=mirror
     )

@@ -88,18 +88,24 @@ def test_test_step_installs_tools_then_writes_the_report() -> None:
     assert run_tests_command("python -m pytest", []).count("pip install") == 0
 
 
+def _local_test_step(tmp_path: Path, report: Path) -> str:
+    """The test step's pytest line, run here: this interpreter, a report and cache under
+    ``tmp_path``, no pytest-timeout (not installed on the host)."""
+    step = run_tests_command(f"{sys.executable} -m pytest", []).splitlines()[-1]
+    return (
+        step.replace(JUNIT_PATH, str(report))
+        .replace("-o timeout=120 ", "")
+        .replace("/tmp/enconda/pytest-cache", str(tmp_path / "cache"))
+    )
+
+
 def test_a_module_that_cannot_be_imported_does_not_stop_the_others(tmp_path: Path) -> None:
     """The test step's own options on a real suite: the broken module is an error, the other
     module's tests still run and are reported."""
     (tmp_path / "test_ok.py").write_text("def test_pass(): pass\n")
     (tmp_path / "test_broken.py").write_text("import no_such_module_enconda\n")
     report = tmp_path / "junit.xml"
-    step = run_tests_command(f"{sys.executable} -m pytest", []).splitlines()[-1]
-    command = (
-        step.replace(JUNIT_PATH, str(report))
-        .replace("-o timeout=120 ", "")
-        .replace("/tmp/enconda/pytest-cache", str(tmp_path / "cache"))
-    )
+    command = _local_test_step(tmp_path, report)
     subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, check=False)
     outcomes = read_junit(report)
     assert outcomes["test_ok::test_pass"] == "passed"
@@ -113,12 +119,7 @@ def test_cache_options_in_a_repositorys_addopts_keep_working(tmp_path: Path) -> 
     (tmp_path / "pytest.ini").write_text("[pytest]\naddopts = --failed-first\n")
     (tmp_path / "test_ok.py").write_text("def test_pass(): pass\n")
     report = tmp_path / "junit.xml"
-    step = run_tests_command(f"{sys.executable} -m pytest", []).splitlines()[-1]
-    command = (
-        step.replace(JUNIT_PATH, str(report))
-        .replace("-o timeout=120 ", "")
-        .replace("/tmp/enconda/pytest-cache", str(tmp_path / "cache"))
-    )
+    command = _local_test_step(tmp_path, report)
     result = subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
     assert read_junit(report) == {"test_ok::test_pass": "passed"}
