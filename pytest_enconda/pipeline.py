@@ -394,7 +394,7 @@ class CasePipeline:
         """The case's repository into ``repo_dir`` (its tree hash). A snapshot lacking some files'
         contents is checked out without them, as verify made the reference: which ones is said
         now and kept for ``case.json``."""
-        from .sandbox.repo import materialize
+        from .sandbox.repo import describe_absent, materialize
 
         absent: list[str] = []
         digest = materialize(
@@ -408,9 +408,8 @@ class CasePipeline:
         if absent:
             if case.id not in self._absent:
                 self.progress(
-                    f"{case.id}: warning: the repository's snapshot lacks {len(absent)} file(s), "
-                    f"checked out without them: {', '.join(absent[:3])}"
-                    f"{' ...' if len(absent) > 3 else ''}"
+                    f"{case.id}: warning: the repository's snapshot lacks "
+                    + describe_absent(absent, "checked out without them")
                 )
             self._absent[case.id] = absent
         return digest

@@ -198,7 +198,7 @@ def verify_repository(ctx: _Context, name: str, revision: str) -> RepoVerificati
 
 def _verify(ctx: _Context, record: RepoVerification) -> None:
     from .errors import RepositoryUnavailable
-    from .sandbox.repo import materialize
+    from .sandbox.repo import describe_absent, materialize
 
     options = ctx.options
     source = RepoSource(
@@ -228,8 +228,8 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             # same partial tree the agents get, so its PASS set stays comparable.
             record.record_absent(absent)
             ctx.progress(
-                f"{record.repository}: the snapshot lacks {len(absent)} file(s), checked out "
-                f"without them: {', '.join(absent[:3])}{' ...' if len(absent) > 3 else ''}"
+                f"{record.repository}: the snapshot lacks "
+                + describe_absent(absent, "checked out without them")
             )
         found = discover_test_command(repo_dir)
         record.test_command = found.command

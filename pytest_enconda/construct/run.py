@@ -206,6 +206,8 @@ def resolve_sources(
     is, a dataset's repository at its pinned revision from ``--repo-mirror``. A dataset
     repository that ``report`` (a run being resumed) snapshotted from the same upstream revision
     keeps that snapshot: its validations stay valid even if the preparation rules changed since."""
+    from ..sandbox.repo import describe_absent
+
     found = Sources()
     previous = report.repositories if report is not None else {}
     local_mirror = options.out / MIRROR
@@ -245,9 +247,8 @@ def resolve_sources(
                 if absent:
                     # The snapshot, its reference and its instances all go without these files.
                     progress(
-                        f"{repository}: the upstream snapshot lacks {len(absent)} file(s), "
-                        f"snapshotted without them: {', '.join(absent[:3])}"
-                        f"{' ...' if len(absent) > 3 else ''}"
+                        f"{repository}: the upstream snapshot lacks "
+                        + describe_absent(absent, "snapshotted without them")
                     )
                     found.absent[repository] = absent[:ABSENT_FILES_KEPT]
                     found.absent_count[repository] = len(absent)

@@ -254,6 +254,12 @@ def _export(
             absent.extend(sorted(path.decode(errors="backslashreplace") for path in missing))
 
 
+def describe_absent(absent: list[str], done: str, shown: int = 3) -> str:
+    """``N file(s), <done>: a, b, c ...``: how progress lines name the files a snapshot lacked."""
+    more = " ..." if len(absent) > shown else ""
+    return f"{len(absent)} file(s), {done}: {', '.join(absent[:shown])}{more}"
+
+
 def _empty(folder: Path) -> None:
     """Remove what ``folder`` holds, links as links (never followed), keeping the folder."""
     for entry in os.scandir(folder):
