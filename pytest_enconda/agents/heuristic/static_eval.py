@@ -27,17 +27,13 @@ from .prepass import example_findings, run_prepass
 from .steps import readme_steps
 
 
-def _mirror(mirror: Path, repository: str) -> Path | None:
-    owner, name = repository.split("/")
-    for candidate in (
-        mirror / f"{owner}+{name}" / "repo",
-        mirror / f"{owner}_{name}",
-        mirror / owner / name,
-        mirror / f"{owner}_{name}.git",
-    ):
-        if candidate.is_dir():
-            return candidate
-    return None
+def _in_mirror(mirror: Path, repository: str) -> bool:
+    """Whether the mirror holds the repository where ``materialize`` looks for it."""
+    from ...sandbox.repo import mirror_candidates
+
+    return any(
+        path.is_dir() for path in mirror_candidates(mirror, f"https://github.com/{repository}")
+    )
 
 
 def _export(mirror: Path, repository: str, revision: str, dest: Path) -> tuple[str | None, int]:
@@ -84,7 +80,7 @@ def evaluate(data: Path, mirror: Path, cache: Path, split: str = "all") -> dict:
     absent: dict[str, int] = {}
     for repository, revision in sorted(info.items()):
         folder = data / "instances" / ("error_gen_" + repository.replace("/", "_"))
-        if _mirror(mirror, repository) is None or not folder.is_dir():
+        if not _in_mirror(mirror, repository) or not folder.is_dir():
             continue
         if split != "all" and split_of(repository) != split:
             continue
