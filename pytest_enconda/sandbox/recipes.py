@@ -8,8 +8,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
 
+from packaging.version import Version
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from ..cases.python_range import DeclaredPython
 
 # Every base gets these; names exist unchanged in bullseye, bookworm and trixie.
 COMMON_PACKAGES: tuple[str, ...] = (
@@ -65,6 +72,13 @@ class BaseRecipe(BaseModel):
     name: str
     release: str = Field(description="Debian suite given to debootstrap")
     python: str = Field(description="the release's own python3 (major.minor), checked after build")
+    python_release: str = Field(
+        default="",
+        exclude=True,
+        description="the full version of that python3 (Debian's package: a stable release "
+        "backports fixes without changing it), which requires-python ranges are tested against; "
+        "a fact about the release, not a build input: left out of the fingerprint",
+    )
     variant: str = "minbase"
     include: tuple[str, ...] = Field(
         default=(), description="extra packages for debootstrap --include (part of the rootfs key)"
@@ -102,9 +116,18 @@ def _digest(data: object) -> str:
 BASE_RECIPES: dict[str, BaseRecipe] = {
     recipe.name: recipe
     for recipe in (
-        BaseRecipe(name="bullseye-py3.9", release="bullseye", python="3.9", tools=PY39_TOOLS),
-        BaseRecipe(name="bookworm-py3.11", release="bookworm", python="3.11"),
-        BaseRecipe(name="trixie-py3.13", release="trixie", python="3.13"),
+        # python3 in Debian's archive: bullseye 3.9.2-3, bookworm 3.11.2-1+b1, trixie 3.13.5-1.
+        BaseRecipe(
+            name="bullseye-py3.9",
+            release="bullseye",
+            python="3.9",
+            python_release="3.9.2",
+            tools=PY39_TOOLS,
+        ),
+        BaseRecipe(
+            name="bookworm-py3.11", release="bookworm", python="3.11", python_release="3.11.2"
+        ),
+        BaseRecipe(name="trixie-py3.13", release="trixie", python="3.13", python_release="3.13.5"),
     )
 }
 DEFAULT_BASE = "bookworm-py3.11"
@@ -116,3 +139,64 @@ def get_recipe(name: str) -> BaseRecipe:
     except KeyError:
         known = ", ".join(sorted(BASE_RECIPES))
         raise KeyError(f"unknown base recipe {name!r}; known: {known}") from None
+
+
+class BaseChoice(NamedTuple):
+    """The base a repository's reference is built on, and why (for the progress line)."""
+
+    name: str
+    reason: str
+
+
+def _minor_distance(a: str, b: str) -> int:
+    left, right = Version(a), Version(b)
+    return abs((left.major * 100 + left.minor) - (right.major * 100 + right.minor))
+
+
+def pick_base(
+    declared: DeclaredPython | None,
+    default: str = DEFAULT_BASE,
+    recipes: Mapping[str, BaseRecipe] = BASE_RECIPES,
+) -> BaseChoice:
+    """``default`` unless the declared range excludes its Python and another recipe's Python is
+    in it; then the one closest to the default's (on a tie the older: a range excluding the
+    default's Python more often ends below it than above)."""
+    base = recipes[default]
+    if declared is None:
+        return BaseChoice(default, "no Python range declared")
+    if not declared.readable:
+        return BaseChoice(default, f"{declared.describe()} cannot be read ({declared.problem})")
+    if not base.python_release:
+        return BaseChoice(default, f"{default}'s full Python version is not recorded")
+    if declared.allows(base.python_release):
+        return BaseChoice(default, f"{declared.describe()} allows {base.python_release}")
+    fitting = sorted(
+        (
+            _minor_distance(recipe.python_release, base.python_release),
+            Version(recipe.python_release),
+            recipe.name,
+        )
+        for recipe in recipes.values()
+        if recipe.python_release and declared.allows(recipe.python_release)
+    )
+    if not fitting:
+        releases = sorted(Version(r.python_release) for r in recipes.values() if r.python_release)
+        tried = ", ".join(str(release) for release in releases)
+        return BaseChoice(
+            default, f"{declared.describe()} allows none of the bases' Pythons ({tried})"
+        )
+    name = fitting[0][2]
+    return BaseChoice(
+        name,
+        f"{declared.describe()} excludes {base.python_release}, allows "
+        f"{recipes[name].python_release}",
+    )
+
+
+def choose_base(
+    repo: Path, default: str = DEFAULT_BASE, recipes: Mapping[str, BaseRecipe] = BASE_RECIPES
+) -> BaseChoice:
+    """The base for the repository checked out in ``repo``, from its declared Python range."""
+    from ..cases.python_range import declared_python
+
+    return pick_base(declared_python(repo), default, recipes)
