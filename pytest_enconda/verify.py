@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,9 @@ from .probing.junit import (
 )
 from .probing.shell import in_setup_env, setup_command
 
+if TYPE_CHECKING:
+    from .sandbox.recipes import BaseChoice
+
 Progress = Callable[[str], None]
 SETUP_SCRIPT = "/tmp/enconda/setup.sh"
 
@@ -79,6 +82,8 @@ class VerifyOptions(BaseModel):
     agent_setup_seconds: float = 900
     test_seconds: float = 900
     min_pass_share: float = MIN_PASS_SHARE
+    # The default: a repository whose declared Python range excludes its interpreter gets the
+    # recipe whose interpreter the range allows (sandbox.recipes.choose_base).
     base_image: str = "bookworm-py3.11"
     only: tuple[str, ...] = ()
     redo: bool = False
@@ -98,10 +103,9 @@ class _Context:
         self.images = ImageBuilder(settings, run_id=run_id)
         self.lock = threading.Lock()
 
-    @property
-    def download_cache(self) -> str:
+    def download_cache(self, base_image: str) -> str:
         """The base image's tag: the pip and uv caches a benchmark run on that base shares."""
-        return self.images.base_tag(self.images.recipe(self.options.base_image))
+        return self.images.base_tag(self.images.recipe(base_image))
 
 
 def repositories_of(dataset: Path) -> list[tuple[str, str]]:
@@ -231,6 +235,9 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 f"{record.repository}: the snapshot lacks "
                 + describe_absent(absent, "checked out without them")
             )
+        choice = _choose_base(ctx, repo_dir)
+        record.base_image = choice.name
+        ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
         found = discover_test_command(repo_dir)
         record.test_command = found.command
         record.test_command_source = found.source
@@ -242,7 +249,8 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         packages = checkout_packages(repo_dir)
         readme_name, readme_text = repository_readme(repo_dir)
         ctx.progress(f"{record.repository}: building its image")
-        base = ctx.images.ensure_base(options.base_image, progress=ctx.progress)
+        # A recipe's base missing on this machine is built here (minutes, once).
+        base = ctx.images.ensure_base(record.base_image, progress=ctx.progress)
         case_id = f"verify/{record.repository}"
         image = ctx.images.ensure_task_image(
             base, repo_dir, {}, case_id, progress=lambda _line: None, tree_hash=digest
@@ -270,6 +278,18 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 continue
             if _attempt(ctx, record, image, label, script, logs, packages):
                 return
+
+
+def _choose_base(ctx: _Context, repo_dir: Path) -> BaseChoice:
+    """The base whose Python the repository's declared range allows (``recipes.choose_base``).
+    A pulled base (``pull_base``) replaces every recipe's Debian tree, its interpreter too: the
+    configured base is kept."""
+    from .sandbox.recipes import BaseChoice, choose_base
+
+    pulled = ctx.images.settings.pull_base
+    if pulled:
+        return BaseChoice(ctx.options.base_image, f"the base is pulled ({pulled}), not chosen")
+    return choose_base(repo_dir, ctx.options.base_image, ctx.images.recipes)
 
 
 def _system_packages(repo_dir: Path, readme_name: str) -> list[str]:
@@ -303,6 +323,7 @@ def _agent_script(
         readme=readme_name,
         readme_target=readme_name,
         test_command=record.test_command,
+        base_image=record.base_image,
     )
     case = Case(spec=spec, case_dir=repo_dir, readme_text=readme_text)
     agent = registry.create(options.agent, **options.agent_options)
@@ -315,7 +336,10 @@ def _agent_script(
         trajectory_path=logs / "trajectory.jsonl",
         run_dir=options.logs,
         start_container=lambda: ctx.sandbox.container(
-            image, case_id=spec.id, role="agent", download_cache=ctx.download_cache
+            image,
+            case_id=spec.id,
+            role="agent",
+            download_cache=ctx.download_cache(record.base_image),
         ),
     )
     outcome = agent.run(task)
@@ -353,7 +377,10 @@ def _attempt(
     snapshot = None
     try:
         with ctx.sandbox.container(
-            image, case_id=case_id, role="verify-setup", download_cache=ctx.download_cache
+            image,
+            case_id=case_id,
+            role="verify-setup",
+            download_cache=ctx.download_cache(record.base_image),
         ) as box:
             box.copy_in(script.encode(), SETUP_SCRIPT)
             step = f"{record.repository}: {label}: setup"
@@ -440,7 +467,10 @@ def _test_run(
     """One test run's outcomes and counts, with why it left no JUnit report ("" if it did)."""
     case_id = f"verify/{record.repository}"
     with ctx.sandbox.container(
-        image, case_id=case_id, role="verify-test", download_cache=ctx.download_cache
+        image,
+        case_id=case_id,
+        role="verify-test",
+        download_cache=ctx.download_cache(record.base_image),
     ) as box:
         command = in_setup_env(
             run_tests_command(record.test_command, record.test_tools, record.test_requirements)

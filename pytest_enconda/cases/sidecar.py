@@ -78,6 +78,12 @@ class RepoVerification(BaseModel):
     revision: str
     status: Literal["verified", "unverified"]
     reason: str = Field(default="", description="why unverified (empty when verified)")
+    base_image: str = Field(
+        default="bookworm-py3.11",
+        description="the base image recipe the reference was built on, chosen from the "
+        "repository's declared Python range; the repository's cases run on it too (records made "
+        "before the choice were all built on bookworm-py3.11)",
+    )
     test_command: str = ""
     test_command_source: str = Field(default="", description="ci, tox, nox, pytest-config, ...")
     test_command_detail: str = Field(default="", description="the file (and line) it came from")

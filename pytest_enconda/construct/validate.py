@@ -146,11 +146,12 @@ class RepoWorkspace:
     def __exit__(self, *exc: object) -> None:
         self._tmp.cleanup()
 
-    def ensure_image(self) -> str:
+    def ensure_image(self, base_image: str) -> str:
+        """The task image on ``base_image``: the base the reference was built on."""
         if self.image is None:
             assert self.validator is not None
             ctx = self.validator.ctx
-            base = ctx.images.ensure_base(ctx.options.base_image, progress=ctx.progress)
+            base = ctx.images.ensure_base(base_image, progress=ctx.progress)
             self.image = ctx.images.ensure_task_image(
                 base,
                 self.repo_dir,
@@ -229,7 +230,7 @@ class Validator:
         logs = ctx.options.logs / workspace.repository.replace("/", "__") / tag
         logs.mkdir(parents=True, exist_ok=True)
         (logs / readme_name).write_text(erroneous, encoding="utf-8")
-        image = workspace.ensure_image()
+        image = workspace.ensure_image(record.base_image)
         case_id = f"construct/{workspace.repository}"
         tests_failed: list[str] = []
         with ctx.sandbox.container(image, case_id=case_id, role="construct") as box:

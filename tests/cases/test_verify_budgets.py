@@ -14,6 +14,7 @@ from gitutil import git
 from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.errors import HarnessError
 from pytest_enconda.sandbox.containers import ExecResult
+from pytest_enconda.sandbox.recipes import BASE_RECIPES
 from pytest_enconda.verify import VerifyOptions, _attempt, setup_budget, verify_repository
 
 
@@ -62,7 +63,7 @@ def test_a_never_ending_agent_setup_is_stopped_at_the_agent_budget(tmp_path: Pat
         options=_options(tmp_path, agent_setup_seconds=5),
         progress=lambda _line: None,
         sandbox=SimpleNamespace(container=container),
-        download_cache=None,
+        download_cache=lambda _base: None,
     )
     record = RepoVerification(repository="o/n", revision="r", status="unverified")
     verified = _attempt(ctx, record, "img", "agent:readme", "python -m srv\n", tmp_path, [])  # type: ignore[arg-type]
@@ -177,7 +178,9 @@ def test_verify_records_the_files_the_snapshot_lacked(tmp_path: Path) -> None:
         options=_options(tmp_path, repo_mirror=snapshot),
         progress=lines.append,
         images=SimpleNamespace(
-            settings=SimpleNamespace(cache_dir=tmp_path / "cache"), ensure_base=no_image
+            settings=SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None),
+            recipes=BASE_RECIPES,
+            ensure_base=no_image,
         ),
     )
     record = verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]

@@ -52,7 +52,7 @@ def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
             container=container,
             client=SimpleNamespace(images=SimpleNamespace(remove=lambda *_a, **_k: None)),
         ),
-        download_cache=None,
+        download_cache=lambda _base: None,
     )
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
