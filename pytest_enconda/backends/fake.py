@@ -339,7 +339,9 @@ class FakeBackend:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         self.images[ref] = folder
-        self.calls.append(FakeCall("task_image", None, {"case": case.id, "image": ref}))
+        # The base the Docker backend would build on: what a test of the base's choice reads.
+        detail = {"case": case.id, "image": ref, "base": case.spec.base_image}
+        self.calls.append(FakeCall("task_image", None, detail))
         return ref
 
     def gpu_count(self) -> int:

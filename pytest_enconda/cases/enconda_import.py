@@ -260,7 +260,7 @@ def load_dataset(
 def apply_verification(cases: list[Case], path: Path | None, report: ImportReport) -> list[Case]:
     """Each case with its execution reference: the sidecar's verified record of its repository
     at its revision (test command, test tools, PASS set; the reference setup becomes the golden
-    setup the oracle returns), or the reason it has none."""
+    setup the oracle returns), or the reason it has none; and with the record's base image."""
     sidecar = None
     why = f"no verification sidecar ({SIDECAR_NAME} beside the dataset, or --verification)"
     if path is not None:
@@ -274,6 +274,12 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
         source = case.spec.repository
         name = "/".join(str(source.url).rstrip("/").split("/")[-2:])
         record = sidecar.record(name, str(source.revision)) if sidecar else None
+        if record is not None and record.base_image != case.spec.base_image:
+            # The agent, the oracle and Pass@1 run on the interpreter the reference was built
+            # on: the one the repository's declared Python range allows, verified or not.
+            case = case.model_copy(
+                update={"spec": case.spec.model_copy(update={"base_image": record.base_image})}
+            )
         if sidecar is None:
             reference = ExecutionReference(verified=False, reason=why)
         elif record is None:

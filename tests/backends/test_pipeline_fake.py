@@ -186,3 +186,22 @@ def test_a_snapshot_lacking_files_is_run_without_them_and_case_json_says_which(
 
     read = read_case_facts(CaseDir(tmp_path / "run", "toy"))
     assert read is not None and read.absent_files == ["data/big.bin"] and read.absent_count == 1
+
+
+def test_the_cases_base_image_reaches_the_backend_and_the_download_cache(tmp_path: Path) -> None:
+    """An imported case gets its repository's base from the sidecar (``apply_verification``);
+    the image is built on it and every box shares that base's download cache."""
+    case = _case(tmp_path, setup="echo built > built.txt\n")
+    case = case.model_copy(
+        update={"spec": case.spec.model_copy(update={"base_image": "bullseye-py3.9"})}
+    )
+    backend = FakeBackend(tmp_path / "fake")
+    messages: list[str] = []
+    pipeline = CasePipeline(
+        EncondaSettings(run_dir=tmp_path / "run"), progress=messages.append, backend=backend
+    )
+    assert pipeline.verdict(case, "execution").outcome == "passed"
+    assert [call.detail["base"] for call in backend.ops("task_image")] == ["bullseye-py3.9"]
+    assert "toy: preparing image (base bullseye-py3.9)" in messages
+    caches = {call.detail["download_cache"] for call in backend.ops("start")}
+    assert caches == {"base:bullseye-py3.9"}, caches

@@ -204,3 +204,52 @@ def test_a_reference_below_the_pass_share_is_unverified_also_from_older_records(
     reference = cases["o/a/error_readme_1"].reference
     assert not reference.verified
     assert "22% of the tests that ran, below 50%" in reference.reason
+
+
+def test_the_base_image_round_trips_and_old_records_read_as_bookworm(tmp_path: Path) -> None:
+    record = verified("o/a", REV_A).model_copy(update={"base_image": "bullseye-py3.9"})
+    path = tmp_path / "side.json"
+    write_sidecar(path, Sidecar(repositories={"o/a": record}))
+    assert read_sidecar(path).repositories["o/a"].base_image == "bullseye-py3.9"
+    # A record written before the choice was built on the one base there was.
+    data = json.loads(path.read_text())
+    del data["repositories"]["o/a"]["base_image"]
+    path.write_text(json.dumps(data))
+    assert read_sidecar(path).repositories["o/a"].base_image == "bookworm-py3.11"
+
+
+def test_the_committed_dev_sidecar_still_reads() -> None:
+    path = Path(__file__).resolve().parents[2] / "benchmark_cases" / "enconda-dev.verification.json"
+    sidecar = read_sidecar(path)
+    assert sidecar.repositories
+    assert {record.base_image for record in sidecar.repositories.values()} == {"bookworm-py3.11"}
+
+
+def test_importer_gives_every_case_its_repositorys_base(tmp_path: Path) -> None:
+    """The agent, the oracle and Pass@1 run on the Python the reference was built on; an
+    unverified record's base is kept too (the repository's range excludes the default's)."""
+    data = make_dataset(tmp_path / "DATA")
+    chosen = verified("o/a", REV_A).model_copy(update={"base_image": "bullseye-py3.9"})
+    failed = RepoVerification(
+        repository="o/b",
+        revision=REV_B,
+        status="unverified",
+        reason="setup exited with 1",
+        base_image="trixie-py3.13",
+    )
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": chosen, "o/b": failed}))
+    cases = {case.id: case for case in load_dataset(data).cases}
+    a, b = cases["o/a/error_readme_1"], cases["o/b/error_readme_1"]
+    assert a.spec.base_image == "bullseye-py3.9"
+    assert a.reference is not None and a.reference.verified
+    assert b.spec.base_image == "trixie-py3.13"
+    # A record made at another revision says nothing of this checkout's Python.
+    stale = failed.model_copy(update={"revision": REV_A})
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/b": stale}))
+    again = {case.id: case for case in load_dataset(data).cases}
+    assert again["o/b/error_readme_1"].spec.base_image == "bookworm-py3.11"
+    # Without a sidecar the default.
+    assert all(
+        case.spec.base_image == "bookworm-py3.11"
+        for case in load_dataset(data, verification=tmp_path / "missing.json").cases
+    )
