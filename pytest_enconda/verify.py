@@ -243,7 +243,9 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         record.test_command_source = found.source
         record.test_command_detail = found.detail
         record.test_tools = test_tools(repo_dir, found.command)
-        declared = declared_test_requirements(repo_dir)
+        declared = declared_test_requirements(
+            repo_dir, python=ctx.images.recipes[record.base_image].python
+        )
         record.test_requirements = [req.spec for req in declared]
         record.test_requirement_sources = {req.spec: req.source for req in declared}
         packages = checkout_packages(repo_dir)

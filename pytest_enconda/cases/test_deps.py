@@ -426,9 +426,11 @@ def _group_specs(table: dict, name: str, depth: int = 0) -> list[str]:
     return specs
 
 
-def declared_test_requirements(repo: Path) -> list[TestRequirement]:
-    """Every test dependency, deduplicated by name (the first declaration wins), valid only."""
+def declared_test_requirements(repo: Path, python: str = "3.11") -> list[TestRequirement]:
+    """Every test dependency, deduplicated by name (the first declaration wins), valid only;
+    tox lines are those of the environment on Python ``python`` (major.minor, the base's)."""
     repo = Path(repo)
+    factors = tox_factors(python)
     extras = extra_requirements(repo)
     found: list[tuple[str, str]] = []
     for name, value in extras.items():
@@ -473,7 +475,7 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
                 continue
             source = f"{name} [{section}]"
             deps = parser.get(section, "deps", fallback="")
-            for line in _tox_lines(deps):
+            for line in _tox_lines(deps, factors):
                 line = line.replace("{toxinidir}/", "")
                 if line.startswith("#") or "{" in line:
                     continue  # a tox substitution cannot be resolved here
@@ -486,9 +488,9 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
                 words = line.split()
                 found += [(spec, source) for spec in _pip_words(words, repo, extras)]
             for field in ("commands_pre", "commands"):
-                for line in _tox_lines(parser.get(section, field, fallback="")):
+                for line in _tox_lines(parser.get(section, field, fallback=""), factors):
                     found += [(spec, f"{source} {field}") for spec in _pip_line(line, repo, extras)]
-            for line in _tox_lines(parser.get(section, "extras", fallback="")):
+            for line in _tox_lines(parser.get(section, "extras", fallback=""), factors):
                 for extra in re.split(r"[\s,]+", line):
                     if extra and "{" not in extra:
                         found += [(s, f"{source} extras") for s in extras.get(_norm(extra), [])]
@@ -501,7 +503,16 @@ def declared_test_requirements(repo: Path) -> list[TestRequirement]:
 # the base image's Python. A line conditioned on any other factor (oldestdeps, devdeps, docs, a
 # numpy matrix entry, cov) belongs to another environment of the matrix: photutils'
 # "oldestdeps: scipy==1.8" pins do not install on Python 3.11 and were read as test requirements.
-TOX_FACTORS = frozenset({"test", "tests", "testing", "py", "py3", "py311", "python3.11"})
+_PLAIN_FACTORS = frozenset({"test", "tests", "testing", "py", "py3"})
+
+
+def tox_factors(python: str) -> frozenset[str]:
+    """The factors of tox's test environment on Python ``python`` (``3.9``: py39, python3.9)."""
+    major, _, minor = python.partition(".")
+    return _PLAIN_FACTORS | {f"py{major}{minor}", f"python{major}.{minor}"}
+
+
+TOX_FACTORS = tox_factors("3.11")
 _TOX_CONDITION = re.compile(r"^(!?[A-Za-z0-9_.]+(?:[-,]!?[A-Za-z0-9_.]+)*):\s+(.*)$")
 
 

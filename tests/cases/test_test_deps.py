@@ -223,6 +223,22 @@ def test_tox_factor_conditions_keep_only_the_plain_test_environment(tmp_path: Pa
     assert specs["matplotlib"] == "tox.ini [testenv] extras"
 
 
+def test_tox_lines_follow_the_bases_python(tmp_path: Path) -> None:
+    """A reference built on bullseye's 3.9 (its declared range excludes 3.11) gets the py39
+    lines, not the py311 ones."""
+    repo = _repo(
+        tmp_path,
+        {
+            "tox.ini": "[testenv]\ndeps =\n    py39: backports.zoneinfo\n"
+            "    py311,py312: tomli-w\n    python3.9: typing-extensions\n    attrs\n"
+            "commands = pytest\n"
+        },
+    )
+    on_39 = {req.spec for req in declared_test_requirements(repo, python="3.9")}
+    assert on_39 == {"backports.zoneinfo", "typing-extensions", "attrs"}
+    assert {req.spec for req in declared_test_requirements(repo)} == {"tomli-w", "attrs"}
+
+
 def test_a_tox_dep_with_an_environment_marker_is_one_requirement(tmp_path: Path) -> None:
     # quantumjot/btrack: "pytest-xvfb ; sys_platform == 'linux'" split into words gave a
     # requirement named sys_platform, which failed the install and refused the repository.

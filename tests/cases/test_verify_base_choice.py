@@ -19,12 +19,14 @@ from pytest_enconda.verify import VerifyOptions, _attempt, verify_repository
 NARROW = '[project]\nname = "x"\nrequires-python = "<3.10,>=3.9"\n'
 
 
-def snapshot(tmp_path: Path, pyproject: str) -> tuple[Path, str]:
+def snapshot(tmp_path: Path, pyproject: str, **files: str) -> tuple[Path, str]:
     """A bare clone in the fetch tool's layout, and its commit."""
     origin = tmp_path / "origin"
     origin.mkdir()
     git(origin, "init", "--quiet", "--initial-branch=main")
     (origin / "pyproject.toml").write_text(pyproject)
+    for name, text in files.items():
+        (origin / name.replace("_", ".")).write_text(text)
     git(origin, "add", "-A")
     git(origin, "commit", "--quiet", "-m", "one")
     bare = tmp_path / "o+n" / "repo"
@@ -55,11 +57,14 @@ def context(tmp_path: Path, mirror: Path, built: list[str], pull_base: str | Non
 
 
 def test_a_narrow_range_builds_and_records_the_older_base(tmp_path: Path) -> None:
-    mirror, commit = snapshot(tmp_path, NARROW)
+    tox = "[testenv]\ndeps =\n    py39: backports.zoneinfo\n    py311: tomli-w\n"
+    mirror, commit = snapshot(tmp_path, NARROW, tox_ini=tox)
     built: list[str] = []
     ctx = context(tmp_path, mirror, built)
     record = verify_repository(ctx, "o/n", commit)
     assert built == ["bullseye-py3.9"] and record.base_image == "bullseye-py3.9"
+    # The test requirements are those of tox's environment on that Python.
+    assert record.test_requirements == ["backports.zoneinfo"]
     assert (
         "o/n: base bullseye-py3.9: pyproject.toml [project] requires-python '<3.10,>=3.9' "
         "excludes 3.11.2, allows 3.9.2" in ctx.lines
