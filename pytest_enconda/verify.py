@@ -42,7 +42,7 @@ from .cases.sidecar import (
     write_sidecar,
 )
 from .cases.test_commands import discover_test_command, recipe_script, test_tools
-from .cases.test_deps import declared_test_requirements
+from .cases.test_deps import ci_job_requirements, declared_test_requirements
 from .errors import EncondaError
 from .pipeline import heartbeat, repository_readme
 from .probing.junit import (
@@ -263,7 +263,9 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         record.test_command = found.command
         record.test_command_source = found.source
         record.test_command_detail = found.detail
-        record.test_tools = test_tools(repo_dir, found.command)
+        record.test_tools = test_tools(
+            repo_dir, found.command, ci_job_requirements(repo_dir, found)
+        )
         declared = declared_test_requirements(repo_dir)
         record.test_requirements = [req.spec for req in declared]
         record.test_requirement_sources = {req.spec: req.source for req in declared}

@@ -399,3 +399,23 @@ def test_tox_changedir_is_kept_in_the_command(tmp_path: Path) -> None:
     for changedir in ("{toxinidir}", "/abs/path", "{toxinidir}/../up", "{envtmpdir}"):
         write(tmp_path, "tox.ini", f"[testenv]\nchangedir = {changedir}\ncommands = pytest\n")
         assert discover_test_command(tmp_path).command == "python -m pytest"
+
+
+@pytest.mark.parametrize(
+    ("rel", "text"),
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\naddopts = ["--nbval-lax", "-ra"]\n'),
+        ("pytest.ini", "[pytest]\naddopts = --nbval-lax -ra\n"),
+        ("setup.cfg", "[tool:pytest]\naddopts =\n    --nbval-lax\n    -ra\n"),
+        ("tox.ini", "[pytest]\naddopts = --nbval-lax -ra\n"),
+    ],
+)
+def test_a_plugins_option_in_addopts_or_the_command_names_the_plugin(
+    tmp_path: Path, rel: str, text: str
+) -> None:
+    # litgpt's `pytest --check-links README.md`: without pytest-check-links, pytest stops on
+    # the unknown option and writes no JUnit report.
+    write(tmp_path, rel, text)
+    command = "python -m pytest --check-links README.md --check-links-ignore 'http*'"
+    assert test_tools(tmp_path, command) == ["pytest<9", "nbval", "pytest-check-links"]
+    assert test_tools(tmp_path, "python -m pytest") == ["pytest<9", "nbval"]
