@@ -31,6 +31,7 @@ from pydantic import BaseModel, Field
 
 from ..textio import parse_toml
 from .poetry import poetry_requirement
+from .vcs_version import CONFIG_FILES, version_setup
 
 __all__ = [
     "DjangoSettings",
@@ -815,12 +816,12 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     """
     repo = Path(repo)
     safe = [name for name in system_packages if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", name)]
+    config = "\n".join(_read(repo / name) for name in CONFIG_FILES)
+    versioned, unversioned = version_setup(config, _toml(repo / "pyproject.toml"))
     lines = [
         "#!/bin/bash",
         "# reference recipe: the repository from source, with its test extras",
-        # The checkout has no .git: setuptools-scm would refuse to guess a version.
-        'export SETUPTOOLS_SCM_PRETEND_VERSION="${SETUPTOOLS_SCM_PRETEND_VERSION:-0.0.0}"',
-        'export VCS_VERSIONING_PRETEND_VERSION="${VCS_VERSIONING_PRETEND_VERSION:-0.0.0}"',
+        *versioned,
     ]
     if safe:
         words = " ".join(safe)
@@ -845,7 +846,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if groups:
         words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in groups)
         lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *unversioned]) + "\n"
 
 
 def _installable(repo: Path) -> bool:
