@@ -144,6 +144,22 @@ _OPTION_PLUGINS = {
     "--memray": "pytest-memray",
     "--typeguard-packages": "typeguard",
     "--beartype-packages": "beartype",
+    "--codspeed": "pytest-codspeed",
+    # `-p NAME` loads a plugin by its entry point or module name (rdmo's CI: `-p randomly`);
+    # pytest stops at once when no installed distribution provides it. Only names known here: a
+    # repository's own plugin module (`-p pytest_myproject`) is no distribution on the index.
+    "-p randomly": "pytest-randomly",
+    "-p pytest_randomly": "pytest-randomly",
+    "-p xdist": "pytest-xdist",
+    "-p pytest_cov": "pytest-cov",
+    "-p pytest_mock": "pytest-mock",
+    "-p asyncio": "pytest-asyncio",
+    "-p pytest_asyncio": "pytest-asyncio",
+    "-p timeout": "pytest-timeout",
+    "-p pytest_timeout": "pytest-timeout",
+    "-p rerunfailures": "pytest-rerunfailures",
+    "-p django": "pytest-django",
+    "-p pytest_django": "pytest-django",
 }
 _TEST_EXTRAS = re.compile(r"^(tests?|testing|check|dev|develop|ci|all)$", re.IGNORECASE)
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -707,8 +723,12 @@ def test_tools(repo: Path, command: str, installed: Sequence[str] = ()) -> list[
             spec = line.split(";", 1)[0].strip().replace(" ", "")
             tools[name] = spec if _valid_requirement(spec) else name
     words = (_addopts(repo) + " " + command).split()
-    for word in words:
+    for index, word in enumerate(words):
         name = word.split("=", 1)[0]
+        if word == "-p" and index + 1 < len(words):
+            name = f"-p {words[index + 1]}"
+        elif word.startswith("-p") and len(word) > 2 and word[2] not in "=-":
+            name = f"-p {word[2:]}"
         if name == "--required-plugin":
             plugin = word.split("=", 1)[1]
             spec = re.split(r"[<>=!~]", plugin, maxsplit=1)[0].lower()
