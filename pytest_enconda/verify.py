@@ -14,14 +14,14 @@ data for a later run: it is imported by the CLI only.
 from __future__ import annotations
 
 import contextlib
+import queue
 import re
 import shlex
 import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,7 +42,7 @@ from .cases.sidecar import (
     write_sidecar,
 )
 from .cases.test_commands import discover_test_command, recipe_script, test_tools
-from .cases.test_deps import declared_test_requirements
+from .cases.test_deps import ci_job_requirements, declared_test_requirements
 from .errors import EncondaError
 from .pipeline import heartbeat, repository_readme
 from .probing.junit import (
@@ -102,6 +102,8 @@ class _Context:
         self.sandbox = Sandbox(settings, run_id=run_id)
         self.images = ImageBuilder(settings, run_id=run_id)
         self.lock = threading.Lock()
+        # Set when verify is interrupted: a worker stops before its next container.
+        self.stopping = threading.Event()
 
     def download_cache(self, base_image: str) -> str:
         """The base image's tag: the pip and uv caches a benchmark run on that base shares."""
@@ -136,31 +138,57 @@ def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sideca
     progress(f"verify: {len(todo)} repositories to verify, writing {options.out}")
     ctx = _Context(options, progress)
     ctx.sandbox.reap_orphans()
-    pool = ThreadPoolExecutor(max_workers=max(1, options.workers))
     restore = _terminate_as_interrupt()
     try:
-        futures = {
-            pool.submit(verify_repository, ctx, name, revision): name for name, revision in todo
-        }
-        for future in as_completed(futures):
-            record = future.result()
+        for record in _verify_all(ctx, todo):
             with ctx.lock:
                 sidecar.repositories[record.repository] = record
                 write_sidecar(options.out, sidecar)
             word = "verified" if record.verified else f"unverified: {record.why_unverified}"
             progress(f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)")
     except BaseException:
-        # Ctrl-C: the executor's own exit would wait for the running setups (up to 2,400 s
-        # each) and then start every queued repository. Queued ones are cancelled; removing the
-        # open containers ends the running ones' commands; the recorded ones stay in the sidecar.
-        pool.shutdown(wait=False, cancel_futures=True)
+        # Ctrl-C or SIGTERM: queued repositories are not started; removing the open containers
+        # ends the running ones' commands; the recorded ones stay in the sidecar.
+        ctx.stopping.set()
         progress("verify: interrupted: queued repositories cancelled, containers removed")
         raise
     finally:
         restore()
         ctx.sandbox.close()
-    pool.shutdown(wait=True)
     return sidecar
+
+
+def _verify_all(ctx: _Context, todo: list[tuple[str, str]]) -> Iterator[RepoVerification]:
+    """Each repository's record as it is ready, verified on ``workers`` daemon threads.
+
+    Not a ThreadPoolExecutor: the interpreter joins its threads at exit, so an interrupted verify
+    still waited for each running repository, whose setup may take 2,400 s (a blocked Docker
+    call, a fetch, longer), before the process ended. A daemon thread is abandoned at exit; what
+    it leaves is removed with the sandbox's containers, or reaped at the next start."""
+    pending: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+    for item in todo:
+        pending.put(item)
+    done: queue.SimpleQueue[RepoVerification | BaseException] = queue.SimpleQueue()
+
+    def work() -> None:
+        while not ctx.stopping.is_set():
+            try:
+                name, revision = pending.get_nowait()
+            except queue.Empty:
+                return
+            try:
+                done.put(verify_repository(ctx, name, revision))
+            except BaseException as exc:  # KeyboardInterrupt in a worker ends the whole run
+                done.put(exc)
+                return
+
+    for index in range(min(max(1, ctx.options.workers), len(todo))):
+        threading.Thread(target=work, name=f"enconda-verify-{index}", daemon=True).start()
+    for _ in todo:
+        outcome = done.get()
+        if isinstance(outcome, BaseException):
+            raise outcome
+        yield outcome
 
 
 def _terminate_as_interrupt() -> Callable[[], None]:
@@ -242,7 +270,9 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         record.test_command = found.command
         record.test_command_source = found.source
         record.test_command_detail = found.detail
-        record.test_tools = test_tools(repo_dir, found.command)
+        record.test_tools = test_tools(
+            repo_dir, found.command, ci_job_requirements(repo_dir, found)
+        )
         declared = declared_test_requirements(
             repo_dir, python=ctx.images.recipes[record.base_image].python
         )
@@ -337,7 +367,8 @@ def _agent_script(
         log_path=logs / "agent.log",
         trajectory_path=logs / "trajectory.jsonl",
         run_dir=options.logs,
-        start_container=lambda: ctx.sandbox.container(
+        start_container=lambda: _container(
+            ctx,
             image,
             case_id=spec.id,
             role="agent",
@@ -352,6 +383,22 @@ def _agent_script(
 
 class _NoScript(EncondaError):
     pass
+
+
+class _Stopped(EncondaError):
+    pass
+
+
+@contextlib.contextmanager
+def _container(ctx: _Context, image: str, **options: Any) -> Iterator[Any]:
+    """``ctx.sandbox.container`` that refuses once verify is interrupted: a worker abandoned at
+    exit would otherwise go on to its next step (the recipe after the agent's attempt, a test run)
+    in a new container that the sandbox, already closed, no longer removes. Checked after the
+    container is made, so one made while the sandbox closes is removed here."""
+    with ctx.sandbox.container(image, **options) as box:
+        if ctx.stopping.is_set():
+            raise _Stopped("verify was interrupted")
+        yield box
 
 
 def setup_budget(options: VerifyOptions, label: str) -> float:
@@ -378,7 +425,8 @@ def _attempt(
     phase = time.monotonic()
     snapshot = None
     try:
-        with ctx.sandbox.container(
+        with _container(
+            ctx,
             image,
             case_id=case_id,
             role="verify-setup",
@@ -468,7 +516,8 @@ def _test_run(
 ) -> tuple[dict[str, str], TestRun, str]:
     """One test run's outcomes and counts, with why it left no JUnit report ("" if it did)."""
     case_id = f"verify/{record.repository}"
-    with ctx.sandbox.container(
+    with _container(
+        ctx,
         image,
         case_id=case_id,
         role="verify-test",

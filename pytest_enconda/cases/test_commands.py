@@ -11,10 +11,11 @@ must hold every test that runs. CI variables and tox substitutions cannot be res
 dropped with the word that carries them.
 
 *Test tools* are the pytest packages (pytest and its plugins) the command needs: taken from the
-repository's test requirements (extras, requirement files, tox ``deps``) and from the options its
-configuration passes (``--cov`` needs pytest-cov). The harness installs only these before the test
-command, for every agent alike, so "No module named pytest" never decides Pass@1; the
-repository's own dependencies stay the agent's job.
+repository's test requirements (extras, requirement files, tox ``deps``), from what the CI job
+giving the command installs before it, and from the options the command and pytest's ``addopts``
+pass (``--cov`` needs pytest-cov, ``--check-links`` pytest-check-links). The harness installs
+only these before the test command, for every agent alike, so "No module named pytest" never
+decides Pass@1; the repository's own dependencies stay the agent's job.
 """
 
 from __future__ import annotations
@@ -22,17 +23,20 @@ from __future__ import annotations
 import configparser
 import re
 import shlex
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from pydantic import BaseModel, Field
 
 from ..textio import parse_toml
 from .poetry import poetry_requirement
+from .vcs_version import CONFIG_FILES, version_setup
 
 __all__ = [
     "DjangoSettings",
     "TestCommand",
+    "ci_setup_lines",
     "discover_test_command",
     "django_settings",
     "recipe_script",
@@ -114,6 +118,48 @@ _OPTION_PLUGINS = {
     "--create-db": "pytest-django",
     "--reuse-db": "pytest-django",
     "--liveserver": "pytest-django",
+    # Options only their plugin defines (a name a conftest may define too, such as pytest-repeat's
+    # --count, is left out: installing the plugin beside that conftest fails argparse).
+    "--check-links": "pytest-check-links",
+    "--check-anchors": "pytest-check-links",
+    "--nbval": "nbval",
+    "--nbmake": "nbmake",
+    "--xdoctest": "xdoctest",
+    "--doctest-cython": "pytest-cython",
+    "--arraydiff": "pytest-arraydiff",
+    "--pylint": "pytest-pylint",
+    "--pycodestyle": "pytest-pycodestyle",
+    "--pydocstyle": "pytest-pydocstyle",
+    "--flakes": "pytest-flakes",
+    "--instafail": "pytest-instafail",
+    "--forked": "pytest-forked",
+    "--only-rerun": "pytest-rerunfailures",
+    "--disable-socket": "pytest-socket",
+    "--allow-hosts": "pytest-socket",
+    "--block-network": "pytest-recording",
+    "--testmon": "pytest-testmon",
+    "--random-order": "pytest-random-order",
+    "--codeblocks": "pytest-codeblocks",
+    "--markdown-docs": "pytest-markdown-docs",
+    "--memray": "pytest-memray",
+    "--typeguard-packages": "typeguard",
+    "--beartype-packages": "beartype",
+    "--codspeed": "pytest-codspeed",
+    # `-p NAME` loads a plugin by its entry point or module name (rdmo's CI: `-p randomly`);
+    # pytest stops at once when no installed distribution provides it. Only names known here: a
+    # repository's own plugin module (`-p pytest_myproject`) is no distribution on the index.
+    "-p randomly": "pytest-randomly",
+    "-p pytest_randomly": "pytest-randomly",
+    "-p xdist": "pytest-xdist",
+    "-p pytest_cov": "pytest-cov",
+    "-p pytest_mock": "pytest-mock",
+    "-p asyncio": "pytest-asyncio",
+    "-p pytest_asyncio": "pytest-asyncio",
+    "-p timeout": "pytest-timeout",
+    "-p pytest_timeout": "pytest-timeout",
+    "-p rerunfailures": "pytest-rerunfailures",
+    "-p django": "pytest-django",
+    "-p pytest_django": "pytest-django",
 }
 _TEST_EXTRAS = re.compile(r"^(tests?|testing|check|dev|develop|ci|all)$", re.IGNORECASE)
 _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -230,7 +276,15 @@ def _working_directory(*places: object) -> str:
     return ""
 
 
-def _from_workflow(text: str) -> tuple[str, str] | None:
+class _WorkflowHit(NamedTuple):
+    """The first CI step running pytest: the command, its line, and what its job ran before."""
+
+    command: str
+    raw: str
+    before: tuple[str, ...] = ()
+
+
+def _from_workflow(text: str) -> _WorkflowHit | None:
     """Like ``_from_lines``, in the folder the step runs in: a step with ``working-directory:
     ./src`` running ``pytest tests`` (pretalx) finds no ``tests`` at the repository root."""
     import yaml
@@ -243,17 +297,34 @@ def _from_workflow(text: str) -> tuple[str, str] | None:
     if isinstance(jobs, dict):
         for job in jobs.values():
             steps = job.get("steps") if isinstance(job, dict) else None
+            before: list[str] = []
             for step in steps if isinstance(steps, list) else []:
                 if not isinstance(step, dict) or not isinstance(step.get("run"), str):
                     continue
                 found = _from_lines(step["run"])
-                if found:
-                    folder = _working_directory(step, job, document)
-                    if folder:
-                        return f"cd {shlex.quote(folder)} && {found[0]}", found[1]
-                    return found
+                if not found:
+                    before += _logical_lines(step["run"])
+                    continue
+                # The step's own lines above the test command ran before it too.
+                lines = _logical_lines(step["run"])
+                raw = [line.strip() for line in lines]
+                before += lines[: raw.index(found[1])] if found[1] in raw else lines
+                folder = _working_directory(step, job, document)
+                command = f"cd {shlex.quote(folder)} && {found[0]}" if folder else found[0]
+                return _WorkflowHit(command, found[1], tuple(before))
     # Not a workflow this reader understands: the first line that runs pytest, at the root.
-    return _from_lines(text)
+    found = _from_lines(text)
+    return _WorkflowHit(*found) if found else None
+
+
+def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
+    """The shell lines the CI job that gave ``found`` runs before it (its earlier steps, and its
+    own step's lines above the command): litgpt's link check installs pytest-check-links in the
+    step before ``pytest --check-links``. Empty for a command from elsewhere."""
+    if found.source != "ci" or not found.detail:
+        return []
+    hit = _from_workflow(_read(Path(repo) / found.detail))
+    return list(hit.before) if hit is not None and hit.raw == found.raw else []
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -634,11 +705,14 @@ def _addopts(repo: Path) -> str:
     return " ".join(options)
 
 
-def test_tools(repo: Path, command: str) -> list[str]:
-    """Requirement specifiers of pytest and the plugins ``command`` and the configuration need."""
+def test_tools(repo: Path, command: str, installed: Sequence[str] = ()) -> list[str]:
+    """Requirement specifiers of pytest and the plugins ``command`` and the configuration need.
+
+    ``installed``: specifiers the command's CI job installs before it (``test_deps``'
+    ``ci_job_requirements``), read after the repository's declared test requirements."""
     repo = Path(repo)
     tools: dict[str, str] = {}
-    for line in _requirement_lines(repo):
+    for line in [*_requirement_lines(repo), *installed]:
         line = line.split("#", 1)[0].strip()
         match = _REQUIREMENT_NAME.match(line)
         if not match or line.startswith("-"):
@@ -649,8 +723,12 @@ def test_tools(repo: Path, command: str) -> list[str]:
             spec = line.split(";", 1)[0].strip().replace(" ", "")
             tools[name] = spec if _valid_requirement(spec) else name
     words = (_addopts(repo) + " " + command).split()
-    for word in words:
+    for index, word in enumerate(words):
         name = word.split("=", 1)[0]
+        if word == "-p" and index + 1 < len(words):
+            name = f"-p {words[index + 1]}"
+        elif word.startswith("-p") and len(word) > 2 and word[2] not in "=-":
+            name = f"-p {word[2:]}"
         if name == "--required-plugin":
             plugin = word.split("=", 1)[1]
             spec = re.split(r"[<>=!~]", plugin, maxsplit=1)[0].lower()
@@ -758,12 +836,12 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     """
     repo = Path(repo)
     safe = [name for name in system_packages if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", name)]
+    config = "\n".join(_read(repo / name) for name in CONFIG_FILES)
+    versioned, unversioned = version_setup(config, _toml(repo / "pyproject.toml"))
     lines = [
         "#!/bin/bash",
         "# reference recipe: the repository from source, with its test extras",
-        # The checkout has no .git: setuptools-scm would refuse to guess a version.
-        'export SETUPTOOLS_SCM_PRETEND_VERSION="${SETUPTOOLS_SCM_PRETEND_VERSION:-0.0.0}"',
-        'export VCS_VERSIONING_PRETEND_VERSION="${VCS_VERSIONING_PRETEND_VERSION:-0.0.0}"',
+        *versioned,
     ]
     if safe:
         words = " ".join(safe)
@@ -788,7 +866,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if groups:
         words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in groups)
         lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
-    return "\n".join(lines) + "\n"
+    return "\n".join([*lines, *unversioned]) + "\n"
 
 
 def _installable(repo: Path) -> bool:

@@ -33,6 +33,7 @@ from pydantic import BaseModel
 from .poetry import poetry_requirement
 from .test_commands import (
     _TEST_EXTRAS,
+    TestCommand,
     _ini,
     _read,
     _requirement_files,
@@ -40,9 +41,15 @@ from .test_commands import (
     _tox_sections,
     _valid_requirement,
     _workflows,
+    ci_setup_lines,
 )
 
-__all__ = ["TestRequirement", "declared_test_requirements", "extra_requirements"]
+__all__ = [
+    "TestRequirement",
+    "ci_job_requirements",
+    "declared_test_requirements",
+    "extra_requirements",
+]
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # Packages that run or lint tests but are no test's import: installing them is only slower.
@@ -392,6 +399,18 @@ def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
             found += [(spec, rel) for spec in _pip_line(line, repo, extras)]
             found += [(spec, rel) for spec in _installer_extras(line, extras)]
     return found
+
+
+def ci_job_requirements(repo: Path, found: TestCommand) -> list[str]:
+    """Specifiers the CI job that gave ``found`` installs before it, pytest plugins included
+    (``declared_test_requirements`` leaves those to ``test_tools``, which reads these): litgpt's
+    link check runs ``pip install pytest pytest-check-links`` a step before its command."""
+    repo = Path(repo)
+    extras = extra_requirements(repo)
+    specs: list[str] = []
+    for line in ci_setup_lines(repo, found):
+        specs += _pip_line(line, repo, extras) + _installer_extras(line, extras)
+    return specs
 
 
 def _group_tables(pyproject: dict) -> list[tuple[str, dict]]:

@@ -25,6 +25,7 @@ import shlex
 from pathlib import Path
 
 from ..agents.readme_commands import extract_commands
+from ..cases.vcs_version import CONFIG_FILES, named_tools
 from .facts import RepoFacts, read_repo_file
 
 __all__ = ["SCM_VARIABLE", "prepare_readme", "scm_versioned"]
@@ -191,10 +192,8 @@ def prepare_readme(
 
 
 def scm_versioned(repo: Path) -> bool:
-    """Whether the project's version is computed from git metadata at build time."""
-    names = ("setuptools_scm", "setuptools-scm", "hatch-vcs", "hatch_vcs", "vcs-versioning")
-    for file in ("pyproject.toml", "setup.cfg", "setup.py"):
-        text = read_repo_file(repo / file)  # bounded, never through a link; "" when absent
-        if any(name in text for name in names) or "use_scm_version" in text:
-            return True
-    return False
+    """Whether the project's version is computed from git metadata by a tool that
+    ``SCM_VARIABLE`` gives one to (setuptools-scm, hatch-vcs: rows of ``VERSION_TOOLS``)."""
+    # Bounded, never through a link; "" when absent.
+    config = "\n".join(read_repo_file(repo / name) for name in CONFIG_FILES)
+    return any(SCM_VARIABLE in tool.variables for tool in named_tools(config))

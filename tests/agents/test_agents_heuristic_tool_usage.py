@@ -120,3 +120,26 @@ def test_rst_link_and_image_targets_are_checked(tmp_path):
     readme = "Read `the guide <docs/gide.md>`_.\n\n.. image:: docs/logo.png\n"
     found = [f for f in findings(tmp_path, readme) if f.error_type == "E4"]
     assert sorted(f.key for f in found) == ["path:docs/gide.md", "path:docs/logo.png"]
+
+
+@pytest.mark.parametrize(
+    "pip",
+    ["pip", "pip3", "pip3.11", "python -m pip", "python3.11 -m pip", "py -m pip", "py -3 -m pip"],
+)
+def test_the_steps_and_the_pip_option_check_agree_on_what_runs_pip(pip: str) -> None:
+    """One pattern of pip's invocation: the steps' own lacked the `py` launcher, so a README's
+    `py -m pip install` was an install to the option check only."""
+    from pytest_enconda.agents.heuristic.steps import is_pip_install
+    from pytest_enconda.agents.heuristic.tool_usage import _PIP_RUN
+
+    command = f"{pip} install minitool"
+    assert is_pip_install(command) and _PIP_RUN.match(command)
+    assert not is_pip_install(f"{pip} list") and not _PIP_RUN.match(f"{pip} list")
+
+
+def test_uv_pip_is_an_install_whose_options_are_not_checked_as_pips() -> None:
+    from pytest_enconda.agents.heuristic.steps import is_pip_install
+    from pytest_enconda.agents.heuristic.tool_usage import _PIP_RUN
+
+    assert is_pip_install("uv pip install --system minitool")
+    assert not _PIP_RUN.match("uv pip install --system minitool")

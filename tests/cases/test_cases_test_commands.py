@@ -399,3 +399,43 @@ def test_tox_changedir_is_kept_in_the_command(tmp_path: Path) -> None:
     for changedir in ("{toxinidir}", "/abs/path", "{toxinidir}/../up", "{envtmpdir}"):
         write(tmp_path, "tox.ini", f"[testenv]\nchangedir = {changedir}\ncommands = pytest\n")
         assert discover_test_command(tmp_path).command == "python -m pytest"
+
+
+@pytest.mark.parametrize(
+    ("rel", "text"),
+    [
+        ("pyproject.toml", '[tool.pytest.ini_options]\naddopts = ["--nbval-lax", "-ra"]\n'),
+        ("pytest.ini", "[pytest]\naddopts = --nbval-lax -ra\n"),
+        ("setup.cfg", "[tool:pytest]\naddopts =\n    --nbval-lax\n    -ra\n"),
+        ("tox.ini", "[pytest]\naddopts = --nbval-lax -ra\n"),
+    ],
+)
+def test_a_plugins_option_in_addopts_or_the_command_names_the_plugin(
+    tmp_path: Path, rel: str, text: str
+) -> None:
+    # litgpt's `pytest --check-links README.md`: without pytest-check-links, pytest stops on
+    # the unknown option and writes no JUnit report.
+    write(tmp_path, rel, text)
+    command = "python -m pytest --check-links README.md --check-links-ignore 'http*'"
+    assert test_tools(tmp_path, command) == ["pytest<9", "nbval", "pytest-check-links"]
+    assert test_tools(tmp_path, "python -m pytest") == ["pytest<9", "nbval"]
+
+
+def test_a_plugin_loaded_by_name_is_a_test_tool_and_one_disabled_is_not(tmp_path: Path) -> None:
+    # rdmo's CI: `pytest -p randomly -p no:cacheprovider --reuse-db`; pytest stops at once with
+    # no distribution providing `randomly`.
+    write(
+        tmp_path,
+        "setup.cfg",
+        "[tool:pytest]\naddopts = -pxdist -p no:sugar -p myproject.fixtures\n",
+    )
+    command = "python -m pytest -p randomly -p no:cacheprovider --reuse-db --codspeed"
+    tools = test_tools(tmp_path, command)
+    assert tools == [
+        "pytest<9",
+        "pytest-codspeed",
+        "pytest-django",
+        "pytest-randomly",
+        "pytest-xdist",
+    ]
+    assert test_tools(tmp_path, "python -m pytest -p no:randomly") == ["pytest<9", "pytest-xdist"]

@@ -348,3 +348,74 @@ def test_install_lines_of_the_repositorys_own_composite_actions(tmp_path: Path) 
     specs = _specs(repo)
     assert specs["motor>=2.5.1,<4.0.0"] == ".github/actions/setup-python/action.yml"
     assert {"asyncpg>=0.24.0", "orjson>=3,<4"} <= set(specs)
+
+
+# Lightning-AI/litgpt's link check at its dataset revision (abridged), with a second job.
+LINK_CHECK = """\
+name: Check hyperlinks
+on: [push]
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+    - run: pip install pytest-pylint
+  test:
+    runs-on: ubuntu-latest
+    steps:
+    - uses: actions/checkout@v4
+    - name: Install dependencies
+      run: |
+        python -m pip install --upgrade pip
+        pip install pytest pytest-check-links
+    - name: Check links
+      run: |
+        pip install pytest-mock==3.14
+        pytest --check-links README.md --check-links-ignore "http*"
+        pip install pytest-after
+  later:
+    steps:
+    - run: pip install pytest-other
+"""
+
+
+def test_the_test_command_jobs_earlier_installs_are_its_test_tools(tmp_path: Path) -> None:
+    """litgpt's run left no JUnit report: pytest-check-links, installed a step before the
+    command, was never read (CI installs gave test requirements, pytest plugins excluded)."""
+    from pytest_enconda.cases.test_commands import discover_test_command, test_tools
+    from pytest_enconda.cases.test_deps import ci_job_requirements
+
+    repo = _repo(
+        tmp_path,
+        {
+            ".github/workflows/check-links.yml": LINK_CHECK,
+            "pyproject.toml": "[project]\nname='p'\n",
+        },
+    )
+    found = discover_test_command(repo)
+    assert found.command == "python -m pytest --check-links README.md --check-links-ignore 'http*'"
+    # Only this job's lines before the command: not another job's, not a later line.
+    assert ci_job_requirements(repo, found) == [
+        "pip",
+        "pytest",
+        "pytest-check-links",
+        "pytest-mock==3.14",
+    ]
+    # The command's option alone names the plugin; the job's installs add what no option does.
+    assert test_tools(repo, found.command) == ["pytest<9", "pytest-check-links"]
+    tools = test_tools(repo, found.command, ci_job_requirements(repo, found))
+    assert tools == ["pytest<9", "pytest-check-links", "pytest-mock==3.14"]
+
+
+def test_a_command_from_outside_ci_has_no_job_installs(tmp_path: Path) -> None:
+    from pytest_enconda.cases.test_commands import discover_test_command
+    from pytest_enconda.cases.test_deps import ci_job_requirements
+
+    repo = _repo(
+        tmp_path,
+        {
+            ".github/workflows/lint.yml": "jobs:\n  l:\n    steps:\n    - run: pip install pytest",
+            "tox.ini": "[testenv]\ncommands = pytest tests\n",
+        },
+    )
+    found = discover_test_command(repo)
+    assert found.source == "tox" and ci_job_requirements(repo, found) == []

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -118,6 +119,7 @@ def test_the_setup_shares_the_download_cache_of_its_own_base(tmp_path: Path) -> 
         progress=lambda _line: None,
         sandbox=SimpleNamespace(container=container),
         download_cache=lambda base: f"cache-of-{base}",
+        stopping=threading.Event(),
     )
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", base_image="bullseye-py3.9"

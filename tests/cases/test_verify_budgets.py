@@ -4,6 +4,7 @@ recipe follows it (a README that starts a server in the foreground never ends)."
 from __future__ import annotations
 
 import subprocess
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -64,6 +65,7 @@ def test_a_never_ending_agent_setup_is_stopped_at_the_agent_budget(tmp_path: Pat
         progress=lambda _line: None,
         sandbox=SimpleNamespace(container=container),
         download_cache=lambda _base: None,
+        stopping=threading.Event(),
     )
     record = RepoVerification(repository="o/n", revision="r", status="unverified")
     verified = _attempt(ctx, record, "img", "agent:readme", "python -m srv\n", tmp_path, [])  # type: ignore[arg-type]
@@ -88,7 +90,9 @@ def test_ctrl_c_cancels_the_queued_repositories_and_removes_containers(
             self.sandbox = SimpleNamespace(
                 reap_orphans=lambda: [], close=lambda: closed.append(True)
             )
-            self.lock = __import__("threading").Lock()
+            self.options = options
+            self.lock = threading.Lock()
+            self.stopping = threading.Event()
 
     def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
         started.append(name)
@@ -111,7 +115,6 @@ def test_sigterm_stops_verify_like_ctrl_c(tmp_path: Path, monkeypatch: Any) -> N
     setup's container and the queued repositories; a real SIGTERM now takes the Ctrl-C path."""
     import os
     import signal
-    import threading
 
     import pytest
 
@@ -123,10 +126,12 @@ def test_sigterm_stops_verify_like_ctrl_c(tmp_path: Path, monkeypatch: Any) -> N
 
     class _Ctx:
         def __init__(self, options: VerifyOptions, progress: Any) -> None:
+            self.options = options
             self.sandbox = SimpleNamespace(
                 reap_orphans=lambda: [], close=lambda: closed.append(True)
             )
             self.lock = threading.Lock()
+            self.stopping = threading.Event()
 
     def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
         started.append(name)
@@ -204,3 +209,106 @@ ERROR: Failed building wheel for menpo
     assert _failure_line(pip) == "ModuleNotFoundError: No module named 'numpy'"
     # Nothing that names a failure: the last line, as before.
     assert _failure_line("step one\nstep two\n") == "step two"
+
+
+# The child of the test below: the CLI's verify with the Docker context and each repository's
+# work replaced, "b/blocked" never returning (a setup whose container no signal reaches).
+_BLOCKED_VERIFY = """
+import sys, threading
+from pathlib import Path
+from types import SimpleNamespace
+from pytest_enconda import cli, verify
+from pytest_enconda.cases.sidecar import RepoVerification
+
+started = Path(sys.argv[1])
+
+class Ctx:
+    def __init__(self, options, progress):
+        self.options, self.progress = options, progress
+        self.sandbox = SimpleNamespace(reap_orphans=lambda: [], close=lambda: None)
+        self.lock = threading.Lock()
+        self.stopping = threading.Event()
+
+def fake(ctx, name, revision):
+    if name == "b/blocked":
+        started.write_text(name)
+        threading.Event().wait()
+    return RepoVerification(repository=name, revision=revision, status="unverified", reason="x")
+
+verify._Context = Ctx
+verify.verify_repository = fake
+verify.repositories_of = lambda _d: [("a/done", "1"), ("b/blocked", "2"), ("c/queued", "3")]
+sys.exit(cli.main(sys.argv[2:]))
+"""
+
+
+def test_sigterm_ends_the_verify_process_while_a_setup_still_runs(tmp_path: Path) -> None:
+    """In-process, the test above sees KeyboardInterrupt; the real process then waited at exit
+    for the executor's worker, blocked in a setup of up to 2,400 s, before it ended. It must end
+    within seconds with the repositories recorded before the signal intact in the sidecar."""
+    import os
+    import signal
+    import sys
+    import time
+
+    from pytest_enconda.cases.sidecar import read_sidecar
+
+    started = tmp_path / "started"
+    out = tmp_path / "sidecar.json"
+    dataset = tmp_path / "dataset"
+    dataset.mkdir()
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    argv = ["verify", str(dataset), "--out", str(out), "--logs", str(tmp_path / "logs")]
+    child = subprocess.Popen(
+        [sys.executable, "-c", _BLOCKED_VERIFY, str(started), *argv],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        # The first record is written by the main thread, perhaps after the worker moved on.
+        while not (started.exists() and out.exists()) and child.poll() is None:
+            assert time.monotonic() < deadline, "the child never reached the blocked setup"
+            time.sleep(0.05)
+        assert started.exists(), child.communicate(timeout=5)
+        child.send_signal(signal.SIGTERM)
+        try:
+            stdout, stderr = child.communicate(timeout=10)
+        except subprocess.TimeoutExpired:
+            raise AssertionError("verify did not end within 10 s of SIGTERM") from None
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.communicate()
+    assert child.returncode == 130, stderr
+    assert "verify: interrupted" in stdout and "pytest-enconda: interrupted" in stderr
+    assert list(read_sidecar(out).repositories) == ["a/done"]
+
+
+def test_an_interrupted_verify_makes_no_container_that_outlives_the_sandbox(tmp_path: Path) -> None:
+    """A worker abandoned at exit goes on to its next step; the container it makes after the
+    sandbox closed is removed at once instead of running on."""
+    import pytest
+
+    from pytest_enconda.verify import _container
+
+    events: list[str] = []
+
+    @contextmanager
+    def container(image: str, **_: Any) -> Any:
+        events.append(f"made {image}")
+        try:
+            yield object()
+        finally:
+            events.append(f"removed {image}")
+
+    ctx = SimpleNamespace(sandbox=SimpleNamespace(container=container), stopping=threading.Event())
+    with _container(ctx, "setup", role="verify-setup"):  # type: ignore[arg-type]
+        events.append("ran setup")
+    ctx.stopping.set()
+    stopped = _container(ctx, "test", role="verify-test")  # type: ignore[arg-type]
+    with pytest.raises(Exception, match="verify was interrupted"), stopped:
+        events.append("ran tests")
+    assert events == ["made setup", "ran setup", "removed setup", "made test", "removed test"]

@@ -3,6 +3,7 @@ a conftest that cannot be imported), not only "no JUnit report"."""
 
 from __future__ import annotations
 
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 from types import SimpleNamespace
@@ -53,6 +54,7 @@ def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
             client=SimpleNamespace(images=SimpleNamespace(remove=lambda *_a, **_k: None)),
         ),
         download_cache=lambda _base: None,
+        stopping=threading.Event(),
     )
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"

@@ -23,7 +23,13 @@ CHECK_KINDS = frozenset({"usage", "test"})
 
 _HEADING_MD = re.compile(r"^\s{0,3}#{1,6}\s+(?P<title>.+?)\s*#*\s*$")
 _RST_UNDERLINE = re.compile(r"^([=\-~^\"'`#*+_.:])\1{2,}\s*$")
-_PIP = r"(?:pip(?:3(?:\.\d+)?)?|python(?:3(?:\.\d+)?)?\s+-m\s+pip|uv\s+pip)"
+# pip itself: pip, pip3, pip3.11, python3 -m pip, and the Windows launcher's py -3.11 -m pip
+# (classify() skips a `py` step as a Windows command; tool_usage still checks its pip options).
+PIP_COMMAND = (
+    r"(?:pip(?:3(?:\.\d+)?)?|(?:python(?:3(?:\.\d+)?)?|py(?:\s+-3(?:\.\d+)?)?)\s+-m\s+pip)"
+)
+# ... and uv's pip interface, which installs alike but takes options of its own.
+_PIP = rf"(?:{PIP_COMMAND}|uv\s+pip)"
 _PIP_INSTALL = re.compile(rf"^{_PIP}\s+install\b")
 _VENV_CREATE = re.compile(
     r"^(?:(?:python(?:3(?:\.\d+)?)?|py)\s+-m\s+(?:venv|virtualenv)|virtualenv|uv\s+venv)\b"

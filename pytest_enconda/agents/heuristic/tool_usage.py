@@ -16,7 +16,7 @@ from pathlib import PurePosixPath
 
 from .facts import RepoFacts
 from .findings import Finding, missing_path
-from .steps import ReadmeStep, strip_sudo, words_of
+from .steps import PIP_COMMAND, ReadmeStep, strip_sudo, words_of
 
 
 def _names(text: str) -> frozenset[str]:
@@ -52,10 +52,8 @@ _RUNSERVER_OPTIONS = _names(
     """--ipv6 -6 --nothreading --noreload --nostatic --insecure --skip-checks --settings
     --pythonpath --traceback --no-color --force-color -v --verbosity -h --help"""
 )
-_PIP_RUN = re.compile(
-    r"^(?:pip(?:3(?:\.\d+)?)?|(?:python(?:3(?:\.\d+)?)?|py(?:\s+-3(?:\.\d+)?)?)\s+-m\s+pip)"
-    r"\s+install\b"
-)
+# Not `uv pip install`: its options are uv's, not pip's.
+_PIP_RUN = re.compile(rf"^{PIP_COMMAND}\s+install\b")
 _VENV_RUN = re.compile(r"^(?:python(?:3(?:\.\d+)?)?|py(?:\s+-3(?:\.\d+)?)?)\s+-m\s+venv\b")
 _PYTEST_RUN = re.compile(r"^(?:py\.test|pytest|python(?:3(?:\.\d+)?)?\s+-m\s+pytest)\b")
 _DJANGO_RUN = re.compile(r"^(?:(?:python(?:3(?:\.\d+)?)?\s+)?(?:\./)?manage\.py|django-admin)\s")

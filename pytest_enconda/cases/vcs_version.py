@@ -1,0 +1,165 @@
+"""A version for a checkout without ``.git``, for the build tools that read it from git.
+
+The harness copies a repository's checkout without its ``.git``. A build whose version comes from
+git history then fails (cclib: versioningit's "could not find a version for the project"), unless
+the tool is told a version another way. Each row of ``VERSION_TOOLS`` names a tool, how a
+repository's build configuration names it, and the environment variables its documentation says
+it takes a version from instead of git:
+
+- setuptools-scm (and what builds on it: hatch-vcs, flit_scm, scikit-build-core's provider):
+  ``SETUPTOOLS_SCM_PRETEND_VERSION``; its successor core vcs-versioning:
+  ``VCS_VERSIONING_PRETEND_VERSION``;
+- pdm-backend with ``source = "scm"``: ``PDM_BUILD_SCM_VERSION`` (pdm-pep517:
+  ``PDM_PEP517_SCM_VERSION``);
+- poetry-dynamic-versioning: ``POETRY_DYNAMIC_VERSIONING_BYPASS``;
+- uv-dynamic-versioning: ``UV_DYNAMIC_VERSIONING_BYPASS``;
+- pbr: ``PBR_VERSION``;
+- versioningit: none. It reads only its own ``[tool.versioningit]`` table (``default-version``
+  is a setting there, not a variable: versioningit 3.3.0 reads ``VERSIONINGIT_LOG_LEVEL`` and
+  ``SOURCE_DATE_EPOCH`` only), and a ``PKG-INFO`` file, but then skips its ``write`` step, so a
+  package importing the version file it writes (cclib's ``cclib/_version.py``) would not import.
+  What a clone would have is given instead: a throwaway git repository of the checkout, one
+  commit tagged ``v0.0.0`` (or the first ``vcs.match`` pattern with its ``*`` made ``0.0.0``),
+  removed again after the installs so that the tests see the tree the agents get.
+
+setuptools-git-versioning and versioneer need no row: without git they fall back to a version of
+their own (``starting_version``, ``0+unknown``) instead of failing. miniver takes no variable
+either and has no row: what its fallback builds to was not checked.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "CONFIG_FILES",
+    "PRETEND_VERSION",
+    "VERSION_TOOLS",
+    "VersionTool",
+    "named_tools",
+    "version_setup",
+    "version_tools",
+]
+
+PRETEND_VERSION = "0.0.0"
+# The build configuration files a version tool is named in: callers pass their text.
+CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
+
+
+class VersionTool(BaseModel):
+    """A build tool that computes the version from git, and how to give it one without git."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    markers: tuple[str, ...] = Field(
+        description="regular expressions, one found in pyproject.toml, setup.cfg or setup.py "
+        "naming the tool"
+    )
+    variables: tuple[str, ...] = Field(
+        description="environment variables the tool takes a version from; none: a throwaway "
+        "git repository stands in"
+    )
+    always: bool = Field(
+        default=False, description="set for every repository, whether or not a marker is found"
+    )
+
+
+VERSION_TOOLS: tuple[VersionTool, ...] = (
+    # Set for every repository, as before this table: a package the recipe installs from the
+    # checkout may configure it where no marker is looked for (a sub-project's `-e ./plugin` in a
+    # requirement file), and only setuptools-scm reads these.
+    VersionTool(
+        name="setuptools-scm",
+        markers=(r"setuptools[_-]scm", r"use_scm_version", r"vcs[_-]versioning", r"flit[_-]scm"),
+        variables=("SETUPTOOLS_SCM_PRETEND_VERSION", "VCS_VERSIONING_PRETEND_VERSION"),
+        always=True,
+    ),
+    VersionTool(
+        name="hatch-vcs", markers=(r"hatch[_-]vcs",), variables=("SETUPTOOLS_SCM_PRETEND_VERSION",)
+    ),
+    # Only where named: these override the version of every package of the tool that the setup
+    # builds, a dependency's sdist included.
+    VersionTool(
+        name="pdm-backend",
+        markers=(r"""source\s*=\s*["']scm["']""", r"use_scm\s*=\s*true"),
+        variables=("PDM_BUILD_SCM_VERSION", "PDM_PEP517_SCM_VERSION"),
+    ),
+    VersionTool(
+        name="poetry-dynamic-versioning",
+        markers=(r"poetry[_-]dynamic[_-]versioning",),
+        variables=("POETRY_DYNAMIC_VERSIONING_BYPASS",),
+    ),
+    VersionTool(
+        name="uv-dynamic-versioning",
+        markers=(r"uv[_-]dynamic[_-]versioning",),
+        variables=("UV_DYNAMIC_VERSIONING_BYPASS",),
+    ),
+    VersionTool(
+        name="pbr",
+        markers=(r"\bpbr\s*=\s*True", r"""["']pbr(?:[<>=!~ ][^"']*)?["']"""),
+        variables=("PBR_VERSION",),
+    ),
+    VersionTool(name="versioningit", markers=(r"versioningit",), variables=()),
+)
+
+
+def named_tools(config: str) -> list[VersionTool]:
+    """The rows of ``VERSION_TOOLS`` whose tool ``config`` (the text of ``CONFIG_FILES``) names."""
+    return [
+        tool for tool in VERSION_TOOLS if any(re.search(marker, config) for marker in tool.markers)
+    ]
+
+
+def version_tools(config: str) -> list[VersionTool]:
+    """The rows a setup gives a version to: those ``config`` names, and those set always."""
+    named = named_tools(config)
+    return [tool for tool in VERSION_TOOLS if tool.always or tool in named]
+
+
+def _throwaway_tag(pyproject: dict[str, Any]) -> str:
+    """The tag versioningit's ``vcs.match`` accepts (cclib's ``["v*"]``), ``v0.0.0`` otherwise
+    (versioningit strips a leading ``v``)."""
+    tool = pyproject.get("tool")
+    table = tool.get("versioningit") if isinstance(tool, dict) else None
+    vcs = table.get("vcs") if isinstance(table, dict) else None
+    patterns = vcs.get("match") if isinstance(vcs, dict) else None
+    for pattern in patterns if isinstance(patterns, list) else []:
+        prefix = re.fullmatch(r"([A-Za-z0-9._/-]*)\*", str(pattern))
+        if prefix:
+            return prefix.group(1) + PRETEND_VERSION
+    return "v" + PRETEND_VERSION
+
+
+def version_setup(config: str, pyproject: dict[str, Any]) -> tuple[list[str], list[str]]:
+    """Shell lines for a setup script run in the checkout, from ``config`` (the text of
+    ``CONFIG_FILES``) and the parsed ``pyproject.toml``: those before its installs (the variables,
+    or the throwaway repository) and those after them (its removal)."""
+    tools = version_tools(config)
+    names = ", ".join(tool.name for tool in tools)
+    before = [f"# The checkout has no .git: a version for {names} (cases.vcs_version)."]
+    after: list[str] = []
+    variables: list[str] = []
+    for tool in tools:
+        variables += [name for name in tool.variables if name not in variables]
+    before += [f'export {name}="${{{name}:-{PRETEND_VERSION}}}"' for name in variables]
+    unset = [tool for tool in tools if not tool.variables]
+    if unset:
+        tag = shlex.quote(_throwaway_tag(pyproject))
+        before += [
+            f"# {unset[0].name} takes no version from the environment: a throwaway git",
+            f"# repository of the checkout, tagged {tag}, stands in for a clone's .git until",
+            "# the installs are done.",
+            "if [ ! -e .git ]; then",
+            "  enconda_throwaway_git=1",
+            "  { git init -q && git add -A && git -c user.name=enconda"
+            " -c user.email=enconda@localhost commit -q --no-verify -m 'the checkout'"
+            f" && git tag {tag}; }} || echo 'recipe: no throwaway git repository'",
+            "fi",
+        ]
+        after.append('if [ -n "${enconda_throwaway_git:-}" ]; then rm -rf .git; fi')
+    return before, after

@@ -1,0 +1,131 @@
+"""The reference recipe gives a checkout without ``.git`` a version for the build tool its
+configuration names (cclib: versioningit, which takes none from the environment)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.cases.test_commands import recipe_script
+from pytest_enconda.cases.vcs_version import version_setup
+
+CCLIB = """\
+[project]
+name = "cclib"
+dynamic = ["version"]
+[build-system]
+requires = ["setuptools >= 61.0", "versioningit>=2.0"]
+build-backend = "setuptools.build_meta"
+[tool.versioningit.vcs]
+method = "git"
+match = ["v*"]
+[tool.versioningit.write]
+file = "cclib/_version.py"
+"""
+
+
+def _exports(script: str) -> set[str]:
+    return {
+        line.split("=", 1)[0].removeprefix("export ")
+        for line in script.splitlines()
+        if line.startswith("export ")
+    }
+
+
+@pytest.mark.parametrize(
+    ("rel", "text", "variable"),
+    [
+        (
+            "setup.py",
+            "from setuptools import setup\nsetup(setup_requires=['pbr'], pbr=True)\n",
+            "PBR_VERSION",
+        ),
+        (
+            "pyproject.toml",
+            '[build-system]\nrequires = ["pbr>=6.0", "setuptools"]\n',
+            "PBR_VERSION",
+        ),
+        (
+            "pyproject.toml",
+            '[build-system]\nrequires = ["poetry-core", "poetry-dynamic-versioning"]\n',
+            "POETRY_DYNAMIC_VERSIONING_BYPASS",
+        ),
+        (
+            "pyproject.toml",
+            '[build-system]\nrequires = ["pdm-backend"]\n[tool.pdm.version]\nsource = "scm"\n',
+            "PDM_BUILD_SCM_VERSION PDM_PEP517_SCM_VERSION",
+        ),
+        (
+            "pyproject.toml",
+            '[build-system]\nrequires = ["hatchling", "uv-dynamic-versioning"]\n',
+            "UV_DYNAMIC_VERSIONING_BYPASS",
+        ),
+    ],
+)
+def test_the_tool_the_build_names_is_given_its_variable(
+    tmp_path: Path, rel: str, text: str, variable: str
+) -> None:
+    (tmp_path / rel).write_text(text)
+    script = recipe_script(tmp_path)
+    named = variable.split()
+    assert _exports(script) == {
+        "SETUPTOOLS_SCM_PRETEND_VERSION",
+        "VCS_VERSIONING_PRETEND_VERSION",
+        *named,
+    }
+    assert f'export {named[0]}="${{{named[0]}:-0.0.0}}"' in script
+    assert "git init" not in script
+
+
+def test_a_project_naming_no_tool_gets_setuptools_scms_variables_only(tmp_path: Path) -> None:
+    # Set for every repository, as before: a package installed from the checkout may use it.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "1.0"\n')
+    script = recipe_script(tmp_path)
+    assert _exports(script) == {"SETUPTOOLS_SCM_PRETEND_VERSION", "VCS_VERSIONING_PRETEND_VERSION"}
+    assert "git init" not in script and "rm -rf .git" not in script
+
+
+def test_versioningit_gets_a_throwaway_repository_around_the_installs(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(CCLIB)
+    lines = recipe_script(tmp_path).splitlines()
+    made = next(i for i, line in enumerate(lines) if "git init" in line)
+    install = next(i for i, line in enumerate(lines) if "pip install -e ." in line)
+    removed = next(i for i, line in enumerate(lines) if "rm -rf .git" in line)
+    assert made < install < removed == len(lines) - 1
+    assert "git tag v0.0.0" in lines[made]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize(
+    ("match", "tag"), [('["v*"]', "v0.0.0"), ('["release-*"]', "release-0.0.0")]
+)
+def test_the_throwaway_repository_is_what_versioningit_describes_then_gone(
+    tmp_path: Path, match: str, tag: str
+) -> None:
+    """The lines run as the recipe runs them (sourced under ``set -eo pipefail``), with
+    versioningit's own ``git describe`` in place of the install."""
+    (tmp_path / "pyproject.toml").write_text(CCLIB.replace('["v*"]', match))
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "cclib").mkdir()
+    (tmp_path / "cclib" / "__init__.py").write_text("")
+    text = (tmp_path / "pyproject.toml").read_text()
+    before, after = version_setup(text, tomllib.loads(text))
+    probe = f"git describe --tags --long --dirty --match {tag[:-5]}* > described"
+    script = tmp_path / "setup.sh"
+    script.write_text("\n".join([*before, probe, *after]) + "\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
+    run = subprocess.run(
+        ["bash", "-c", f"set -eo pipefail; . {script}"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert (tmp_path / "described").read_text().startswith(f"{tag}-0-g")
+    assert not (tmp_path / ".git").exists()
