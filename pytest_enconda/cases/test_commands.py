@@ -346,8 +346,16 @@ def _workflows(repo: Path) -> list[Path]:
     if not folder.is_dir():
         return []
     files = [p for p in folder.iterdir() if p.suffix in (".yml", ".yaml")]
-    # Workflows named for tests first: a release workflow may run a smoke test only.
-    return sorted(files, key=lambda p: (not re.search(r"test|ci|check|main|build", p.name), p.name))
+
+    # Workflows named for tests first, then generic CI ones: a release workflow may run a smoke
+    # test only, and a "check-links" one runs pytest over the README (litgpt) while its
+    # cpu-tests.yml runs the suite.
+    def rank(path: Path) -> tuple[int, str]:
+        if re.search(r"test", path.name):
+            return 0, path.name
+        return (1 if re.search(r"ci|check|main|build", path.name) else 2), path.name
+
+    return sorted(files, key=rank)
 
 
 def _ini(text: str) -> configparser.RawConfigParser | None:

@@ -439,3 +439,19 @@ def test_a_plugin_loaded_by_name_is_a_test_tool_and_one_disabled_is_not(tmp_path
         "pytest-xdist",
     ]
     assert test_tools(tmp_path, "python -m pytest -p no:randomly") == ["pytest<9", "pytest-xdist"]
+
+
+def test_a_workflow_named_for_tests_wins_over_a_link_check(tmp_path: Path) -> None:
+    write(
+        tmp_path,
+        ".github/workflows/check-links.yml",
+        "jobs:\n  links:\n    steps:\n      - run: pytest --check-links README.md\n",
+    )
+    write(
+        tmp_path,
+        ".github/workflows/cpu-tests.yml",
+        "jobs:\n  cpu:\n    steps:\n      - run: pytest tests -v\n",
+    )
+    found = discover_test_command(tmp_path)
+    assert found.detail == ".github/workflows/cpu-tests.yml"
+    assert found.command == "python -m pytest tests -v"
