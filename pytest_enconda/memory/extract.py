@@ -42,6 +42,25 @@ def _same_step(failed: str, later: str) -> bool:
     return bool(a and b and a[0] == b[0] and (len(a) < 2 or len(b) < 2 or a[1] == b[1]))
 
 
+def _operands(command: str) -> set[str]:
+    """The words after the program's own two (``pip install``, ``python -m``) that are no option."""
+    try:
+        words = shlex.split(command, comments=True)
+    except ValueError:
+        words = command.split()
+    return {w for w in words[2:] if not w.startswith("-")}
+
+
+def _corrects(failed: str, later: str, finding: re.Match[str] | None) -> bool:
+    """``later``, a different command of ``failed``'s program, is its corrected form: the finding
+    on ``failed`` names it as the fix, or it keeps one of ``failed``'s operands. Two pip installs
+    of unrelated packages are not (hazm: `pip install pytest` passing after a failed `pip install
+    git+https://...` was taken as its repair)."""
+    if finding is not None and later.strip() in (finding.group("fix") or ""):
+        return True
+    return bool(_operands(failed) & _operands(later))
+
+
 def offline_triples(
     trace: Trace, names: Sequence[str] = (), workdir: str = "/data/project"
 ) -> list[Triple]:
@@ -70,7 +89,10 @@ def offline_triples(
                 continue
             if not _runs(later):
                 continue
-            if _same_step(failed.command, later.command):
+            if _same_step(failed.command, later.command) and (
+                later.command.strip() == failed.command.strip()
+                or _corrects(failed.command, later.command, finding)
+            ):
                 if later.exit_code != 0:
                     continue
                 if later.command.strip() != failed.command.strip():

@@ -28,7 +28,9 @@ _SIGNATURE_PATTERNS = (
     r"^\s*ERROR: (?!Ignored|Could not build wheels|Failed building).*$",
     r"^.*(?:command not found|No such file or directory|not found|cannot find|"
     r"Unable to locate|fatal error|undefined reference|unrecognized|invalid choice|"
-    r"no such option|does not exist|Permission denied|requires a different Python).*$",
+    r"no such option|does not exist|Permission denied|requires a different Python|"
+    # `python -m pytest` without pytest: "/usr/bin/python3: No module named pytest".
+    r"No module named).*$",
     r"^\s*(?:error|fatal)(?:\[\w+\])?:.*$",
 )
 _NOISE = re.compile(r"\x1b\[[0-9;]*m")

@@ -85,6 +85,9 @@ def test_signature_is_the_telling_line() -> None:
     )
     assert signature(output) == "ModuleNotFoundError: No module named 'yaml'"
     assert signature("E: Unable to locate package libfoo\n") == "E: Unable to locate package libfoo"
+    assert signature("/usr/bin/python3: No module named pytest\n") == (
+        "/usr/bin/python3: No module named pytest"
+    )
     assert signature("all good\n") == ""
 
 
@@ -98,6 +101,46 @@ def test_offline_extractor_takes_failure_cause_and_repair_from_a_heuristic_traje
     assert triple.error_type == "E1"
     assert triple.signature == "ImportError: failed to find libmagic.  Check your installation"
     assert "filesniff" not in triple.problem + triple.solution and "<project>" in triple.problem
+
+
+# hazm's run (2026-11-27): the checkout's own GitHub install fails (no route to GitHub), the
+# agent later installs pytest for the tests; git-gud's: a misspelt package corrected.
+UNRELATED_PIP = [
+    step(
+        "command",
+        "pip install git+https://github.com/roshan-research/hazm.git",
+        1,
+        "ERROR: Could not install packages due to an OSError: HTTPSConnectionPool"
+        "(host='github.com', port=443): Max retries exceeded",
+    ),
+    step("command", "python -m pytest -q", 1, "/usr/bin/python: No module named pytest"),
+    step(
+        "finding",
+        thought="repair (not a README error) [test runner missing]: `python -m pytest -q` needs "
+        "pytest, which it declares nowhere Fix: pip install pytest",
+    ),
+    step("command", "pip install pytest", 0, "Successfully installed pytest-8.4.2"),
+    step("command", "python -m pytest -q", 0, "12 passed"),
+    step(
+        "command",
+        "pip3 install git gud",
+        1,
+        "ERROR: No matching distribution found for git",
+    ),
+    step("command", "pip3 install gitpython gud", 0, "Successfully installed gud-1.0"),
+]
+
+
+def test_offline_extractor_takes_a_same_program_command_as_a_repair_only_when_it_corrects_it(
+    tmp_path: Path,
+) -> None:
+    run = write_run(tmp_path / "run", "hazm-1", UNRELATED_PIP)
+    trace = read_trace(run / "cases" / "hazm-1" / "agent" / "trajectory.jsonl")
+    triples = offline_triples(trace, ["hazm"])
+    # `pip install pytest` repairs the test run (its finding names it), not the GitHub install;
+    # `pip3 install gitpython gud` keeps an operand of the failed install: its corrected form.
+    assert sorted(t.action for t in triples) == ["pip install pytest", "pip3 install gitpython gud"]
+    assert not any("github" in t.problem for t in triples)
 
 
 def test_offline_extractor_reads_mini_swe_agent_trajectories(tmp_path: Path) -> None:
