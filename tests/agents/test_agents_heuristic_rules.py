@@ -301,6 +301,41 @@ def test_e6_install_before_the_environment_is_static(tmp_path):
     assert len(orders) == 1 and orders[0].move == 0 and orders[0].commands == ["2"]
 
 
+# The output of hazm's README line in the sandbox (2026-11-27 run), which reaches no forge.
+CLONE_FAILED = (
+    "Collecting git+https://github.com/example/minitool.git\n"
+    "  Running command git clone --filter=blob:none --quiet "
+    "https://github.com/example/minitool.git /tmp/pip-req-build-1\n"
+    "  fatal: unable to access 'https://github.com/example/minitool.git/': Could not resolve "
+    "host: github.com\n  error: subprocess-exited-with-error\n"
+)
+
+
+@pytest.mark.parametrize(
+    ("line", "repaired"),
+    [
+        ("pip install git+https://github.com/example/minitool.git", "pip install ."),
+        ("pip install -e git+https://github.com/example/MiniTool.git@main#egg=minitool",
+         "pip install -e ."),
+        ("pip install --upgrade https://github.com/example/minitool/tarball/dev",
+         "pip install --upgrade ."),
+    ],
+)  # fmt: skip
+def test_the_projects_own_repository_by_url_becomes_the_checkout(
+    tmp_path: Path, line: str, repaired: str
+) -> None:
+    repo = make_repo(
+        tmp_path, f"# minitool\n\n```bash\n{line}\n```\n", {"pyproject.toml": PYPROJECT}
+    )
+    ctx = Context(repo.facts, repo.steps, [], "", lambda _c: (0, ""), repo.readme)
+    finding = classify(repo.steps[0], line, 1, CLONE_FAILED, ctx)
+    assert finding is not None and finding.error_type is None, finding
+    assert finding.commands == [repaired]
+    # Another project's repository is a dependency, not the checkout.
+    other = line.replace("minitool", "othertool").replace("MiniTool", "OtherTool")
+    assert classify(repo.steps[0], other, 1, CLONE_FAILED, ctx) is None
+
+
 # ---------------------------------------------------------------------- E7
 
 

@@ -124,6 +124,7 @@ def classify(step: ReadmeStep, command: str, code: int | None, output: str, ctx:
         return _after_success(step, command, output, ctx)
     for rule in (
         _scm_version,
+        _own_repository_by_url,
         _activate_missing,
         _interpreter_missing,
         _command_not_found,
@@ -211,6 +212,42 @@ def _scm_version(step, command, output, ctx: Context):
         key="scm-version",
         rule="setuptools-scm without git metadata",
     )
+
+
+# A pip target fetched from a forge: git+https://host/owner/repo(.git)(@ref)(#egg=name), or an
+# archive URL of it (https://github.com/owner/repo/tarball/dev, .../archive/v1.zip).
+_URL_TARGET = re.compile(
+    r"^(?:git\+)?(?:https?|git|ssh)://(?:[^@/]+@)?[^/]+/[^/]+/(?P<repo>[^/@#?]+?)(?:\.git)?"
+    r"(?:/(?:tarball|zipball|archive)/[^#]*)?(?:@[^#]*)?(?:#egg=(?P<egg>[\w.-]+))?/?$"
+)
+
+
+def _own_repository_by_url(step, command, output, ctx: Context):
+    """A pip install of the project's own upstream repository by URL: the sandbox reaches
+    package indexes only, and the checkout is that repository (hazm's README installs
+    `git+https://github.com/roshan-research/hazm.git`)."""
+    if not is_pip_install(command):
+        return None
+    # Split on blanks, not as the shell does: a `#egg=` fragment would read as a comment.
+    for word in command.split():
+        match = _URL_TARGET.match(word.strip("'\""))
+        if not match:
+            continue
+        names = {canonicalize_name(n) for n in match.group("repo", "egg") if n}
+        if not names & set(ctx.facts.names):
+            continue
+        fixed = replace_word(command, word, ".")
+        return Finding(
+            None,
+            f"`{command}` fetches the project from its upstream repository, which the sandbox "
+            "cannot reach; the checkout is that repository",
+            f"`{fixed}`",
+            action="replace",
+            commands=[fixed],
+            key=f"own-url:{word}",
+            rule="pip: the project's own repository by URL",
+        )
+    return None
 
 
 def _activate_missing(step, command, output, ctx: Context):
