@@ -367,13 +367,7 @@ def _agent_script(
         log_path=logs / "agent.log",
         trajectory_path=logs / "trajectory.jsonl",
         run_dir=options.logs,
-        start_container=lambda: _container(
-            ctx,
-            image,
-            case_id=spec.id,
-            role="agent",
-            download_cache=ctx.download_cache(record.base_image),
-        ),
+        start_container=lambda: _container(ctx, record, image, "agent", case_id=spec.id),
     )
     outcome = agent.run(task)
     if outcome.status not in ("completed",) and not outcome.setup_script.strip():
@@ -390,12 +384,19 @@ class _Stopped(EncondaError):
 
 
 @contextlib.contextmanager
-def _container(ctx: _Context, image: str, **options: Any) -> Iterator[Any]:
+def _container(
+    ctx: _Context, record: RepoVerification, image: str, role: str, case_id: str = ""
+) -> Iterator[Any]:
     """``ctx.sandbox.container`` that refuses once verify is interrupted: a worker abandoned at
     exit would otherwise go on to its next step (the recipe after the agent's attempt, a test run)
     in a new container that the sandbox, already closed, no longer removes. Checked after the
     container is made, so one made while the sandbox closes is removed here."""
-    with ctx.sandbox.container(image, **options) as box:
+    with ctx.sandbox.container(
+        image,
+        case_id=case_id or f"verify/{record.repository}",
+        role=role,
+        download_cache=ctx.download_cache(record.base_image),
+    ) as box:
         if ctx.stopping.is_set():
             raise _Stopped("verify was interrupted")
         yield box
@@ -421,17 +422,10 @@ def _attempt(
     """Set up once, snapshot, run the tests twice in fresh containers; True when verified."""
     options = ctx.options
     tag = timing_tag(label)
-    case_id = f"verify/{record.repository}"
     phase = time.monotonic()
     snapshot = None
     try:
-        with _container(
-            ctx,
-            image,
-            case_id=case_id,
-            role="verify-setup",
-            download_cache=ctx.download_cache(record.base_image),
-        ) as box:
+        with _container(ctx, record, image, "verify-setup") as box:
             box.copy_in(script.encode(), SETUP_SCRIPT)
             step = f"{record.repository}: {label}: setup"
             ctx.progress(step)
@@ -515,14 +509,7 @@ def _test_run(
     ctx: _Context, record: RepoVerification, image: str, log: Path
 ) -> tuple[dict[str, str], TestRun, str]:
     """One test run's outcomes and counts, with why it left no JUnit report ("" if it did)."""
-    case_id = f"verify/{record.repository}"
-    with _container(
-        ctx,
-        image,
-        case_id=case_id,
-        role="verify-test",
-        download_cache=ctx.download_cache(record.base_image),
-    ) as box:
+    with _container(ctx, record, image, "verify-test") as box:
         command = in_setup_env(
             run_tests_command(record.test_command, record.test_tools, record.test_requirements)
         )

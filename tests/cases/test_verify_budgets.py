@@ -304,11 +304,16 @@ def test_an_interrupted_verify_makes_no_container_that_outlives_the_sandbox(tmp_
         finally:
             events.append(f"removed {image}")
 
-    ctx = SimpleNamespace(sandbox=SimpleNamespace(container=container), stopping=threading.Event())
-    with _container(ctx, "setup", role="verify-setup"):  # type: ignore[arg-type]
+    ctx = SimpleNamespace(
+        sandbox=SimpleNamespace(container=container),
+        stopping=threading.Event(),
+        download_cache=lambda _base: None,
+    )
+    record = RepoVerification(repository="o/n", revision="r", status="unverified")
+    with _container(ctx, record, "setup", "verify-setup"):  # type: ignore[arg-type]
         events.append("ran setup")
     ctx.stopping.set()
-    stopped = _container(ctx, "test", role="verify-test")  # type: ignore[arg-type]
+    stopped = _container(ctx, record, "test", "verify-test")  # type: ignore[arg-type]
     with pytest.raises(Exception, match="verify was interrupted"), stopped:
         events.append("ran tests")
     assert events == ["made setup", "ran setup", "removed setup", "made test", "removed test"]
