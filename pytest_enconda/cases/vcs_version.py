@@ -41,6 +41,8 @@ __all__ = [
     "VERSION_TOOLS",
     "VersionTool",
     "named_tools",
+    "throwaway_git",
+    "throwaway_tag",
     "version_setup",
     "version_tools",
 ]
@@ -121,7 +123,7 @@ def version_tools(config: str) -> list[VersionTool]:
     return [tool for tool in VERSION_TOOLS if tool.always or tool in named]
 
 
-def _throwaway_tag(pyproject: dict[str, Any]) -> str:
+def throwaway_tag(pyproject: dict[str, Any]) -> str:
     """The tag versioningit's ``vcs.match`` accepts (cclib's ``["v*"]``), ``v0.0.0`` otherwise
     (versioningit strips a leading ``v``)."""
     tool = pyproject.get("tool")
@@ -133,6 +135,15 @@ def _throwaway_tag(pyproject: dict[str, Any]) -> str:
         if prefix:
             return prefix.group(1) + PRETEND_VERSION
     return "v" + PRETEND_VERSION
+
+
+def throwaway_git(tag: str) -> str:
+    """One shell line making the checkout a git repository of one commit tagged ``tag``
+    (already quoted for the shell)."""
+    return (
+        "git init -q && git add -A && git -c user.name=enconda -c user.email=enconda@localhost"
+        f" commit -q --no-verify -m 'the checkout' && git tag {tag}"
+    )
 
 
 def version_setup(config: str, pyproject: dict[str, Any]) -> tuple[list[str], list[str]]:
@@ -149,16 +160,14 @@ def version_setup(config: str, pyproject: dict[str, Any]) -> tuple[list[str], li
     before += [f'export {name}="${{{name}:-{PRETEND_VERSION}}}"' for name in variables]
     unset = [tool for tool in tools if not tool.variables]
     if unset:
-        tag = shlex.quote(_throwaway_tag(pyproject))
+        tag = shlex.quote(throwaway_tag(pyproject))
         before += [
             f"# {unset[0].name} takes no version from the environment: a throwaway git",
             f"# repository of the checkout, tagged {tag}, stands in for a clone's .git until",
             "# the installs are done.",
             "if [ ! -e .git ]; then",
             "  enconda_throwaway_git=1",
-            "  { git init -q && git add -A && git -c user.name=enconda"
-            " -c user.email=enconda@localhost commit -q --no-verify -m 'the checkout'"
-            f" && git tag {tag}; }} || echo 'recipe: no throwaway git repository'",
+            f"  {{ {throwaway_git(tag)}; }} || echo 'recipe: no throwaway git repository'",
             "fi",
         ]
         after.append('if [ -n "${enconda_throwaway_git:-}" ]; then rm -rf .git; fi')

@@ -514,3 +514,67 @@ def test_e8_python_example_without_its_import(tmp_path, box_for):
 
 def _read(path: Path) -> str | None:
     return path.read_text() if path.is_file() else None
+
+
+# ---------------------------------------------------------------------- versions from git
+
+VERSIONINGIT = """\
+[build-system]
+requires = ["setuptools>=61", "versioningit>=2"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "minitool"
+dynamic = ["version"]
+requires-python = ">=3.9"
+
+[tool.versioningit.vcs]
+match = ["release-*"]
+
+[tool.versioningit.tag2version]
+rmprefix = "release-"
+
+[tool.versioningit.write]
+file = "minitool/_version.py"
+"""
+
+
+@pytest.mark.docker
+def test_versioningit_without_git_gets_a_tagged_throwaway_repository(tmp_path, box_for):
+    # cclib's failure in the sandbox (2026-11-27): the checkout has no .git, and versioningit
+    # takes no version from the environment.
+    repo = make_repo(
+        tmp_path,
+        "# minitool\n\n```bash\npip install .\n```\n",
+        {"pyproject.toml": VERSIONINGIT, "minitool/__init__.py": "from ._version import *\n"},
+    )
+    assert repo.facts.vcs_tag == "release-0.0.0"
+    box = box_for(repo, network=True)
+    code, output, finding = box.classify(0)
+    assert code != 0 and "versioningit could not find a version" in output, output[-2000:]
+    assert finding is not None and finding.error_type is None, finding
+    assert finding.action == "prepend" and "git tag release-0.0.0" in finding.commands[0]
+    assert_repair_runs(box, finding)
+    code, output = box.run("pip install . && cd / && python -c 'import minitool._version'")
+    assert code == 0, output[-2000:]
+
+
+def test_each_git_version_tool_gets_its_own_repair(tmp_path: Path) -> None:
+    repo = make_repo(
+        tmp_path, "# m\n\n```bash\npip install .\n```\n", {"pyproject.toml": PYPROJECT}
+    )
+    ctx = Context(repo.facts, repo.steps, [], "", lambda _c: (0, ""), repo.readme)
+    said = {
+        "LookupError: setuptools-scm was unable to detect version for /data/project.":
+            "export SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0",
+        "Exception: Versioning for this project requires either an sdist tarball, or access to "
+        "an upstream git repository.": "export PBR_VERSION=0.0.0",
+    }  # fmt: skip
+    for output, repair in said.items():
+        finding = classify(repo.steps[0], "pip install .", 1, output, ctx)
+        assert finding is not None and finding.commands == [repair], output
+    versioningit = classify(
+        repo.steps[0], "pip install .", 1, "versioningit could not find a version", ctx
+    )
+    assert versioningit is not None and versioningit.commands[0].endswith("git tag v0.0.0")
+    assert classify(repo.steps[0], "pip install .", 1, "error: no version here", ctx) is None

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
+from ...cases.vcs_version import PRETEND_VERSION, throwaway_git
 from .facts import IMPORT_NAMES, RepoFacts, requirement_name
 from .findings import Finding
 from .prepass import allowed, lowest_allowed, prose_about
@@ -123,7 +124,7 @@ def classify(step: ReadmeStep, command: str, code: int | None, output: str, ctx:
     if code == 0:
         return _after_success(step, command, output, ctx)
     for rule in (
-        _scm_version,
+        _vcs_version,
         _own_repository_by_url,
         _activate_missing,
         _interpreter_missing,
@@ -199,18 +200,39 @@ def _after_success(step: ReadmeStep, command: str, output: str, ctx: Context):
 # ---------------------------------------------------------------------- E6 / E4: environments
 
 
-def _scm_version(step, command, output, ctx: Context):
-    if "setuptools-scm was unable to detect version" not in output:
+# Build tools that read the version from git, by what their failure says without a `.git`
+# folder (cases.vcs_version has why each takes what it takes).
+_NO_GIT_VERSION: tuple[tuple[str, str], ...] = (
+    ("setuptools-scm", "setuptools-scm was unable to detect version"),
+    ("versioningit", "versioningit could not find a version"),
+    (
+        "pbr",
+        "Versioning for this project requires either an sdist tarball, or access to an "
+        "upstream git repository",
+    ),
+)
+
+
+def _vcs_version(step, command, output, ctx: Context):
+    tool = next((name for name, said in _NO_GIT_VERSION if said in output), None)
+    if tool is None:
         return None
     # The checkout here has no .git folder (an exported snapshot): not the README's fault.
+    if tool == "versioningit":
+        # It takes no version from the environment: a one-commit repository tagged as its
+        # `vcs.match` wants stands in for a clone's history.
+        repair = throwaway_git(shlex.quote(ctx.facts.vcs_tag))
+    else:
+        variable = "PBR_VERSION" if tool == "pbr" else "SETUPTOOLS_SCM_PRETEND_VERSION"
+        repair = f"export {variable}={PRETEND_VERSION}"
     return Finding(
         None,
-        "setuptools-scm cannot read a version without the repository's .git folder",
-        "export SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0",
+        f"{tool} cannot read a version without the repository's .git folder",
+        repair,
         action="prepend",
-        commands=["export SETUPTOOLS_SCM_PRETEND_VERSION=0.0.0"],
-        key="scm-version",
-        rule="setuptools-scm without git metadata",
+        commands=[repair],
+        key=f"vcs-version:{tool}",
+        rule=f"{tool} without git metadata",
     )
 
 

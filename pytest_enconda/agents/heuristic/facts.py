@@ -22,6 +22,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from ...cases.poetry import poetry_requirement, poetry_specifier
+from ...cases.vcs_version import PRETEND_VERSION, throwaway_tag
 
 SKIP_DIRS = frozenset(
     {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".nox", ".mypy_cache"}
@@ -99,6 +100,8 @@ class RepoFacts:
     # Standard-library modules the code imports unconditionally that are newer than some
     # Python versions: (module, first Python version that has it, file).
     stdlib_floor: list[tuple[str, str, str]] = field(default_factory=list)
+    # The tag a throwaway git repository of the checkout gets for versioningit (its `vcs.match`).
+    vcs_tag: str = "v" + PRETEND_VERSION
 
     # ------------------------------------------------------------------ queries
 
@@ -306,6 +309,7 @@ def _read_pyproject(root: Path, facts: RepoFacts) -> None:
     except tomllib.TOMLDecodeError:
         return
     facts.manifests.append("pyproject.toml")
+    facts.vcs_tag = throwaway_tag(data)
     project = data.get("project") if isinstance(data.get("project"), dict) else {}
     if isinstance(project.get("name"), str):
         facts.names.append(canonicalize_name(project["name"]))
