@@ -43,9 +43,15 @@ def signature(output: str, limit: int = 240) -> str:
     """The line of ``output`` that best says what failed ('' if none does)."""
     lines = [_NOISE.sub("", line).rstrip() for line in output.splitlines() if line.strip()]
     for regex in _SIGNATURE_REGEXES:
-        matches = [line.strip() for line in lines if regex.match(line)]
+        matches = [i for i, line in enumerate(lines) if regex.match(line)]
         if matches:
-            return matches[-1][:limit]
+            found = lines[matches[-1]].strip()
+            if found.endswith(":") and matches[-1] + 1 < len(lines):
+                # An exception whose message starts on the next line (versioningit's
+                # "RuntimeError:" then "versioningit could not find a version ..."): the bare
+                # class name would be every such failure's signature.
+                found = f"{found} {lines[matches[-1] + 1].strip()}"
+            return found[:limit]
     return ""
 
 

@@ -285,6 +285,18 @@ def test_signature_of_a_failed_build_is_the_builds_exception_not_pips_wrapper() 
     assert signature(output) == (
         "LookupError: setuptools-scm was unable to detect version for /data/project."
     )
+    # An exception whose message starts on its next line (versioningit, cclib's build).
+    versioningit = (
+        '        File "/tmp/pip-build-env-x/versioningit/hook.py", line 28\n'
+        "          raise RuntimeError(\n"
+        "      RuntimeError:\n"
+        "      versioningit could not find a version for the project in /data/project!\n"
+        "      \n"
+        "  note: This error originates from a subprocess, and is likely not a problem with pip.\n"
+    )
+    assert signature(versioningit) == (
+        "RuntimeError: versioningit could not find a version for the project in /data/project!"
+    )
     # Without an exception, pip's own lines still say what failed.
     assert signature("error: externally-managed-environment\n") == (
         "error: externally-managed-environment"
