@@ -11,7 +11,7 @@ prompts) and a small content heuristic for blocks that do not name their languag
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePath
 
@@ -111,10 +111,17 @@ class _Block:
 # ----------------------------------------------------------------------------- public API
 
 
-def extract_commands(text: str, filename: str = "README.md") -> list[str]:
-    """The README's shell commands in order of appearance, prompts stripped, comments dropped."""
+def extract_commands(
+    text: str, filename: str = "README.md", known: Iterable[str] = ()
+) -> list[str]:
+    """The README's shell commands in order of appearance, prompts stripped, comments dropped.
+
+    ``known`` adds first words that make a line a command, beside ``KNOWN_COMMANDS``: a
+    project's own console scripts (cclib's README shows `ccget scfenergies --file x.log` as a
+    line of inline code, which is kept only when its first word is a known command)."""
     try:
-        return _extract(text if isinstance(text, str) else str(text), filename or "")
+        words = frozenset(word.lower() for word in known)
+        return _extract(text if isinstance(text, str) else str(text), filename or "", words)
     except Exception:
         # The contract is "never raises": a bug in a heuristic must not stop a benchmark run.
         return []
@@ -129,7 +136,7 @@ def build_script(commands: list[str]) -> str:
 # ----------------------------------------------------------------------------- dispatch
 
 
-def _extract(text: str, filename: str) -> list[str]:
+def _extract(text: str, filename: str, known: frozenset[str]) -> list[str]:
     text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\t", "    ")
     suffix = PurePath(filename).suffix.lower()
     if suffix in (".md", ".markdown", ".mdown", ".mkd"):
@@ -139,11 +146,11 @@ def _extract(text: str, filename: str) -> list[str]:
     else:
         # No telling suffix (README, README.txt): fences are unambiguous, so Markdown first.
         blocks = list(_markdown_blocks(text))
-        if not any(_block_commands(block) for block in blocks):
+        if not any(_block_commands(block, known) for block in blocks):
             blocks = list(_rst_blocks(text))
     commands: list[str] = []
     for block in blocks:
-        commands.extend(_block_commands(block))
+        commands.extend(_block_commands(block, known))
     return commands
 
 
@@ -437,11 +444,11 @@ def _first_word(line: str) -> str:
     return words[0].lower() if words else ""
 
 
-def _is_known_command(line: str) -> bool:
+def _is_known_command(line: str, known: frozenset[str] = frozenset()) -> bool:
     word = _first_word(line)
     if not word:
         return False
-    if word in KNOWN_COMMANDS or word.startswith(("./", "../", "~/", "$")):
+    if word in KNOWN_COMMANDS or word in known or word.startswith(("./", "../", "~/", "$")):
         return True
     # pip3.11, python3.10, Scripts\activate, venv/bin/activate
     return bool(
@@ -450,18 +457,18 @@ def _is_known_command(line: str) -> bool:
     )
 
 
-def _looks_like_shell(lines: list[str]) -> bool:
+def _looks_like_shell(lines: list[str], known: frozenset[str] = frozenset()) -> bool:
     """Content heuristic for blocks with no (or a neutral) language."""
     candidates = _clean(_logical_lines(lines))
     if not candidates:
         return False
-    known = shaped = 0
+    certain = shaped = 0
     for line in candidates:
         first = line.split("\n", 1)[0]
         if _PYTHON_LINE.match(first):
             return False
-        if _is_known_command(first):
-            known += 1
+        if _is_known_command(first, known):
+            certain += 1
         elif (
             not _NOT_SHELL_LINE.match(first)
             and _COMMAND_SHAPE.match(first)
@@ -471,7 +478,7 @@ def _looks_like_shell(lines: list[str]) -> bool:
         ):
             shaped += 1
     # At least one certain command, and most lines shaped like commands.
-    return known >= 1 and (known + shaped) * 2 >= len(candidates)
+    return certain >= 1 and (certain + shaped) * 2 >= len(candidates)
 
 
 _BOX_DRAWING = re.compile(r"^\s*[│├└┌┐┘┬┴┼─]")
@@ -493,7 +500,7 @@ def _without_usage_text(lines: list[str]) -> list[str]:
     return kept
 
 
-def _block_commands(block: _Block) -> list[str]:
+def _block_commands(block: _Block, known: frozenset[str] = frozenset()) -> list[str]:
     lines = block.lines
     if not any(line.strip() for line in lines):
         return []
@@ -502,7 +509,7 @@ def _block_commands(block: _Block) -> list[str]:
         return _clean(_logical_lines(lines))
     if block.inline:
         commands = _clean(_logical_lines(lines))
-        return commands if commands and _is_known_command(commands[0]) else []
+        return commands if commands and _is_known_command(commands[0], known) else []
     if language in SHELL_LANGUAGES:
         sign = _prompt_sign(lines)
         if sign is not None:
@@ -517,11 +524,13 @@ def _block_commands(block: _Block) -> list[str]:
             commands = _clean(_prompt_commands(lines, sign))
             if language in SESSION_LANGUAGES:
                 return commands
-            return commands if _looks_like_shell(commands) else []
-        return _clean(_logical_lines(lines)) if _looks_like_shell(lines) else []
+            return commands if _looks_like_shell(commands, known) else []
+        return _clean(_logical_lines(lines)) if _looks_like_shell(lines, known) else []
     if language in MISLABELLED_LANGUAGES:
         # ``python`` blocks holding ``pip install x`` are common; a reader types them anyway.
         commands = _clean(_logical_lines(lines))
-        if commands and all(_is_known_command(c) and not _PYTHON_LINE.match(c) for c in commands):
+        if commands and all(
+            _is_known_command(c, known) and not _PYTHON_LINE.match(c) for c in commands
+        ):
             return commands
     return []

@@ -465,3 +465,20 @@ def test_every_shared_readme_parses(record_property: pytest.RecordProperty) -> N
     # had none in a code block or an instruction (prose-only READMEs, Python examples, plain
     # numbered lists); 80% leaves room for heuristic changes but fails if a parser breaks.
     assert totals["with_commands"] >= 0.8 * totals["readmes"]
+
+
+def test_a_projects_own_console_script_makes_an_inline_line_a_command() -> None:
+    # cclib's README (dev split): the usage line is inline code whose first word is its script.
+    readme = (
+        "### Installation and Usage\n\n"
+        "To install from source, clone the repository and run `pip install .` from the root.\n\n"
+        "You can extract properties using the `ccget` script:\n"
+        "`ccget scfenergies --file my_output.log`\n"
+    )
+    assert extract_commands(readme, "README.md") == ["pip install ."]
+    assert extract_commands(readme, "README.md", known=["ccget", "ccwrite"]) == [
+        "pip install .",
+        "ccget scfenergies --file my_output.log",
+    ]
+    # A mention of the script alone is no command, known or not.
+    assert extract_commands("Run `ccget` for help.\n", "README.md", known=["ccget"]) == []

@@ -228,7 +228,7 @@ def sections_of(text: str) -> list[tuple[int, str]]:
 
 
 def readme_steps(text: str, name: str, facts: RepoFacts, aec: bool = False) -> list[ReadmeStep]:
-    commands = extract_commands(text, name)
+    commands = extract_commands(text, name, known=facts.scripts)
     headings = sections_of(text)
     steps: list[ReadmeStep] = []
     cursor = 0
