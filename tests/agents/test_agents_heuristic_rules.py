@@ -190,6 +190,29 @@ def test_e2_invalid_subcommand_gets_the_closest_choice(tmp_path, local_box_for):
 
 
 @pytest.mark.docker
+@pytest.mark.parametrize(
+    ("line", "said", "repaired"),
+    [
+        # astropy/extension-helpers' injected E2 (dev split) was `pip install: extension-helpers`.
+        ("pip list: --format=freeze", 'unknown command "list:"', "pip list --format=freeze"),
+        ("git inti -q", "'inti' is not a git command", "git init -q"),
+    ],
+)
+def test_e2_unknown_subcommand_takes_the_programs_suggestion(
+    tmp_path, box_for, line: str, said: str, repaired: str
+):
+    repo = make_repo(
+        tmp_path, f"# minitool\n\n```bash\n{line}\n```\n", {"pyproject.toml": PYPROJECT}
+    )
+    box = box_for(repo)
+    code, output, finding = box.classify(0)
+    assert code != 0 and said in output, output
+    assert finding is not None and finding.error_type == "E2", finding
+    assert finding.commands == [repaired]
+    assert_repair_runs(box, finding)
+
+
+@pytest.mark.docker
 def test_e2_extras_split_by_the_shell(tmp_path, box_for):
     repo = make_repo(
         tmp_path,

@@ -59,6 +59,15 @@ _OPTION = re.compile(
 )
 _CHOICE = re.compile(r"invalid choice: '(?P<bad>[^']+)' \(choose from (?P<choices>[^)]*)\)")
 _NO_COMMAND = re.compile(r"No such command '?(?P<bad>[\w-]+)'?")
+# A program naming the subcommand it did not know and the one it takes it for: pip's
+# 'unknown command "install:" - maybe you meant "install"' (astropy/extension-helpers' README),
+# git's "'stauts' is not a git command ... The most similar command is\n\tstatus".
+_MEANT = re.compile(
+    r'unknown command "(?P<pip>[^"]+)" - maybe you meant "(?P<pip_good>[^"]+)"'
+    r"|'(?P<git>[^']+)' is not a git command\..*?most similar commands? (?:is|are)\s+"
+    r"(?P<git_good>[\w-]+)",
+    re.DOTALL,
+)
 _SUGGEST = re.compile(r"Did you mean '?(?P<s>-{0,2}[\w-]+)'?\?|Possible options: (?P<p>[^)\n]+)")
 _MISSING_FILE = re.compile(
     r"(?:No such file or directory|does not exist|can't open file|cannot access|not found)"
@@ -758,6 +767,22 @@ def _library(step, command, output, ctx: Context):
 
 
 def _usage(step, command, output, ctx: Context):
+    meant = _MEANT.search(output)
+    if meant:
+        bad = meant.group("pip") or meant.group("git")
+        good = meant.group("pip_good") or meant.group("git_good")
+        if bad in words_of(command) or bad in command.split():
+            fixed = replace_word(command, bad, good)
+            return Finding(
+                "E2",
+                f"`{command}`: `{bad}` is not a subcommand of `{program_words(command)[0]}`, "
+                f"which takes it for `{good}` ('{' '.join(meant.group(0).split())[:160]}').",
+                f"`{fixed}`",
+                action="replace",
+                commands=[fixed],
+                key=f"usage:{step.index}",
+                rule="unknown subcommand, the program's suggestion",
+            )
     option = _OPTION.search(output)
     choice = _CHOICE.search(output)
     no_command = _NO_COMMAND.search(output)
