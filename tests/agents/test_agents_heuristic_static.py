@@ -201,3 +201,21 @@ def test_static_evaluation_on_a_dataset_layout(tmp_path):
     assert result["rules"] == {
         "static: Python version vs requires-python": {"predicted": 1, "type_in_golden": 1}
     }
+
+
+def test_a_document_named_nowhere_in_the_tree_is_e4(tmp_path: Path) -> None:
+    # ceph-ansible's injected E4 (dev split): "see the `docs/QUICKSTART.md` file".
+    files = {"pyproject.toml": PYPROJECT, "docs/Makefile": "", "docs/index.rst": "", "x.py": ""}
+    readme = "# minitool\n\nFor a quick start, see the `docs/QUICKSTART.md` file.\n"
+    e4 = [f for f in findings(tmp_path, readme, files) if f.error_type == "E4"]
+    assert [f.rule for f in e4] == ["static: referenced document missing"]
+    assert "docs/QUICKSTART.md" in e4[0].fix
+    # A document the tree has elsewhere, a folder it lacks, or a file that is no document:
+    # not this rule (the first is a moved file, the others may be the reader's to make).
+    for named in ("`docs/index.rst`", "`guide/QUICKSTART.md`", "`docs/settings.py`"):
+        text = f"# minitool\n\nSee {named}.\n"
+        assert not [
+            f
+            for f in findings(tmp_path, text, files)
+            if f.rule == "static: referenced document missing"
+        ], named

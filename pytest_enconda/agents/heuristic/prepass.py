@@ -586,6 +586,22 @@ _PATHLIKE = re.compile(
 _CODE_SPAN = re.compile(r"`([^`\s]+)`")
 
 
+_DOCUMENT = re.compile(r"\.(?:md|rst|txt|adoc)$", re.IGNORECASE)
+
+
+def _is_missing_document(path: str, facts: RepoFacts) -> bool:
+    """A document under a folder the repository has, whose name is nowhere in the tree: a
+    reader is sent to read a file that does not exist (ceph-ansible's `docs/QUICKSTART.md`).
+    Only documents: a missing script or config may be one the reader or the build makes."""
+    if "/" not in path or not _DOCUMENT.search(path):
+        return False
+    folder, name = path.rsplit("/", 1)
+    if folder not in facts.dirs:
+        return False
+    lowered = name.lower()
+    return not any(PurePosixPath(f).name.lower() == lowered for f in facts.files)
+
+
 def _referenced_paths(text: str, steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
     """Repository paths the README names (in its commands or inline code) that do not exist,
     where the tree has a close match in the same place: a file moved or renamed (E4).
@@ -635,6 +651,18 @@ def _referenced_paths(text: str, steps: list[ReadmeStep], facts: RepoFacts) -> l
             continue
         kind = "file" if re.search(r"\.\w{1,5}$", path) else "dir"
         best = facts.closest_path(path, kind=kind)
+        if best is None and _is_missing_document(path, facts):
+            out.append(
+                Finding(
+                    "E4",
+                    f"The README refers to `{token}`, which is not in the repository: no file "
+                    f"of that name is anywhere in it, though `{path.rsplit('/', 1)[0]}/` is.",
+                    f"Remove the reference to `{token}`.",
+                    key=f"path:{path}",
+                    rule="static: referenced document missing",
+                )
+            )
+            continue
         if best is None or best == path:
             continue
         if kind == "file" and PurePosixPath(best).suffix != PurePosixPath(path).suffix:
