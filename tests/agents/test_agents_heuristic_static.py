@@ -219,3 +219,18 @@ def test_a_document_named_nowhere_in_the_tree_is_e4(tmp_path: Path) -> None:
             for f in findings(tmp_path, text, files)
             if f.rule == "static: referenced document missing"
         ], named
+
+
+@pytest.mark.parametrize(
+    ("sentence", "claimed"),
+    [
+        # TRTools' and peering-manager's injected E7s (dev split); PYPROJECT requires >=3.9.
+        ("TRTools supports Python versions 3.6 and up.", True),
+        ("Tested Python versions are 2.7, 3.10 and 3.11.", True),
+        ("Tested Python versions are 3.10, 3.11 and 3.12.", False),
+        ("Python versions: 3.9 or 3.10.", False),
+    ],
+)
+def test_python_versions_named_in_a_list_are_each_a_claim(tmp_path, sentence, claimed):
+    found = findings(tmp_path, f"# minitool\n\n{sentence}\n", {"pyproject.toml": PYPROJECT})
+    assert [f.error_type for f in found] == (["E7"] if claimed else []), found

@@ -34,7 +34,10 @@ from .tool_usage import missing_link_targets, tool_usage
 # Interpreter versions a README may name; the lowest one a specifier allows is the fix.
 KNOWN_PYTHONS = [f"2.{m}" for m in (6, 7)] + [f"3.{m}" for m in range(3, 15)]
 _CLAIM = re.compile(
-    r"(?<![\w/.-])python\s*(?:version\s*)?(?:>=|≥|v)?\s*(?P<ver>[23]\.\d{1,2})(?!\.?\d)"
+    r"(?<![\w/.-])python\s*(?:versions?\s*)?(?:(?:are|is|:)\s+)?(?:>=|≥|v)?\s*"
+    r"(?P<ver>[23]\.\d{1,2})(?!\.?\d)"
+    # A list of versions: "Tested Python versions are 2.7, 3.8 and 3.10".
+    r"(?P<more>(?:\s*(?:,|and|or|&)\s*[23]\.\d{1,2}(?!\.?\d))*)"
     r"(?P<tail>\s*(?:\+|or\s+(?:newer|higher|later|above|greater)|and\s+(?:up|above|newer|later)"
     r"|or\s+later))?",
     re.IGNORECASE,
@@ -111,13 +114,13 @@ def _python_version(steps: list[ReadmeStep], facts: RepoFacts, text: str) -> lis
             commands.append(step)
     prose = _URLISH.sub(" ", text)
     for match in _CLAIM.finditer(prose):
-        version = match.group("ver")
+        listed = [match.group("ver"), *re.findall(r"[23]\.\d{1,2}", match.group("more") or "")]
         sentence = prose[max(0, match.start() - 120) : match.end() + 80]
         sentence = re.split(r"(?<=[.!?])\s|\n\s*\n", sentence)
         around = next((part for part in sentence if match.group(0) in part), "")
         if _HISTORY.search(around):
             continue  # "support for Python 2.7 was dropped": history, not a claim
-        if not allowed(spec, version):
+        if not all(allowed(spec, version) for version in listed):
             claim = match.group(0).strip()
             if f"'{claim}'" not in evidence:
                 evidence.append(f"'{claim}'")
