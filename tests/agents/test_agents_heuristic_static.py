@@ -234,3 +234,21 @@ def test_a_document_named_nowhere_in_the_tree_is_e4(tmp_path: Path) -> None:
 def test_python_versions_named_in_a_list_are_each_a_claim(tmp_path, sentence, claimed):
     found = findings(tmp_path, f"# minitool\n\n{sentence}\n", {"pyproject.toml": PYPROJECT})
     assert [f.error_type for f in found] == (["E7"] if claimed else []), found
+
+
+@pytest.mark.parametrize(
+    ("example", "invalid"),
+    [
+        # Seen on dev-split originals (trax, supervision, uncertainty-baselines): no error.
+        ("!pip install -q -U minitool\n%matplotlib inline\nimport minitool\n", False),
+        ("model = minitool.load(api_key=<YOUR API KEY>)\n", False),
+        ("for batch in data:\n    # apply the model to each batch\n", False),
+        # fastapi-pagination's injected E2: a generic written as in Java is an expression.
+        ("async def get_users() -> Page<UserOut>:\n    pass\n", True),
+        ("import minitool\nminitool.run x\n", True),
+    ],
+)
+def test_python_example_syntax_leaves_notebook_lines_and_placeholders(tmp_path, example, invalid):
+    readme = f"# minitool\n\n```python\n{example}```\n"
+    got = [f for f in findings(tmp_path, readme, {"pyproject.toml": PYPROJECT}) if f.error_type]
+    assert [f.rule for f in got] == (["static: Python example does not parse"] if invalid else [])

@@ -501,6 +501,19 @@ def _near_miss_of_project(steps: list[ReadmeStep], facts: RepoFacts) -> list[Fin
     return out
 
 
+# What a README's Python example may hold that is no Python but no error either: notebook shell
+# escapes and magics (`!pip install x`, `%matplotlib inline`), and placeholders for the
+# reader's own values (`api_key=<YOUR API KEY>`).
+_NOTEBOOK_LINE = re.compile(r"^(\s*)[!%].*$", re.MULTILINE)
+# Not after a name or a bracket: `Page<UserOut>` is a (wrong) expression, not a placeholder.
+_PLACEHOLDER = re.compile(r"(?<![\w\])])<[A-Za-z_][\w .-]*>")
+
+
+def _as_python(code: str) -> str:
+    code = _NOTEBOOK_LINE.sub(r"\1pass", textwrap.dedent(code))
+    return _PLACEHOLDER.sub("placeholder", code)
+
+
 def _python_syntax(text: str, name: str) -> list[Finding]:
     out = []
     for number, code in enumerate(python_blocks(text, name)):
@@ -508,8 +521,10 @@ def _python_syntax(text: str, name: str) -> list[Finding]:
         if first in ("pip", "pip3", "python", "python3", "$", "cd", "git", "conda"):
             continue  # shell commands in a block labelled python
         try:
-            parse_python(textwrap.dedent(code))
+            parse_python(_as_python(code))
         except SyntaxError as exc:
+            if exc.msg.startswith("expected an indented block"):
+                continue  # a body left out of an excerpt (`for batch in data:` then a comment)
             line = (exc.text or "").strip()
             out.append(
                 Finding(
