@@ -252,3 +252,21 @@ def test_python_example_syntax_leaves_notebook_lines_and_placeholders(tmp_path, 
     readme = f"# minitool\n\n```python\n{example}```\n"
     got = [f for f in findings(tmp_path, readme, {"pyproject.toml": PYPROJECT}) if f.error_type]
     assert [f.rule for f in got] == (["static: Python example does not parse"] if invalid else [])
+
+
+def test_a_bare_file_name_is_matched_by_name_and_a_generic_one_is_left(tmp_path: Path) -> None:
+    files = {
+        "pyproject.toml": PYPROJECT,
+        "ci/event.py": "",
+        "plugins/a/requirements.txt": "",
+        "plugins/b/requirements.txt": "",
+        "tools/deploy_site.py": "",
+    }
+    # Dev-split originals: civet's `civet.py` is no `ci/event.py`; nikola's plugins each
+    # have a `requirements.txt`. A near-miss of one file's name is still found.
+    readme = (
+        "# minitool\n\nRun `civet.py` and list each plugin's needs in `requirements.txt`.\n"
+        "Deploy with `deploy_sites.py`.\n"
+    )
+    e4 = [f for f in findings(tmp_path, readme, files) if f.error_type == "E4"]
+    assert [f.fix for f in e4] == ["Use `tools/deploy_site.py` instead of `deploy_sites.py`."]

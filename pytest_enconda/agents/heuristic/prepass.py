@@ -685,8 +685,14 @@ def _referenced_paths(text: str, steps: list[ReadmeStep], facts: RepoFacts) -> l
             continue
         if kind == "file" and PurePosixPath(best).suffix != PurePosixPath(path).suffix:
             continue  # another kind of file is not the one meant
-        if "/" not in path and difflib.SequenceMatcher(None, path, best).ratio() < 0.8:
-            continue
+        if "/" not in path:
+            # A bare name is meant as a file name: the match is by name (`civet.py` is not
+            # `ci/event.py`), and one found in several folders is named generically (each
+            # plugin's `requirements.txt`), not misplaced.
+            if difflib.SequenceMatcher(None, path, PurePosixPath(best).name).ratio() < 0.8:
+                continue
+            if sum(PurePosixPath(f).name == PurePosixPath(best).name for f in facts.files) > 1:
+                continue
         out.append(
             Finding(
                 "E4",
