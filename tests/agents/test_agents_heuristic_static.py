@@ -270,3 +270,18 @@ def test_a_bare_file_name_is_matched_by_name_and_a_generic_one_is_left(tmp_path:
     )
     e4 = [f for f in findings(tmp_path, readme, files) if f.error_type == "E4"]
     assert [f.fix for f in e4] == ["Use `tools/deploy_site.py` instead of `deploy_sites.py`."]
+
+
+def test_a_clone_under_another_heading_is_another_path(tmp_path: Path) -> None:
+    # python-control's README (dev split): "Installing from source" unpacks an archive and runs
+    # `pip install .`; the `git clone` is in "Development", for contributors.
+    readme = (
+        "# minitool\n\n## Installing from source\n\nUnpack the archive, then:\n\n"
+        "```bash\npip install .\n```\n\n## Development\n\n"
+        "```bash\ngit clone https://github.com/o/minitool.git\n```\n"
+    )
+    assert [f.rule for f in findings(tmp_path, readme, {"pyproject.toml": PYPROJECT})] == []
+    same = readme.replace("## Development\n\n", "")
+    assert [f.rule for f in findings(tmp_path / "same", same, {"pyproject.toml": PYPROJECT})] == [
+        "static: step before clone"
+    ]

@@ -328,6 +328,10 @@ def _before_clone(steps: list[ReadmeStep]) -> list[Finding]:
         for step in steps:
             if step.index >= clone.index:
                 break
+            if step.section != clone.section:
+                # A clone under another heading ("Development") is another reader's path, not
+                # this one's first step (python-control installs "from source" by unpacking).
+                continue
             uses_repo = step.command.strip() in (f"cd {folder}", f"cd {folder}/") or (
                 is_pip_install(step.command)
                 and re.search(r"(\s-r\s|\s-e\s|\s\.(\s|$|\[)|setup\.py)", step.command + " ")
