@@ -47,6 +47,9 @@ def fenced(command: str) -> str:
         ("python3 -m venv --new .venv", "--new", "Remove `--new`"),
         ("pytest --v", "--v", "`-v`"),
         ("python manage.py runserver --host 0.0.0.0", "--host", "[addr:]port"),
+        # llvmlite's injected E2 (dev split).
+        ("conda install --channels=numba llvmlite", "--channels=numba", "`--channel`"),
+        ("mamba create -n env --clone-from base", "--clone-from", "`--clone`"),
     ],
 )
 def test_an_option_the_tool_does_not_have_is_e2(tmp_path, command, option, fix):
@@ -143,3 +146,14 @@ def test_uv_pip_is_an_install_whose_options_are_not_checked_as_pips() -> None:
 
     assert is_pip_install("uv pip install --system minitool")
     assert not _PIP_RUN.match("uv pip install --system minitool")
+
+
+def test_conda_takes_its_subcommand_first(tmp_path: Path) -> None:
+    # spotpy's injected E2 (dev split): `conda spotpy install`.
+    found = [f for f in findings(tmp_path, fenced("conda spotpy install")) if f.error_type]
+    assert [f.fix for f in found] == ["`conda install spotpy`"]
+    # Well-formed lines, and a plugin's subcommand conda may have, are left alone.
+    for line in ("conda install -c conda-forge --override-channels minitool",
+                 "conda env create -n env", "conda lock --help",
+                 "conda activate env", "conda --version"):  # fmt: skip
+        assert [f for f in findings(tmp_path, fenced(line)) if f.error_type] == [], line

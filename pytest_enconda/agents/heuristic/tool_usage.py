@@ -1,11 +1,14 @@
 """Static rules from what common tools accept: options pip, venv, pytest and Django's
-``manage.py`` do not have (E2), an activation that names a folder (E2), and README links to
-files the repository does not have (E4).
+``manage.py`` do not have, subcommands and install options conda does not have (E2), an
+activation that names a folder (E2), and README links to files the repository does not have
+(E4).
 
 The option tables are the tools' own (``pip install --help`` of pip 24/25, ``python -m venv -h``,
-Django's built-in commands); they are general knowledge, not read from any benchmark's labels.
-A command these rules flag fails the same way when it runs, so the runtime classifier agrees
-(``syntax:`` and ``path:`` keys are shared with it: one error, one diagnosis).
+Django's built-in commands, ``conda --help`` and ``conda install/create --help`` of conda
+23/24); they are general knowledge, not read from any benchmark's labels. A command these rules
+flag fails the same way when it runs, so the runtime classifier agrees (``syntax:`` and
+``path:`` keys are shared with it: one error, one diagnosis). Conda is not in the sandbox, so
+its rules are the only evidence the agent has about a conda line.
 """
 
 from __future__ import annotations
@@ -52,6 +55,24 @@ _RUNSERVER_OPTIONS = _names(
     """--ipv6 -6 --nothreading --noreload --nostatic --insecure --skip-checks --settings
     --pythonpath --traceback --no-color --force-color -v --verbosity -h --help"""
 )
+_CONDA_COMMANDS = _names(
+    """activate clean compare config create deactivate doctor env export info init install
+    list notices package remove rename run search uninstall update upgrade build develop index
+    render convert skeleton inspect metapackage debug verify server repo token lock mambabuild
+    content-trust pack smithy repoquery help"""
+)
+# `conda install`, `create`, `update` and `remove`: the options every one of them takes, and
+# `create`'s own.
+_CONDA_LONG = _names(
+    """revision file dev name prefix channel use-local override-channels repodata-fn
+    experimental no-lock repodata-use-zst strict-channel-priority no-channel-priority no-deps
+    only-deps no-pin solver copy no-shortcuts shortcuts-only clobber update-deps
+    satisfied-skip-solve update-all all update-specs freeze-installed no-update-deps
+    force-reinstall override-frozen insecure offline dry-run json quiet verbose yes
+    use-index-cache download-only show-channel-urls mkdir help debug console trace subdir
+    platform clone no-default-packages force prune"""
+)
+_CONDA_RUN = re.compile(r"^(?:conda|mamba)\s")
 # Not `uv pip install`: its options are uv's, not pip's.
 _PIP_RUN = re.compile(rf"^{PIP_COMMAND}\s+install\b")
 _VENV_RUN = re.compile(r"^(?:python(?:3(?:\.\d+)?)?|py(?:\s+-3(?:\.\d+)?)?)\s+-m\s+venv\b")
@@ -134,6 +155,37 @@ def _pytest(step: ReadmeStep, command: str) -> Finding | None:
     return None
 
 
+def _conda(step: ReadmeStep, command: str) -> Finding | None:
+    words = words_of(command)
+    tool = words[0]
+    positional = [(i, w) for i, w in enumerate(words[1:], 1) if not w.startswith("-")]
+    if not positional or words[1] in ("-h", "--help", "-V", "--version"):
+        return None
+    at, sub = positional[0]
+    if sub not in _CONDA_COMMANDS:
+        later = next((w for _, w in positional[1:] if w in _CONDA_COMMANDS), None)
+        if later is None:
+            return None  # a plugin's command (`conda lock`-like tools) may be installed
+        fixed = [w for w in words if w != later]
+        fixed.insert(at, later)
+        return Finding(
+            "E2",
+            f"`{step.command}` gives `{sub}` where {tool} expects its subcommand; the "
+            f"subcommand `{later}` must come first.",
+            f"`{' '.join(fixed)}`",
+            key=f"syntax:{step.index}",
+            rule="static: option the tool does not have",
+        )
+    if sub not in ("install", "create", "update", "upgrade", "remove", "uninstall"):
+        return None
+    for word in words[at + 1 :]:
+        if word.startswith("--") and len(word) > 2 and not _long_ok(word, _CONDA_LONG):
+            closest = _closest(word, _CONDA_LONG)
+            fix = f"Use `{closest}` instead of `{word}`" if closest else f"Remove `{word}`"
+            return _option_finding(step, f"`{tool} {sub}`", word, fix + ".")
+    return None
+
+
 def _management_commands(facts: RepoFacts) -> set[str]:
     return {
         PurePosixPath(f).stem
@@ -209,6 +261,8 @@ def tool_usage(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
             finding = _pytest(step, command)
         elif _DJANGO_RUN.match(command):
             finding = _django(step, command, facts)
+        elif _CONDA_RUN.match(command):
+            finding = _conda(step, command)
         else:
             finding = _activation_of_folder(step, command)
         if finding is not None:
