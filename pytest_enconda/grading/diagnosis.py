@@ -118,8 +118,7 @@ def normalise_type(raw: str) -> tuple[str, str | None]:
     return raw, f"unknown error type {raw!r} (expected one of {expected}): graded as a wrong type"
 
 
-def type_counts(golden: Sequence[str], predicted: Sequence[str]) -> tuple[dict, dict]:
-    """Per type, set counts (a type named at all) and multiset counts (how many times)."""
+def _type_counts(golden: Sequence[str], predicted: Sequence[str]) -> tuple[dict, dict]:
     g_multi, p_multi = Counter(golden), Counter(predicted)
     set_counts: dict[str, TypeCount] = {}
     multi_counts: dict[str, TypeCount] = {}
@@ -345,7 +344,7 @@ def _types_item(
         "per_error_type_tp": sum(c.tp for c in multi.values()),
         "per_error_type_fp": sum(c.fp for c in multi.values()),
         "per_error_type_fn": sum(c.fn for c in multi.values()),
-        "type_counts": {
+        "_type_counts": {
             t: {"set": c.model_dump(), "multiset": multi[t].model_dump()}
             for t, c in set_counts.items()
         },
@@ -467,7 +466,7 @@ def grade_diagnosis(
         if graded not in ERROR_TYPES:
             invalid.append(graded)
     golden_types = golden.error_types
-    set_counts, multi = type_counts(golden_types, types)
+    set_counts, multi = _type_counts(golden_types, types)
     # Every prediction counts for the types; only the first MAX_JUDGED_PREDICTIONS are judged,
     # so a runaway diagnosis costs bounded judge calls and memory (pairs grow as golden x
     # predicted).
