@@ -27,9 +27,11 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal, NamedTuple
 
+from packaging.utils import canonicalize_name
 from pydantic import BaseModel, Field
 
 from ..textio import parse_toml
+from .lockfile import lock_constraints
 from .poetry import poetry_requirement
 from .vcs_version import CONFIG_FILES, version_setup
 
@@ -857,6 +859,17 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
             "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
             f"--no-install-recommends {words}) || echo 'recipe: system packages did not install'"
         )
+    lock, pins = lock_constraints(repo, _own_names(repo))
+    if pins:
+        lines += [
+            f"# {lock} pins what the project was tested with: every pip install below is held",
+            "# to those versions (cases.lockfile), and the checkout's install is tried again",
+            "# without them if they do not install on this interpreter.",
+            f"cat > {_CONSTRAINTS} <<'ENCONDA_LOCK'",
+            *pins,
+            "ENCONDA_LOCK",
+            f"export PIP_CONSTRAINT={_CONSTRAINTS}",
+        ]
     if (repo / "requirements.txt").is_file():
         lines.append("python -m pip install -r requirements.txt")
     extras = _extras(repo)
@@ -866,7 +879,13 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     target = "." + (f"[{','.join(wanted)}]" if wanted else "")
     if _installable(repo):
         quoted = shlex.quote(target)
-        lines.append(f"python -m pip install -e {quoted} || python -m pip install {quoted}")
+        install = f"python -m pip install -e {quoted} || python -m pip install {quoted}"
+        if pins:
+            install = (
+                f"{install} || {{ echo 'recipe: {lock} versions did not install, "
+                f"without them'; unset PIP_CONSTRAINT; {install}; }}"
+            )
+        lines.append(install)
     for path in _requirement_files(repo):
         rel = shlex.quote(path.relative_to(repo).as_posix())
         lines.append(f"python -m pip install -r {rel} || echo 'recipe: {rel} did not install'")
@@ -875,6 +894,20 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
         words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in groups)
         lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
     return "\n".join([*lines, *unversioned]) + "\n"
+
+
+_CONSTRAINTS = "/tmp/enconda-lock-constraints.txt"
+
+
+def _own_names(repo: Path) -> frozenset[str]:
+    """The project's own distribution names (``[project]`` and ``[tool.poetry]``), canonical."""
+    pyproject = _toml(repo / "pyproject.toml")
+    tool = pyproject.get("tool")
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    names = [
+        table.get("name") for table in (pyproject.get("project"), poetry) if isinstance(table, dict)
+    ]
+    return frozenset(canonicalize_name(n) for n in names if isinstance(n, str))
 
 
 def _installable(repo: Path) -> bool:

@@ -1,0 +1,111 @@
+"""The reference recipe holds its installs to the versions the repository's lock file pins
+(``cases/lockfile.py``): parsing each lock format, and the recipe run for real."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.backends.base import started
+from pytest_enconda.backends.docker import DockerBackend
+from pytest_enconda.cases.lockfile import lock_constraints
+from pytest_enconda.cases.test_commands import recipe_script
+
+POETRY_LOCK = """\
+[[package]]
+name = "Packaging"
+version = "23.0"
+
+[[package]]
+name = "setuptools"
+version = "59.0.0"
+
+[[package]]
+name = "minitool"
+version = "0.1.0"
+
+[[package]]
+name = "law"
+version = "0.1.0"
+[package.source]
+type = "git"
+url = "https://github.com/riga/law"
+"""
+UV_LOCK = """\
+version = 1
+[[package]]
+name = "iniconfig"
+version = "2.0.0"
+source = { registry = "https://pypi.org/simple" }
+
+[[package]]
+name = "minitool"
+version = "0.1.0"
+source = { editable = "." }
+"""
+PYPROJECT = """\
+[build-system]
+requires = ["setuptools>=61"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "minitool"
+version = "0.1.0"
+dependencies = ["packaging"]
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "pins"),
+    [
+        # Build tools, the project itself and a git source are never constrained.
+        ("poetry.lock", POETRY_LOCK, ["packaging==23.0"]),
+        ("uv.lock", UV_LOCK, ["iniconfig==2.0.0"]),
+        ("pdm.lock", '[[package]]\nname = "attrs"\nversion = "23.1.0"\n', ["attrs==23.1.0"]),
+        (
+            "Pipfile.lock",
+            json.dumps(
+                {
+                    "default": {"Click": {"version": "==8.1.3"}},
+                    "develop": {"pytest": {"version": "==7.4.0"}, "x": {"git": "u"}},
+                }
+            ),
+            ["click==8.1.3", "pytest==7.4.0"],
+        ),
+        ("poetry.lock", "[[package]\nname =", []),  # does not parse: no evidence
+    ],
+)
+def test_each_lock_format_gives_its_index_pins(
+    tmp_path: Path, name: str, text: str, pins: list[str]
+) -> None:
+    (tmp_path / name).write_text(text)
+    assert lock_constraints(tmp_path, frozenset({"minitool"})) == (
+        (name, pins) if pins else ("", [])
+    )
+
+
+def test_no_lock_file_leaves_the_recipe_unconstrained(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    assert "PIP_CONSTRAINT" not in recipe_script(tmp_path)
+
+
+@pytest.mark.docker
+def test_the_recipe_installs_the_locked_version(tmp_path: Path, sandbox, base_image) -> None:
+    repo = tmp_path / "repo"
+    (repo / "minitool").mkdir(parents=True)
+    (repo / "minitool" / "__init__.py").write_text("")
+    (repo / "pyproject.toml").write_text(PYPROJECT)
+    (repo / "poetry.lock").write_text(POETRY_LOCK)
+    script = recipe_script(repo)
+    assert "export PIP_CONSTRAINT=" in script
+    (repo / "setup.sh").write_text(script)
+    backend = DockerBackend(sandbox=sandbox)
+    with started(backend, base_image, case_id="t/lock", role="test", network=True) as box:
+        box.copy_in(repo, "/data/project")
+        run = box.exec("bash setup.sh", timeout=600, workdir="/data/project")
+        assert run.exit_code == 0, run.output[-3000:]
+        shown = box.exec("python -m pip show packaging", timeout=60, workdir="/")
+        # Unconstrained, pip would take today's packaging, far past 23.0.
+        assert "Version: 23.0" in shown.output, shown.output
