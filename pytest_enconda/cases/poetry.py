@@ -69,10 +69,17 @@ def poetry_specifier(constraint: str, *, bare: str = "==") -> str | None:
 
 def poetry_requirement(name: str, constraint: object) -> str:
     """A PEP 508 requirement from a Poetry dependency entry (a constraint string, or a table
-    with ``version``); the bare name where the constraint cannot be translated."""
+    with ``version`` and ``extras``); the bare name where the constraint cannot be translated.
+    Extras are kept: `channels = {extras = ["daphne"], ...}` installs daphne, which
+    strawberry-django-auth's tests import through channels' testing module."""
+    extras = ""
     if isinstance(constraint, dict):
+        wanted = constraint.get("extras")
+        if isinstance(wanted, list):
+            names = [e for e in wanted if isinstance(e, str) and re.fullmatch(r"[\w.-]+", e)]
+            extras = f"[{','.join(names)}]" if names else ""
         constraint = constraint.get("version", "*")
     if not isinstance(constraint, str):
-        return name
+        return f"{name}{extras}"
     spec = poetry_specifier(constraint)
-    return f"{name}{spec}" if spec else name
+    return f"{name}{extras}{spec or ''}"

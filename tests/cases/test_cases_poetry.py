@@ -55,6 +55,13 @@ def test_requirements_from_strings_tables_and_sources() -> None:
     assert poetry_requirement("torch", [{"version": "^2", "markers": "x"}]) == "torch"
     assert poetry_requirement("six", "*") == "six"
     assert poetry_requirement("old", "^2.7 || ^3.6") == "old"
+    # Extras travel with the name (strawberry-django-auth's `channels = {extras = ["daphne"]}`).
+    assert poetry_requirement("channels", {"extras": ["daphne"], "version": ">=4.0.0"}) == (
+        "channels[daphne]>=4.0.0"
+    )
+    assert poetry_requirement("pillow", {"extras": ["captcha", "a b"], "git": "u"}) == (
+        "pillow[captcha]"
+    )
 
 
 @given(
