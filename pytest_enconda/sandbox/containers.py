@@ -47,7 +47,16 @@ MARKER_VAR = "ENCONDA_EXEC_ID"
 KILL_GRACE = 5
 # Beyond timeout + grace the in-container timeout has failed (or the engine hangs).
 HOST_SLACK = 30
-PACKAGE_CACHES = {"pip": "/root/.cache/pip", "uv": "/root/.cache/uv"}
+# pip's download caches only (`http` of pip < 23.3, `http-v2` after): its `wheels/` holds the
+# wheels it *built*, in that box, against whatever system libraries the box had installed. Shared,
+# they leaked across cases and agents: gftools' pycairo, built where the oracle had apt-installed
+# libcairo2-dev, let the heuristic agent's `pip install ".[qa]"` pass in a later run where it had
+# failed to build (2026-11-27 ablation). uv's folder is still shared whole (see README).
+PACKAGE_CACHES = {
+    "pip-http": "/root/.cache/pip/http",
+    "pip-http-v2": "/root/.cache/pip/http-v2",
+    "uv": "/root/.cache/uv",
+}
 
 # POSIX sh so it also works in images without bash; loops because a dying tree may still fork.
 _SWEEP = r"""

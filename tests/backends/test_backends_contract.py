@@ -175,7 +175,7 @@ def test_boxes_share_a_download_cache_by_key_and_only_by_key(subject: Subject) -
     if isinstance(subject.backend, HostBackend):
         pytest.skip("the host backend's commands share the host's own caches: nothing to mount")
     keys = [f"test-cache-{uuid.uuid4().hex[:8]}" for _ in range(2)]
-    marker = f"{DOWNLOAD_CACHE_DIRS['pip']}/marker"
+    marker = f"{DOWNLOAD_CACHE_DIRS['pip-http']}/marker"
     uv_marker = f"{DOWNLOAD_CACHE_DIRS['uv']}/marker"
 
     def run(key: str | None, command: str) -> tuple[int | None, str]:
@@ -190,6 +190,12 @@ def test_boxes_share_a_download_cache_by_key_and_only_by_key(subject: Subject) -
         assert run(keys[0], f"cat {marker} {uv_marker}") == (0, "wheel\nuv")
         assert run(keys[1], f"test -e {marker} || echo absent") == (0, "absent")
         assert run(None, f"test -e {marker} || echo absent") == (0, "absent")
+        if getattr(subject.backend, "sandbox", None) is not None:
+            # Docker: the wheels pip builds in one box stay in it (built against that box's
+            # libraries). The fake backend is no sandbox: outside its mounts is the host.
+            built = "/root/.cache/pip/wheels/built.whl"
+            assert run(keys[0], f"mkdir -p /root/.cache/pip/wheels && touch {built}") == (0, "")
+            assert run(keys[0], f"test -e {built} || echo absent") == (0, "absent")
     finally:
         sandbox = getattr(subject.backend, "sandbox", None)
         if sandbox is not None:  # Docker: the test's volumes go, others' stay
