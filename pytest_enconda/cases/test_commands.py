@@ -863,15 +863,15 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if pins:
         lines += [
             f"# {lock} pins what the project was tested with: every pip install below is held",
-            "# to those versions (cases.lockfile), and the checkout's install is tried again",
-            "# without them if they do not install on this interpreter.",
+            "# to those versions (cases.lockfile); the requirements' and the checkout's installs",
+            "# are tried again without them if they fail under them.",
             f"cat > {_CONSTRAINTS} <<'ENCONDA_LOCK'",
             *pins,
             "ENCONDA_LOCK",
             f"export PIP_CONSTRAINT={_CONSTRAINTS}",
         ]
     if (repo / "requirements.txt").is_file():
-        lines.append("python -m pip install -r requirements.txt")
+        lines.append(_unless_locked("python -m pip install -r requirements.txt", lock))
     extras = _extras(repo)
     wanted = [name for name in extras if _RECIPE_EXTRAS.match(name)]
     if not wanted:
@@ -880,12 +880,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if _installable(repo):
         quoted = shlex.quote(target)
         install = f"python -m pip install -e {quoted} || python -m pip install {quoted}"
-        if pins:
-            install = (
-                f"{install} || {{ echo 'recipe: {lock} versions did not install, "
-                f"without them'; unset PIP_CONSTRAINT; {install}; }}"
-            )
-        lines.append(install)
+        lines.append(_unless_locked(install, lock))
     for path in _requirement_files(repo):
         rel = shlex.quote(path.relative_to(repo).as_posix())
         lines.append(f"python -m pip install -r {rel} || echo 'recipe: {rel} did not install'")
@@ -897,6 +892,17 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
 
 
 _CONSTRAINTS = "/tmp/enconda-lock-constraints.txt"
+
+
+def _unless_locked(install: str, lock: str) -> str:
+    """``install``, run again without the lock's constraints if it fails under them (a pin with
+    no wheel for this interpreter, or one a requirement file contradicts)."""
+    if not lock:
+        return install
+    return (
+        f"{install} || {{ echo 'recipe: {lock} versions did not install, without them'; "
+        f"unset PIP_CONSTRAINT; {install}; }}"
+    )
 
 
 def _own_names(repo: Path) -> frozenset[str]:

@@ -91,6 +91,16 @@ def test_no_lock_file_leaves_the_recipe_unconstrained(tmp_path: Path) -> None:
     assert "PIP_CONSTRAINT" not in recipe_script(tmp_path)
 
 
+def test_installs_that_fail_under_the_lock_are_tried_without_it(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)
+    (tmp_path / "requirements.txt").write_text("packaging>=24\n")  # contradicts the lock
+    (tmp_path / "poetry.lock").write_text(POETRY_LOCK)
+    lines = recipe_script(tmp_path).splitlines()
+    for install in ("python -m pip install -r requirements.txt", "python -m pip install -e ."):
+        (line,) = [line for line in lines if line.startswith(install)]
+        assert "unset PIP_CONSTRAINT;" in line, line
+
+
 @pytest.mark.docker
 def test_the_recipe_installs_the_locked_version(tmp_path: Path, sandbox, base_image) -> None:
     repo = tmp_path / "repo"
