@@ -344,7 +344,7 @@ def _types_item(
         "per_error_type_tp": sum(c.tp for c in multi.values()),
         "per_error_type_fp": sum(c.fp for c in multi.values()),
         "per_error_type_fn": sum(c.fn for c in multi.values()),
-        "_type_counts": {
+        "type_counts": {
             t: {"set": c.model_dump(), "multiset": multi[t].model_dump()}
             for t, c in set_counts.items()
         },
