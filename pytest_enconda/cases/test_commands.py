@@ -826,7 +826,7 @@ def _group_requirements(repo: Path) -> list[str]:
                 for key, spec in value.items():
                     if key.lower() == "python":
                         continue
-                    if isinstance(spec, str):
+                    if isinstance(spec, str) or (isinstance(spec, dict) and "version" in spec):
                         specs.append(poetry_requirement(key, spec))
                     elif isinstance(spec, dict) and isinstance(spec.get("path"), str):
                         # A local test package (Poetry path dependency), inside the repository.
@@ -881,6 +881,15 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
         quoted = shlex.quote(target)
         install = f"python -m pip install -e {quoted} || python -m pip install {quoted}"
         lines.append(_unless_locked(install, lock))
+    elif (application := _poetry_application_requirements(repo)) is not None:
+        lines.append("# Poetry without [build-system]: its dependencies, then the checkout if pip")
+        lines.append("# can build it at all (a one-package library; not an application's folders).")
+        if application:
+            words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in application)
+            lines.append(_unless_locked(f"python -m pip install {words}", lock))
+        lines.append(
+            "python -m pip install -e . || echo 'recipe: the checkout is no package pip can build'"
+        )
     for path in _requirement_files(repo):
         rel = shlex.quote(path.relative_to(repo).as_posix())
         lines.append(f"python -m pip install -r {rel} || echo 'recipe: {rel} did not install'")
@@ -926,11 +935,37 @@ def _installable(repo: Path) -> bool:
         return True
     pyproject = _toml(repo / "pyproject.toml")
     tool = pyproject.get("tool", {})
+    # A Poetry table alone is no package pip can build: without `[build-system]` pip falls back to
+    # setuptools, which refuses an application's top-level folders (peering-manager's 14).
     return bool(
         pyproject.get("project")
         or pyproject.get("build-system")
-        or (isinstance(tool, dict) and (tool.get("poetry") or tool.get("flit")))
+        or (isinstance(tool, dict) and tool.get("flit"))
     )
+
+
+def _poetry_application_requirements(repo: Path) -> list[str] | None:
+    """The ``[tool.poetry.dependencies]`` of a Poetry project pip cannot build (no
+    ``[build-system]``): what ``poetry install --no-root`` would install, as pip requirements;
+    ``None`` when the repository is no such project."""
+    pyproject = _toml(repo / "pyproject.toml")
+    tool = pyproject.get("tool")
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    if not poetry or not isinstance(poetry, dict):
+        return None
+    if pyproject.get("build-system") or pyproject.get("project"):
+        return None
+    dependencies = poetry.get("dependencies")
+    if not isinstance(dependencies, dict):
+        return []
+    specs = [
+        poetry_requirement(name, spec)
+        for name, spec in dependencies.items()
+        if str(name).lower() != "python"
+        and isinstance(spec, (str, dict))
+        and not (isinstance(spec, dict) and ("path" in spec or "git" in spec or "url" in spec))
+    ]
+    return [spec for spec in specs if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*", spec)]
 
 
 # A function of this module, not a test: pytest would collect it wherever it is imported.

@@ -119,3 +119,17 @@ def test_the_recipe_installs_the_locked_version(tmp_path: Path, sandbox, base_im
         shown = box.exec("python -m pip show packaging", timeout=60, workdir="/")
         # Unconstrained, pip would take today's packaging, far past 23.0.
         assert "Version: 23.0" in shown.output, shown.output
+
+
+def test_a_poetry_application_gets_its_dependencies_not_a_build(tmp_path: Path) -> None:
+    # peering-manager (dev split): `[tool.poetry]` with no `[build-system]`; pip cannot build it.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "Peering Manager"\nversion = "1.9.0-dev"\n\n'
+        '[tool.poetry.dependencies]\npython = ">=3.10,<3.13"\nDjango = ">=5.0,<5.1"\n'
+        'channels = {extras = ["daphne"], version = "^4.0"}\nlocal = {path = "../x"}\n\n'
+        '[tool.poetry.group.dev.dependencies]\npytest-django = {version = "^4.5"}\n'
+    )
+    script = recipe_script(tmp_path)
+    assert "python -m pip install -e . || echo 'recipe: the checkout is no package" in script
+    assert "python -m pip install 'Django>=5.0,<5.1' 'channels[daphne]>=4.0,<5'\n" in script
+    assert "'pytest-django>=4.5,<5'" in script  # a group's table with a version
