@@ -261,12 +261,14 @@ def test_a_bare_file_name_is_matched_by_name_and_a_generic_one_is_left(tmp_path:
         "plugins/a/requirements.txt": "",
         "plugins/b/requirements.txt": "",
         "tools/deploy_site.py": "",
+        "requirements/base.txt": "",
     }
     # Dev-split originals: civet's `civet.py` is no `ci/event.py`; nikola's plugins each
-    # have a `requirements.txt`. A near-miss of one file's name is still found.
+    # have a `requirements.txt`; tabkit's `base.txt` (shipped) names the file just named in
+    # full. A near-miss of one file's name is still found.
     readme = (
         "# minitool\n\nRun `civet.py` and list each plugin's needs in `requirements.txt`.\n"
-        "Deploy with `deploy_sites.py`.\n"
+        "Deploy with `deploy_sites.py`. `requirements/base.txt` pins; `base.txt` is short.\n"
     )
     e4 = [f for f in findings(tmp_path, readme, files) if f.error_type == "E4"]
     assert [f.fix for f in e4] == ["Use `tools/deploy_site.py` instead of `deploy_sites.py`."]

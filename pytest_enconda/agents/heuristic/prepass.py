@@ -690,12 +690,16 @@ def _referenced_paths(text: str, steps: list[ReadmeStep], facts: RepoFacts) -> l
         if kind == "file" and PurePosixPath(best).suffix != PurePosixPath(path).suffix:
             continue  # another kind of file is not the one meant
         if "/" not in path:
-            # A bare name is meant as a file name: the match is by name (`civet.py` is not
-            # `ci/event.py`), and one found in several folders is named generically (each
-            # plugin's `requirements.txt`), not misplaced.
-            if difflib.SequenceMatcher(None, path, PurePosixPath(best).name).ratio() < 0.8:
+            # A bare name is a near-miss only of a path as short as itself (`base.txt` right
+            # after `requirements/base.txt` is a short mention of it, tabkit's README), and of
+            # a file of a similar name (`civet.py` is not `ci/event.py`); one found in several
+            # folders is named generically (each plugin's `requirements.txt`).
+            name = PurePosixPath(best).name
+            if difflib.SequenceMatcher(None, path, best).ratio() < 0.8:
                 continue
-            if sum(PurePosixPath(f).name == PurePosixPath(best).name for f in facts.files) > 1:
+            if difflib.SequenceMatcher(None, path, name).ratio() < 0.8:
+                continue
+            if sum(PurePosixPath(f).name == name for f in facts.files) > 1:
                 continue
         out.append(
             Finding(
