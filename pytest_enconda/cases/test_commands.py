@@ -805,6 +805,14 @@ def _extras(repo: Path) -> list[str]:
     return list(dict.fromkeys(names))
 
 
+# A requirement pip takes from an index, with nothing a shell line could misread.
+_INDEX_SPEC = r"[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*"
+
+
+def _pip_words(specs: list[str]) -> str:
+    return " ".join(shlex.quote(spec.replace(" ", "")) for spec in specs)
+
+
 def _group_requirements(repo: Path) -> list[str]:
     """Test requirements that pip cannot reach through an extra: dependency and Poetry groups."""
     specs: list[str] = []
@@ -833,7 +841,7 @@ def _group_requirements(repo: Path) -> list[str]:
                         path = spec["path"]
                         if not path.startswith("/") and ".." not in Path(path).parts:
                             specs.append("./" + path.removeprefix("./"))
-    pattern = r"^(\./[A-Za-z0-9._/-]*|[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*)$"
+    pattern = rf"^(\./[A-Za-z0-9._/-]*|{_INDEX_SPEC})$"
     return [spec for spec in specs if re.match(pattern, spec)]
 
 
@@ -859,7 +867,8 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
             "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
             f"--no-install-recommends {words}) || echo 'recipe: system packages did not install'"
         )
-    lock, pins = lock_constraints(repo, _own_names(repo))
+    own = project_name(repo)
+    lock, pins = lock_constraints(repo, frozenset({own} - {""}))
     if pins:
         lines += [
             f"# {lock} pins what the project was tested with: every pip install below is held",
@@ -885,8 +894,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
         lines.append("# Poetry without [build-system]: its dependencies, then the checkout if pip")
         lines.append("# can build it at all (a one-package library; not an application's folders).")
         if application:
-            words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in application)
-            lines.append(_unless_locked(f"python -m pip install {words}", lock))
+            lines.append(_unless_locked(f"python -m pip install {_pip_words(application)}", lock))
         lines.append(
             "python -m pip install -e . || echo 'recipe: the checkout is no package pip can build'"
         )
@@ -895,7 +903,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
         lines.append(f"python -m pip install -r {rel} || echo 'recipe: {rel} did not install'")
     groups = _group_requirements(repo)
     if groups:
-        words = " ".join(shlex.quote(spec.replace(" ", "")) for spec in groups)
+        words = _pip_words(groups)
         lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
     return "\n".join([*lines, *unversioned]) + "\n"
 
@@ -914,15 +922,18 @@ def _unless_locked(install: str, lock: str) -> str:
     )
 
 
-def _own_names(repo: Path) -> frozenset[str]:
-    """The project's own distribution names (``[project]`` and ``[tool.poetry]``), canonical."""
+def project_name(repo: Path) -> str:
+    """The project's own distribution name (``[project]``, ``[tool.poetry]``, ``setup.cfg``
+    ``[metadata]``), normalised as PEP 503 does; "" when none is declared."""
     pyproject = _toml(repo / "pyproject.toml")
-    tool = pyproject.get("tool")
-    poetry = tool.get("poetry") if isinstance(tool, dict) else None
-    names = [
-        table.get("name") for table in (pyproject.get("project"), poetry) if isinstance(table, dict)
-    ]
-    return frozenset(canonicalize_name(n) for n in names if isinstance(n, str))
+    name = pyproject.get("project", {}).get("name") or pyproject.get("tool", {}).get(
+        "poetry", {}
+    ).get("name")
+    if not name:
+        setup_cfg = _ini(_read(repo / "setup.cfg"))
+        if setup_cfg is not None:
+            name = setup_cfg.get("metadata", "name", fallback="")
+    return canonicalize_name(str(name)) if name else ""
 
 
 def _installable(repo: Path) -> bool:
@@ -965,7 +976,7 @@ def _poetry_application_requirements(repo: Path) -> list[str] | None:
         and isinstance(spec, (str, dict))
         and not (isinstance(spec, dict) and ("path" in spec or "git" in spec or "url" in spec))
     ]
-    return [spec for spec in specs if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*", spec)]
+    return [spec for spec in specs if re.fullmatch(_INDEX_SPEC, spec)]
 
 
 # A function of this module, not a test: pytest would collect it wherever it is imported.

@@ -42,6 +42,7 @@ from .test_commands import (
     _valid_requirement,
     _workflows,
     ci_setup_lines,
+    project_name,
 )
 
 __all__ = [
@@ -596,20 +597,8 @@ def _tests_another_project(parser: configparser.RawConfigParser, section: str) -
     return "git clone" in steps or "{env_tmp_dir}" in change_dir or "{envtmpdir}" in change_dir
 
 
-def _project_name(repo: Path) -> str:
-    pyproject = _toml(repo / "pyproject.toml")
-    name = pyproject.get("project", {}).get("name") or pyproject.get("tool", {}).get(
-        "poetry", {}
-    ).get("name")
-    if not name:
-        setup_cfg = _ini(_read(repo / "setup.cfg"))
-        if setup_cfg is not None:
-            name = setup_cfg.get("metadata", "name", fallback="")
-    return _norm(str(name)) if name else ""
-
-
 def _dedupe(repo: Path, found: list[tuple[str, str]]) -> list[TestRequirement]:
-    own = _project_name(repo)
+    own = project_name(repo)
     seen: set[str] = set()
     out: list[TestRequirement] = []
     for raw, source in found:
