@@ -69,6 +69,11 @@ class VersionTool(BaseModel):
     always: bool = Field(
         default=False, description="set for every repository, whether or not a marker is found"
     )
+    failure: str = Field(
+        default="",
+        description="what the tool's build failure says when it finds no version without git "
+        "(the heuristic agent's repair looks for it); '' where another row's tool says it",
+    )
 
 
 VERSION_TOOLS: tuple[VersionTool, ...] = (
@@ -80,6 +85,7 @@ VERSION_TOOLS: tuple[VersionTool, ...] = (
         markers=(r"setuptools[_-]scm", r"use_scm_version", r"vcs[_-]versioning", r"flit[_-]scm"),
         variables=("SETUPTOOLS_SCM_PRETEND_VERSION", "VCS_VERSIONING_PRETEND_VERSION"),
         always=True,
+        failure="setuptools-scm was unable to detect version",
     ),
     VersionTool(
         name="hatch-vcs", markers=(r"hatch[_-]vcs",), variables=("SETUPTOOLS_SCM_PRETEND_VERSION",)
@@ -105,8 +111,15 @@ VERSION_TOOLS: tuple[VersionTool, ...] = (
         name="pbr",
         markers=(r"\bpbr\s*=\s*True", r"""["']pbr(?:[<>=!~ ][^"']*)?["']"""),
         variables=("PBR_VERSION",),
+        failure="Versioning for this project requires either an sdist tarball, or access to an "
+        "upstream git repository",
     ),
-    VersionTool(name="versioningit", markers=(r"versioningit",), variables=()),
+    VersionTool(
+        name="versioningit",
+        markers=(r"versioningit",),
+        variables=(),
+        failure="versioningit could not find a version",
+    ),
 )
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
-from ...cases.vcs_version import PRETEND_VERSION, throwaway_git
+from ...cases.vcs_version import PRETEND_VERSION, VERSION_TOOLS, throwaway_git
 from .facts import IMPORT_NAMES, RepoFacts, requirement_name
 from .findings import Finding
 from .prepass import allowed, lowest_allowed, prose_about
@@ -209,39 +209,27 @@ def _after_success(step: ReadmeStep, command: str, output: str, ctx: Context):
 # ---------------------------------------------------------------------- E6 / E4: environments
 
 
-# Build tools that read the version from git, by what their failure says without a `.git`
-# folder (cases.vcs_version has why each takes what it takes).
-_NO_GIT_VERSION: tuple[tuple[str, str], ...] = (
-    ("setuptools-scm", "setuptools-scm was unable to detect version"),
-    ("versioningit", "versioningit could not find a version"),
-    (
-        "pbr",
-        "Versioning for this project requires either an sdist tarball, or access to an "
-        "upstream git repository",
-    ),
-)
-
-
 def _vcs_version(step, command, output, ctx: Context):
-    tool = next((name for name, said in _NO_GIT_VERSION if said in output), None)
+    # The build tools that read the version from git, by what their failure says without a
+    # `.git` folder (cases.vcs_version has why each takes what it takes).
+    tool = next((t for t in VERSION_TOOLS if t.failure and t.failure in output), None)
     if tool is None:
         return None
     # The checkout here has no .git folder (an exported snapshot): not the README's fault.
-    if tool == "versioningit":
-        # It takes no version from the environment: a one-commit repository tagged as its
-        # `vcs.match` wants stands in for a clone's history.
-        repair = throwaway_git(shlex.quote(ctx.facts.vcs_tag))
+    if tool.variables:
+        repair = f"export {tool.variables[0]}={PRETEND_VERSION}"
     else:
-        variable = "PBR_VERSION" if tool == "pbr" else "SETUPTOOLS_SCM_PRETEND_VERSION"
-        repair = f"export {variable}={PRETEND_VERSION}"
+        # It takes no version from the environment (versioningit): a one-commit repository
+        # tagged as its `vcs.match` wants stands in for a clone's history.
+        repair = throwaway_git(shlex.quote(ctx.facts.vcs_tag))
     return Finding(
         None,
-        f"{tool} cannot read a version without the repository's .git folder",
+        f"{tool.name} cannot read a version without the repository's .git folder",
         repair,
         action="prepend",
         commands=[repair],
-        key=f"vcs-version:{tool}",
-        rule=f"{tool} without git metadata",
+        key=f"vcs-version:{tool.name}",
+        rule=f"{tool.name} without git metadata",
     )
 
 
