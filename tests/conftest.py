@@ -6,6 +6,7 @@ the hash of its recipe.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import uuid
@@ -14,12 +15,14 @@ from collections.abc import Callable, Iterator
 # pytester's in-process runs drop modules first imported during a run; numpy (behind scipy,
 # which grading uses) cannot be imported twice in one process, and docker-py's requests,
 # imported twice, fails with "You can only merge into CookieJar": load both before any run.
-import docker  # noqa: F401
+import docker
 import pytest
 import scipy.optimize  # noqa: F401
 from scripted_llm import ScriptedServer
 
 from pytest_enconda.errors import HarnessError
+from pytest_enconda.records import RunDir
+from pytest_enconda.sandbox.common import KIND_SNAPSHOT
 from pytest_enconda.sandbox.common import docker_client as connect_docker
 from pytest_enconda.sandbox.containers import Sandbox
 from pytest_enconda.sandbox.images import ImageBuilder
@@ -61,6 +64,37 @@ def sandbox_settings() -> SandboxSettings:
 @pytest.fixture(scope="session")
 def test_run_id() -> str:
     return f"test-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _drop_session_snapshots(
+    tmp_path_factory: pytest.TempPathFactory, test_run_id: str
+) -> Iterator[None]:
+    """At the end of the session (each xdist worker's own), the snapshot images its runs made go.
+
+    A research case's final state is a ~6.5 GB image that a run keeps for ``--resume``; the
+    engine outlives the suite (CI reuses it across runs), so kept snapshots filled its disk until
+    a later run's snapshot failed. Only this session's: runs whose folders lie under its base
+    temporary directory (a run's label is a digest of its folder) and the sandbox fixture's run.
+    """
+    yield
+    root = tmp_path_factory.getbasetemp()
+    runs = {RunDir(path.parent).run_id for path in root.rglob("run.json")} | {test_run_id}
+    _remove_snapshots(runs)
+
+
+def _remove_snapshots(runs: set[str]) -> None:
+    settings = SandboxSettings.from_env()
+    label = f"{settings.labels_prefix}.run"
+    try:
+        client = connect_docker()
+    except HarnessError:  # no engine: nothing was made
+        return
+    kind = f"{settings.labels_prefix}.kind={KIND_SNAPSHOT}"
+    for image in client.images.list(filters={"label": kind}):
+        if (image.labels or {}).get(label) in runs:
+            with contextlib.suppress(docker.errors.APIError):  # in use by another's container
+                client.images.remove(image.id, force=True)
 
 
 @pytest.fixture(scope="session")

@@ -36,6 +36,18 @@ def _stages(run: Path) -> dict[str, dict]:
     return {path.stem: json.loads(path.read_text()) for path in folder.glob("C*.json")}
 
 
+def _assert_outcomes(result: pytest.RunResult, **expected: int) -> None:
+    """``assert_outcomes``, failing with the run's errors first: CI shows a failure's first lines,
+    and an item error's cause (a harness error) is otherwise far down the captured output."""
+    try:
+        result.assert_outcomes(**expected)
+    except AssertionError as exc:
+        lines = result.outlines
+        start = next((i for i, line in enumerate(lines) if " ERRORS " in line), None)
+        causes = [] if start is None else [line for line in lines[start:] if line.strip()][:15]
+        pytest.fail("\n".join([*causes, str(exc)]))
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 @pytest.mark.usefixtures("base_image")
@@ -50,7 +62,7 @@ def test_readme_fails_on_the_missing_package_and_the_oracle_passes(
     result = pytester.runpytest(
         str(bench), "--agent", "readme", "--ddp-cpu", "--run-dir", str(readme)
     )
-    result.assert_outcomes(failed=4, skipped=2)  # C0 C1 C4 C5 failed; C2 C3 need a GPU
+    _assert_outcomes(result, failed=4, skipped=2)  # C0 C1 C4 C5 failed; C2 C3 need a GPU
     stages = _stages(readme)
     missing = "No module named 'einops'"
     assert stages["C0"]["outcome"] == "failed"
@@ -66,7 +78,7 @@ def test_readme_fails_on_the_missing_package_and_the_oracle_passes(
 
     oracle = pytester.path / "oracle"
     result = pytester.runpytest(str(bench), "--ddp-cpu", "--run-dir", str(oracle))
-    result.assert_outcomes(passed=4, skipped=2)
+    _assert_outcomes(result, passed=4, skipped=2)
     stages = _stages(oracle)
     assert stages["C0"]["numbers"]["missing_count"] == 0
     assert all(stages[name]["numbers"]["interpreter"] == VENV_PYTHON for name in ("C0", "C1"))
