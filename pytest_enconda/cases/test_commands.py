@@ -889,6 +889,14 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if _installable(repo):
         quoted = shlex.quote(target)
         install = f"python -m pip install -e {quoted} || python -m pip install {quoted}"
+        declared = _poetry_dependencies(repo)
+        if declared:
+            # An old Poetry build backend can write metadata today's pip refuses (django-machina:
+            # `^3.2 || >=4.0` became "(>=3.2,<4.0 || >=4.0)"): the declared dependencies, then.
+            install = (
+                f"{{ {install}; }} || {{ echo 'recipe: the checkout did not install: its Poetry "
+                f"dependencies instead'; python -m pip install {_pip_words(declared)}; }}"
+            )
         lines.append(_unless_locked(install, lock))
     elif (application := _poetry_application_requirements(repo)) is not None:
         lines.append("# Poetry without [build-system]: its dependencies, then the checkout if pip")
@@ -966,7 +974,15 @@ def _poetry_application_requirements(repo: Path) -> list[str] | None:
         return None
     if pyproject.get("build-system") or pyproject.get("project"):
         return None
-    dependencies = poetry.get("dependencies")
+    return _poetry_dependencies(repo)
+
+
+def _poetry_dependencies(repo: Path) -> list[str]:
+    """``[tool.poetry.dependencies]`` as pip requirements from an index (path, git and URL
+    sources left out); empty when there is no such table."""
+    tool = _toml(repo / "pyproject.toml").get("tool")
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
     if not isinstance(dependencies, dict):
         return []
     specs = [

@@ -133,3 +133,49 @@ def test_a_poetry_application_gets_its_dependencies_not_a_build(tmp_path: Path) 
     assert "python -m pip install -e . || echo 'recipe: the checkout is no package" in script
     assert "python -m pip install 'Django>=5.0,<5.1' 'channels[daphne]>=4.0,<5'\n" in script
     assert "'pytest-django>=4.5,<5'" in script  # a group's table with a version
+
+
+# A Poetry library whose build pip cannot run: the backend module does not exist. pip fails
+# before any network use, as it failed on django-machina's metadata (an `||` constraint).
+UNBUILDABLE = """\
+[build-system]
+requires = []
+build-backend = "no_such_backend.api"
+
+[tool.poetry]
+name = "machinette"
+version = "0.1.0"
+
+[tool.poetry.dependencies]
+python = ">=3.9"
+iniconfig = "^2.0"
+local = {path = "../x"}
+"""
+
+
+def test_a_checkout_pip_cannot_build_falls_back_to_its_poetry_dependencies(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(UNBUILDABLE)
+    (line,) = [line for line in recipe_script(tmp_path).splitlines() if "install -e" in line]
+    assert line.startswith("{ python -m pip install -e . || python -m pip install .; } || {")
+    assert line.endswith("python -m pip install 'iniconfig>=2.0,<3'; }")  # no path source
+    (tmp_path / "pyproject.toml").write_text(PYPROJECT)  # not Poetry: no fallback
+    assert "Poetry dependencies" not in recipe_script(tmp_path)
+
+
+@pytest.mark.docker
+def test_the_fallback_installs_the_poetry_dependencies(tmp_path: Path, sandbox, base_image) -> None:
+    repo = tmp_path / "repo"
+    (repo / "machinette").mkdir(parents=True)
+    (repo / "machinette" / "__init__.py").write_text("")
+    (repo / "pyproject.toml").write_text(UNBUILDABLE)
+    (repo / "setup.sh").write_text("set -e\n" + recipe_script(repo))
+    backend = DockerBackend(sandbox=sandbox)
+    with started(backend, base_image, case_id="t/poetry", role="test", network=True) as box:
+        box.copy_in(repo, "/data/project")
+        run = box.exec("bash setup.sh", timeout=600, workdir="/data/project")
+        assert run.exit_code == 0, run.output[-3000:]
+        assert "no_such_backend" in run.output  # the build really failed first
+        shown = box.exec("python -m pip show iniconfig", timeout=60, workdir="/")
+        assert shown.exit_code == 0 and "Version: 2." in shown.output, shown.output
