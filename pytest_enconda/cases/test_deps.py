@@ -505,7 +505,9 @@ def declared_test_requirements(repo: Path, python: str = "3.11") -> list[TestReq
                     # became a requirement named sys_platform and refused the repository).
                     found.append((line, source))
                     continue
-                words = line.split()
+                # "jaraco.develop >= 7.23" is one requirement (pypa/distutils): split into words
+                # it was two, a bare jaraco.develop and a project named "7.23".
+                words = _SPACED_OPERATOR.sub(r"\1", line).split()
                 found += [(spec, source) for spec in _pip_words(words, repo, extras)]
             for field in ("commands_pre", "commands"):
                 for line in _tox_lines(parser.get(section, field, fallback=""), factors):
@@ -517,6 +519,9 @@ def declared_test_requirements(repo: Path, python: str = "3.11") -> list[TestReq
     found += [(spec, "noxfile.py session.install") for spec in _nox(repo, extras)]
     found += _ci(repo, extras)
     return _dedupe(repo, found)
+
+
+_SPACED_OPERATOR = re.compile(r"\s*(===|[<>!=~]=|[<>]|,)\s*")
 
 
 # The factors of the environment a reference runs the tests in: tox's plain test environment on

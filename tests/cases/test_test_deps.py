@@ -255,6 +255,19 @@ def test_a_tox_dep_with_an_environment_marker_is_one_requirement(tmp_path: Path)
     assert not any(spec.split()[0] in ("sys_platform", ";", "==") for spec in specs)
 
 
+def test_a_tox_dep_spaced_around_its_operator_is_one_requirement(tmp_path: Path) -> None:
+    # pypa/distutils: "jaraco.develop >= 7.23" gave jaraco.develop and a project named 7.23.
+    repo = _repo(
+        tmp_path,
+        {
+            "tox.ini": "[testenv]\ndeps =\n    jaraco.develop >= 7.23\n"
+            "    path >= 10.6, < 17 mock\n    -r reqs.txt\ncommands = pytest\n",
+            "reqs.txt": "numpy\n",
+        },
+    )
+    assert set(_specs(repo)) == {"jaraco.develop>=7.23", "path>=10.6,<17", "mock", "numpy"}
+
+
 POETRY_EXTRAS = """\
 [tool.poetry]
 name = "pkg"
