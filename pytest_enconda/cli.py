@@ -215,6 +215,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             agent=args.agent,
             agent_options=options,
             recipe_fallback=not args.no_recipe,
+            recipe_as_of=not args.no_as_of,
             repo_mirror=Path(args.repo_mirror) if args.repo_mirror else None,
             workers=args.n,
             setup_seconds=args.setup_timeout,
@@ -480,6 +481,11 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--agent", default="readme", help="agent writing the reference setup")
     verify.add_argument("--agent-option", action="append", help="KEY=VALUE for the agent")
     verify.add_argument("--no-recipe", action="store_true", help="no install-from-source fallback")
+    verify.add_argument(
+        "--no-as-of",
+        action="store_true",
+        help="no second recipe with the packages of the revision's day (pip's upload cutoff)",
+    )
     verify.add_argument("--repo-mirror", help="local clones or fetched snapshots of repositories")
     verify.add_argument("-n", type=int, default=1, help="repositories verified at once")
     verify.add_argument("--out", help="sidecar path (default: DATASET/enconda-verification.json)")

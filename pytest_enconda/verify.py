@@ -41,7 +41,13 @@ from .cases.sidecar import (
     timing_tag,
     write_sidecar,
 )
-from .cases.test_commands import discover_test_command, recipe_script, test_tools
+from .cases.test_commands import (
+    AS_OF,
+    as_of_script,
+    discover_test_command,
+    recipe_script,
+    test_tools,
+)
 from .cases.test_deps import ci_job_requirements, declared_test_requirements
 from .errors import EncondaError
 from .pipeline import heartbeat, repository_readme
@@ -70,6 +76,9 @@ class VerifyOptions(BaseModel):
     agent: str = "readme"
     agent_options: dict[str, Any] = Field(default_factory=dict)
     recipe_fallback: bool = True
+    # A recipe that fails on today's dependency releases is tried once more with those of its
+    # revision's day (pip's upload-time cutoff): nevergrad imports what bayes_opt 2 removed.
+    recipe_as_of: bool = True
     repo_mirror: Path | None = None
     workers: int = 1
     # A torch-size install on a loaded machine takes more than 15 minutes: 900 s verified two
@@ -230,7 +239,7 @@ def verify_repository(ctx: _Context, name: str, revision: str) -> RepoVerificati
 
 def _verify(ctx: _Context, record: RepoVerification) -> None:
     from .errors import RepositoryUnavailable
-    from .sandbox.repo import describe_absent, materialize
+    from .sandbox.repo import describe_absent, materialize, revision_date
 
     options = ctx.options
     source = RepoSource(
@@ -263,6 +272,15 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 f"{record.repository}: the snapshot lacks "
                 + describe_absent(absent, "checked out without them")
             )
+        record.revision_date = (
+            revision_date(
+                source,
+                Path(tmp),
+                options.repo_mirror,
+                cache_dir=ctx.images.settings.cache_dir,
+            )
+            or ""
+        )
         choice = _choose_base(ctx, repo_dir)
         record.base_image = choice.name
         ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
@@ -298,6 +316,16 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             strategies.append(
                 ("recipe", lambda: recipe_script(repo_dir, _system_packages(repo_dir, readme_name)))
             )
+            if options.recipe_as_of and record.revision_date:
+                strategies.append(
+                    (
+                        AS_OF,
+                        lambda: as_of_script(
+                            recipe_script(repo_dir, _system_packages(repo_dir, readme_name)),
+                            record.revision_date,
+                        ),
+                    )
+                )
         for label, make in strategies:
             ctx.progress(f"{record.repository}: {label}: writing the setup script")
             try:
@@ -308,8 +336,11 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             if not script.strip() or script.strip() == "#!/bin/bash":
                 record.attempts.append(f"{label}: no setup commands")
                 continue
+            # The test step's installs are held to the same day as the setup's.
+            record.packages_before = record.revision_date if label == AS_OF else ""
             if _attempt(ctx, record, image, label, script, logs, packages):
                 return
+            record.packages_before = ""
 
 
 def _choose_base(ctx: _Context, repo_dir: Path) -> BaseChoice:
@@ -511,7 +542,12 @@ def _test_run(
     """One test run's outcomes and counts, with why it left no JUnit report ("" if it did)."""
     with _container(ctx, record, image, "verify-test") as box:
         command = in_setup_env(
-            run_tests_command(record.test_command, record.test_tools, record.test_requirements)
+            run_tests_command(
+                record.test_command,
+                record.test_tools,
+                record.test_requirements,
+                packages_before=record.packages_before,
+            )
         )
         result = box.exec(command, timeout=ctx.options.test_seconds, log_path=log)
         junit = log.with_suffix(".xml")

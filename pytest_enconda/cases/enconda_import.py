@@ -300,6 +300,7 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
                 test_tools=tuple(record.test_tools),
                 test_requirements=tuple(record.test_requirements),
                 pass_set=frozenset(record.pass_set),
+                packages_before=record.packages_before,
                 sidecar=str(path),
                 setup_seconds=record.reference_setup_seconds,
             )

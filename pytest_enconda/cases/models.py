@@ -361,6 +361,11 @@ class ExecutionReference(BaseModel):
     test_tools: tuple[str, ...] = ()
     test_requirements: tuple[str, ...] = ()
     pass_set: frozenset[str] = frozenset()
+    packages_before: str = Field(
+        default="",
+        description="the test step's pip installs consider only packages uploaded before this "
+        "time, as the reference's did (PIP_UPLOADED_PRIOR_TO; empty: today's)",
+    )
     sidecar: str = Field(default="", description="the sidecar file it came from")
     setup_seconds: float | None = Field(
         default=None,

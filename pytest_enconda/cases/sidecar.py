@@ -126,7 +126,17 @@ class RepoVerification(BaseModel):
         "nothing declares)",
     )
     reference_source: str = Field(
-        default="", description="which strategy wrote it: 'agent:<name>' or 'recipe'"
+        default="",
+        description="which strategy wrote it: 'agent:<name>', 'recipe' or 'recipe:as-of'",
+    )
+    revision_date: str = Field(
+        default="", description="the revision's commit time (ISO 8601, UTC), where known"
+    )
+    packages_before: str = Field(
+        default="",
+        description="pip considered only packages uploaded before this time (the revision's "
+        "commit time) in the reference's setup and in the test step's installs: set where only "
+        "the dependencies of its day made the tests pass ('recipe:as-of'); empty: today's",
     )
     attempts: list[str] = Field(
         default_factory=list, description="one line per strategy tried: what happened"

@@ -918,6 +918,29 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
 
 _CONSTRAINTS = "/tmp/enconda-lock-constraints.txt"
 
+# The verify strategy that runs the recipe with the dependencies of the revision's day.
+AS_OF = "recipe:as-of"
+# The first pip with --uploaded-prior-to (PIP_UPLOADED_PRIOR_TO) is 26; 26.3 was checked here.
+_DATED_PIP = "pip>=26.3"
+
+
+def as_of_script(recipe: str, moment: str) -> str:
+    """``recipe`` with every pip install held to packages uploaded before ``moment`` (ISO 8601):
+    what ``pip install`` resolved on the day of the revision, for a repository whose code
+    imports what later releases removed (nevergrad and bayes_opt 2's ``UtilityFunction``).
+    pip is upgraded first: Debian's 23.0 has no such option and would ignore the variable."""
+    body = recipe.removeprefix("#!/bin/bash\n")
+    return "\n".join(
+        [
+            "#!/bin/bash",
+            f"# the recipe as of {moment}: packages uploaded before the revision's commit",
+            f"python -m pip install -q --upgrade '{_DATED_PIP}' || {{ echo 'recipe: "
+            f"{_DATED_PIP} (for PIP_UPLOADED_PRIOR_TO) did not install'; exit 1; }}",
+            f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(moment)}",
+            body,
+        ]
+    )
+
 
 def _unless_locked(install: str, lock: str) -> str:
     """``install``, run again without the lock's constraints if it fails under them (a pin with

@@ -317,7 +317,10 @@ def replay(
         reference = None
     elif reference is not None:
         test_command = run_tests_command(
-            test_command, list(reference.test_tools), list(reference.test_requirements)
+            test_command,
+            list(reference.test_tools),
+            list(reference.test_requirements),
+            packages_before=reference.packages_before,
         )
     with box_of(
         as_backend(backend),

@@ -88,9 +88,15 @@ def run_tests_command(
     tools: list[str],
     requirements: list[str] | tuple[str, ...] = (),
     per_test_seconds: int = PER_TEST_SECONDS,
+    *,
+    packages_before: str = "",
 ) -> str:
     """The test step: install the test tools and the test requirements, then the test command
     writing its JUnit report.
+
+    ``packages_before`` (a reference made with the dependencies of its revision's day) holds
+    these installs to packages uploaded before it, through pip's ``PIP_UPLOADED_PRIOR_TO``; a
+    pip older than 26 ignores the variable and installs today's.
 
     A failed tools install does not stop the tests: the environment may already hold them. Test
     requirements go in one pip call, and one by one when that fails, so one unavailable or
@@ -104,6 +110,8 @@ def run_tests_command(
     if tools and TIMEOUT_TOOL not in names:
         tools = [*tools, TIMEOUT_TOOL]
     lines = ["mkdir -p /tmp/enconda", f"rm -f {JUNIT_PATH}"]
+    if packages_before:
+        lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(packages_before)}")
     if tools:
         words = " ".join(shlex.quote(tool) for tool in tools)
         # Pins that cannot be met together are retried as bare names before giving up.

@@ -17,6 +17,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -472,3 +473,41 @@ def materialize(
             shutil.rmtree(dest)
         raise
     return tree_hash(dest)
+
+
+def revision_date(
+    source: RepoSource,
+    case_dir: Path,
+    mirror_dir: Path | None = None,
+    *,
+    cache_dir: Path | None = None,
+    timeout: float = 30,
+) -> str | None:
+    """The commit time of ``source``'s revision (ISO 8601, UTC), read from the git repository
+    ``materialize`` took it from; None for a plain folder or where no repository holds it."""
+    revision = str(source.revision)
+    places: list[Path] = []
+    if source.kind == "git":
+        places.append(Path(case_dir) / str(source.path))
+    elif source.kind == "url":
+        if mirror_dir is not None:
+            mirror = Path(mirror_dir)
+            if _is_git_repository(mirror):
+                places.append(mirror)
+            else:
+                places += [c for c in mirror_candidates(mirror, str(source.url)) if c.is_dir()]
+        places.append(_clone_cache(cache_dir or default_cache_dir(), str(source.url)))
+    for place in places:
+        if not place.is_dir() or not _is_git_repository(place):
+            continue
+        git_dir = _git_dir(place, timeout)
+        commit = _resolve(git_dir, revision, timeout) if git_dir else None
+        if commit is None or git_dir is None:
+            continue
+        shown = _git(
+            ["--git-dir", str(git_dir), "show", "-s", "--format=%ct", commit], timeout=timeout
+        )
+        if shown.returncode == 0 and shown.stdout.strip().isdigit():
+            moment = datetime.fromtimestamp(int(shown.stdout.strip()), UTC)
+            return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+    return None

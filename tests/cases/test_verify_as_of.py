@@ -1,0 +1,174 @@
+"""verify's second recipe, with the dependencies of the revision's day: the commit time read from
+the snapshot, the strategy tried after the plain recipe, the test step held to the same day (in
+verify and in grading), and pip's upload cutoff working for real in a box."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from gitutil import git
+
+from pytest_enconda import verify
+from pytest_enconda.backends.base import started
+from pytest_enconda.backends.docker import DockerBackend
+from pytest_enconda.cases.models import RepoSource
+from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+from pytest_enconda.cases.test_commands import AS_OF, as_of_script, recipe_script
+from pytest_enconda.probing.junit import run_tests_command
+from pytest_enconda.sandbox.recipes import BASE_RECIPES
+from pytest_enconda.sandbox.repo import revision_date
+
+WHEN = "2019-05-01T10:00:00Z"
+
+
+def _snapshot(tmp_path: Path) -> tuple[Path, str]:
+    """A bare snapshot (as ``fetch`` leaves one) of a one-commit repository made at WHEN."""
+    origin = tmp_path / "origin"
+    origin.mkdir()
+    git(origin, "init", "--quiet", "--initial-branch=main")
+    (origin / "setup.py").write_text("from setuptools import setup\nsetup(name='mini')\n")
+    git(origin, "add", "-A")
+    with pytest.MonkeyPatch.context() as patch:  # git() passes the environment on
+        patch.setenv("GIT_COMMITTER_DATE", "2019-05-01T12:00:00+02:00")
+        git(origin, "commit", "--quiet", "-m", "one")
+    snapshot = tmp_path / "o+n" / "repo"
+    git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(snapshot))
+    return snapshot, git(origin, "rev-parse", "HEAD")
+
+
+def test_the_revision_date_is_the_commit_time_in_utc(tmp_path: Path) -> None:
+    snapshot, commit = _snapshot(tmp_path)
+    source = RepoSource(kind="url", url="https://github.com/o/n", revision=commit)
+    assert revision_date(source, tmp_path, snapshot, cache_dir=tmp_path / "c") == WHEN
+    # A folder of snapshots finds it by owner+name too; a revision nobody holds has no date.
+    assert revision_date(source, tmp_path, tmp_path, cache_dir=tmp_path / "c") == WHEN
+    other = source.model_copy(update={"revision": "0" * 40})
+    assert revision_date(other, tmp_path, snapshot, cache_dir=tmp_path / "c") is None
+
+
+def _verify_strategies(tmp_path: Path, monkeypatch: Any, **options: Any) -> list[tuple]:
+    snapshot, commit = _snapshot(tmp_path)
+    tried: list[tuple] = []
+
+    def attempt(ctx: Any, record: RepoVerification, image: str, label: str, script: str, *_: Any):
+        tried.append((label, record.packages_before, script))
+        record.attempts.append(f"{label}: failed")
+        return False
+
+    monkeypatch.setattr(verify, "_attempt", attempt)
+    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
+    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    ctx = SimpleNamespace(
+        options=verify.VerifyOptions(
+            dataset=tmp_path,
+            out=tmp_path / "s.json",
+            logs=tmp_path,
+            repo_mirror=snapshot,
+            **options,
+        ),
+        progress=lambda _line: None,
+        images=SimpleNamespace(
+            settings=SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None),
+            recipes=BASE_RECIPES,
+            ensure_base=lambda *_a, **_k: "base",
+            ensure_task_image=lambda *_a, **_k: "image",
+        ),
+    )
+    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    assert record.revision_date == WHEN
+    assert record.packages_before == ""  # no attempt verified it: no cutoff recorded
+    return tried
+
+
+def test_the_dated_recipe_follows_the_plain_one_with_its_test_step_held_to_the_day(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    tried = _verify_strategies(tmp_path, monkeypatch)
+    assert [(label, before) for label, before, _ in tried] == [("recipe", ""), (AS_OF, WHEN)]
+    plain, dated = tried[0][2], tried[1][2]
+    assert "PIP_UPLOADED_PRIOR_TO" not in plain
+    assert f"export PIP_UPLOADED_PRIOR_TO={WHEN}" in dated
+    assert dated.endswith(plain.removeprefix("#!/bin/bash\n"))  # the same recipe after it
+
+
+def test_no_as_of_keeps_the_plain_recipe_only(tmp_path: Path, monkeypatch: Any) -> None:
+    tried = _verify_strategies(tmp_path, monkeypatch, recipe_as_of=False)
+    assert [label for label, _, _ in tried] == ["recipe"]
+
+
+def test_the_test_step_exports_the_cutoff_before_its_installs() -> None:
+    plain = run_tests_command("python -m pytest", ["pytest"], ["packaging"])
+    assert "PIP_UPLOADED_PRIOR_TO" not in plain
+    lines = run_tests_command(
+        "python -m pytest", ["pytest"], ["packaging"], packages_before=WHEN
+    ).splitlines()
+    export = lines.index(f"export PIP_UPLOADED_PRIOR_TO={WHEN}")
+    assert export < min(i for i, line in enumerate(lines) if "pip install" in line)
+
+
+def test_an_imported_case_carries_the_cutoff_into_grading(tmp_path: Path) -> None:
+    from pytest_enconda.cases.enconda_import import load_dataset
+
+    data = tmp_path / "DATA"
+    folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
+    folder.mkdir(parents=True)
+    (data / "repo_info.jsonl").write_text('{"repository": "o/a", "revision": "abc"}\n')
+    (folder / "README.md").write_text("# x\n")
+    golden = {
+        "level": "level1",
+        "errors": [
+            {
+                "error_type": "E1",
+                "error_description": "a missing dependency",
+                "golden_answer": "pip install iniconfig",
+                "correction_candidates": [],
+            }
+        ],
+    }
+    (folder / "README.json").write_text(json.dumps(golden))
+    record = RepoVerification(
+        repository="o/a",
+        revision="abc",
+        status="verified",
+        test_command="pytest",
+        reference_source=AS_OF,
+        revision_date=WHEN,
+        packages_before=WHEN,
+        pass_set=["t::a"],
+    )
+    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": record}))
+    (case,) = load_dataset(data).cases
+    assert case.reference is not None and case.reference.packages_before == WHEN
+
+
+@pytest.mark.docker
+def test_the_dated_recipe_installs_what_pip_offered_that_day(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "mini").mkdir(parents=True)
+    (repo / "mini" / "__init__.py").write_text("")
+    # A project of that day: setup.py (the setuptools of 2021 reads no [project] table and has
+    # no editable hook, so the recipe's `pip install .` after `-e .` is what installs it).
+    (repo / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "setup(name='mini', version='0.1', packages=['mini'], install_requires=['iniconfig'])\n"
+    )
+    day = "2021-01-01T00:00:00Z"  # iniconfig 1.1.1 (2020-10); 2.0.0 came in 2023
+    (repo / "setup.sh").write_text("set -e\n" + as_of_script(recipe_script(repo), day))
+    backend = DockerBackend(sandbox=sandbox)
+    with started(backend, base_image, case_id="t/as-of", role="test", network=True) as box:
+        box.copy_in(repo, "/data/project")
+        run = box.exec("bash setup.sh", timeout=600, workdir="/data/project")
+        assert run.exit_code == 0, run.output[-3000:]
+        shown = box.exec("python -m pip show iniconfig", timeout=60, workdir="/")
+        assert "Version: 1.1.1" in shown.output, shown.output
+        # The test step of a reference made so installs its requirements as of that day too.
+        step = run_tests_command("true", [], ["packaging"], packages_before=day)
+        box.exec(step, timeout=300, workdir="/")
+        shown = box.exec("python -m pip show packaging", timeout=60, workdir="/")
+        assert "Version: 20.8" in shown.output, shown.output
