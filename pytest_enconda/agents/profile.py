@@ -72,6 +72,10 @@ SYSTEM_HINTS: dict[str, tuple[str, ...]] = {
     "graphviz": ("graphviz",),
     "python-snappy": ("libsnappy-dev",),
     "pyspark": ("default-jre-headless",),
+    # PyEnchant loads the C library and needs a dictionary (sphinx-contrib/spelling's tests).
+    "pyenchant": ("libenchant-2-2", "hunspell-en-us"),
+    # libtmux drives the tmux program (tmuxp's tests start tmux servers).
+    "libtmux": ("tmux",),
 }
 _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _APT = re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\s+((?:[^\n;&|#`'\"]+))")
@@ -247,6 +251,16 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
         for values in optional.values():
             if isinstance(values, list):
                 dependencies += _requirement_names(str(d) for d in values)
+    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
+    groups = poetry.get("group") if isinstance(poetry.get("group"), dict) else {}
+    tables = [
+        poetry.get("dependencies"),
+        poetry.get("dev-dependencies"),
+        *(g.get("dependencies") for g in groups.values() if isinstance(g, dict)),
+    ]
+    for table in tables:
+        if isinstance(table, dict):  # Poetry's names are its keys (tmuxp's libtmux)
+            dependencies += _requirement_names(str(k) for k in table if str(k) != "python")
     for requirement in build.get("requires", []) if isinstance(build.get("requires"), list) else []:
         name = _requirement_names([str(requirement)])
         if name:

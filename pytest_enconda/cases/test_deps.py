@@ -392,9 +392,15 @@ def _local_actions(repo: Path) -> list[Path]:
     return sorted(path for path in found if path.is_file() and not path.is_symlink())
 
 
+# A root Makefile's install lines: CI often runs `make ci`, whose `deps` target installs the
+# extras the tests import (tortoise-orm: `poetry install -E asyncpg -E aiomysql ...`).
+_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
+
+
 def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    for workflow in [*_workflows(repo), *_local_actions(repo)]:
+    makefiles = [repo / name for name in _MAKEFILES if (repo / name).is_file()]
+    for workflow in [*_workflows(repo), *_local_actions(repo), *makefiles[:1]]:
         rel = workflow.relative_to(repo).as_posix()
         for line in _read(workflow).splitlines():
             found += [(spec, rel) for spec in _pip_line(line, repo, extras)]
@@ -511,7 +517,9 @@ def declared_test_requirements(repo: Path, python: str = "3.11") -> list[TestReq
                 found += [(spec, source) for spec in _pip_words(words, repo, extras)]
             for field in ("commands_pre", "commands"):
                 for line in _tox_lines(parser.get(section, field, fallback=""), factors):
-                    found += [(spec, f"{source} {field}") for spec in _pip_line(line, repo, extras)]
+                    # connexion's tox runs `poetry install --all-extras --with tests`.
+                    specs = _pip_line(line, repo, extras) + _installer_extras(line, extras)
+                    found += [(spec, f"{source} {field}") for spec in specs]
             for line in _tox_lines(parser.get(section, "extras", fallback=""), factors):
                 for extra in re.split(r"[\s,]+", line):
                     if extra and "{" not in extra:

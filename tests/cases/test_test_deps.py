@@ -268,6 +268,38 @@ def test_a_tox_dep_spaced_around_its_operator_is_one_requirement(tmp_path: Path)
     assert set(_specs(repo)) == {"jaraco.develop>=7.23", "path>=10.6,<17", "mock", "numpy"}
 
 
+def test_extras_a_tox_command_or_the_makefile_installs_are_test_requirements(
+    tmp_path: Path,
+) -> None:
+    # connexion: tox runs `poetry install --all-extras`; tortoise-orm: CI runs `make ci`, whose
+    # deps target is `poetry install -E asyncpg -E accel`.
+    pyproject = (
+        '[tool.poetry]\nname = "pkg"\n[tool.poetry.dependencies]\npython = ">=3.8"\n'
+        'flask = {version = ">=2", optional = true}\nasyncpg = {version = "*", optional = true}\n'
+        'ciso8601 = {version = "*", optional = true}\n'
+        '[tool.poetry.extras]\nflask = ["flask"]\nasyncpg = ["asyncpg"]\naccel = ["ciso8601"]\n'
+    )
+    tox = _repo(
+        tmp_path / "tox",
+        {
+            "pyproject.toml": pyproject,
+            "tox.ini": "[testenv]\ncommands_pre = poetry install --all-extras --with tests\n"
+            "commands = pytest\n",
+        },
+    )
+    assert {"flask>=2", "asyncpg", "ciso8601"} <= set(_specs(tox))
+    make = _repo(
+        tmp_path / "make",
+        {
+            "pyproject.toml": pyproject,
+            "Makefile": "deps:\n\t@poetry install -E asyncpg -E accel\n\ntest: deps\n\tpytest\n",
+        },
+    )
+    specs = _specs(make)
+    assert specs["asyncpg"] == "Makefile" and specs["ciso8601"] == "Makefile"
+    assert "flask>=2" not in specs
+
+
 POETRY_EXTRAS = """\
 [tool.poetry]
 name = "pkg"

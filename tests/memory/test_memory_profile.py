@@ -71,3 +71,16 @@ def test_profile_of_each_ecosystem(tmp_path: Path, name: str) -> None:
 def test_cmake_and_composer_name_their_system_packages(tmp_path: Path) -> None:
     (tmp_path / "CMakeLists.txt").write_text("find_package(ZLIB)\nfind_package(OpenSSL)\n")
     assert build_profile(tmp_path).likely_system_packages == ["zlib1g-dev", "libssl-dev"]
+
+
+def test_poetry_dependencies_name_their_system_packages(tmp_path: Path) -> None:
+    # tmuxp: libtmux is a Poetry dependency; its tests start tmux, which nothing else declares.
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.poetry]\nname = "tmuxp"\n[tool.poetry.dependencies]\npython = "^3.8"\n'
+        'libtmux = "~0.37"\n[tool.poetry.group.docs.dependencies]\npyenchant = "*"\n'
+    )
+    assert build_profile(tmp_path).likely_system_packages == [
+        "tmux",
+        "libenchant-2-2",
+        "hunspell-en-us",
+    ]
