@@ -54,6 +54,7 @@ from .pipeline import heartbeat, repository_readme
 from .probing.junit import (
     JUNIT_PATH,
     JUnitError,
+    first_error,
     read_junit,
     run_tests_command,
     why_no_tests,
@@ -502,9 +503,11 @@ def _attempt(
             + (
                 f" (no JUnit report: {why})"
                 if not r.report
-                else f" (no tests: {why})"
-                if why
                 else ""
+                if not why
+                else f" (no tests: {why})"
+                if not r.passed + r.failed + r.errors
+                else f" (first error: {why})"
             )
             for i, (r, why) in enumerate(zip(record_runs, missing, strict=True), 1)
         )
@@ -573,6 +576,8 @@ def _test_run(
     )
     # An empty report (pytest exits 4 on a test path that does not exist) says no more than none.
     why = "" if outcomes else why_no_tests(result.output, result.exit_code, result.timed_out)
+    if outcomes and not counted["passed"] and counted["error"]:
+        why = first_error(result.output)  # trafilatura: 13 modules errored, the log was lost
     return outcomes, run, why
 
 

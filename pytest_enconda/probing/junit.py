@@ -158,6 +158,16 @@ _NO_REPORT_SIGNS = (
 _EXCEPTION_LINE = re.compile(r"^E\s+(\w*(?:Error|Exception)\b.+)$")
 
 
+def first_error(output: str) -> str:
+    """The first exception line pytest printed (``E   ModuleNotFoundError: ...``): what a run
+    whose every test errored at collection says about why, kept when its log is long gone."""
+    for line in output.splitlines():
+        match = _EXCEPTION_LINE.match(line.strip())
+        if match:
+            return match.group(1).strip()[:240]
+    return ""
+
+
 def why_no_tests(output: str, exit_code: int | None, timed_out: bool) -> str:
     """Why a test command reported no test (no JUnit report, or one with no test case), from its
     exit and its output's own words: the attempt line shows "unrecognized arguments:

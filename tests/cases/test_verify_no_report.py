@@ -1,5 +1,6 @@
 """verify's attempt line says why a test run reported no test: pytest's own words (a usage error,
-a conftest that cannot be imported), not only "no JUnit report"."""
+a conftest that cannot be imported), not only "no JUnit report"; and, where every test errored,
+the first error pytest printed."""
 
 from __future__ import annotations
 
@@ -24,6 +25,8 @@ USAGE_ERROR = (
 class _Box:
     """Setup succeeds; every test run ends in pytest's usage error and leaves no report."""
 
+    report = ""
+
     def copy_in(self, data: bytes, path: str) -> None:
         pass
 
@@ -38,15 +41,50 @@ class _Box:
         return "snapshot"
 
     def copy_out(self, path: str, target: Path) -> None:
-        raise FileNotFoundError(path)
+        if not self.report:
+            raise FileNotFoundError(path)
+        target.write_text(self.report)
 
 
-def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
+COLLECTION_ERRORS = """\
+==================================== ERRORS ====================================
+___________________ ERROR collecting tests/baseline_tests.py ___________________
+ImportError while importing test module '/data/project/tests/baseline_tests.py'.
+E   ModuleNotFoundError: No module named 'courlan.filters'
+E   AttributeError: a later one
+"""
+ERRORED_REPORT = (
+    '<testsuites><testsuite name="pytest" errors="2" failures="0" skipped="0" tests="2">'
+    '<testcase classname="tests.baseline_tests" name="tests.baseline_tests">'
+    '<error message="collection failure">trace</error></testcase>'
+    '<testcase classname="tests.unit_tests" name="tests.unit_tests">'
+    '<error message="collection failure">trace</error></testcase>'
+    "</testsuite></testsuites>"
+)
+
+
+class _ErroredBox(_Box):
+    """Every test module fails to import: a report of errors only."""
+
+    report = ERRORED_REPORT
+
+    def exec(self, command: str, *, timeout: float, log_path: Path, **_: Any) -> ExecResult:
+        output = COLLECTION_ERRORS if "pytest" in command else "installed"
+        return ExecResult(
+            exit_code=1 if "pytest" in command else 0,
+            output=output,
+            duration=1.0,
+            timed_out=False,
+            truncated=False,
+        )
+
+
+def _ctx(tmp_path: Path, box: _Box) -> Any:
     @contextmanager
     def container(*_: Any, **__: Any) -> Any:
-        yield _Box()
+        yield box
 
-    ctx = SimpleNamespace(
+    return SimpleNamespace(
         options=VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path),
         progress=lambda _line: None,
         sandbox=SimpleNamespace(
@@ -56,6 +94,25 @@ def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
         download_cache=lambda _base: None,
         stopping=threading.Event(),
     )
+
+
+def test_the_attempt_line_names_the_first_collection_error(tmp_path: Path) -> None:
+    record = RepoVerification(
+        repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
+    )
+    ctx = _ctx(tmp_path, _ErroredBox())
+    assert not _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    why = "first error: ModuleNotFoundError: No module named 'courlan.filters'"
+    assert record.attempts == [
+        "recipe: no test passed in both runs ("
+        f"run 1: 0 passed 0 failed 2 errors 0 skipped ({why}), "
+        f"run 2: 0 passed 0 failed 2 errors 0 skipped ({why}))"
+    ]
+
+
+def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
+    ctx = _ctx(tmp_path, _Box())
+
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
     )
