@@ -149,7 +149,12 @@ def run_tests_command(
 _NO_REPORT_SIGNS = (
     # argparse: "python -m pytest: error: unrecognized arguments: --nomigrations"
     re.compile(r"^(?:[^:]*\bpytest|\S+\.py): error: (.+)$"),
-    re.compile(r"^ERROR: (?!usage:)(.+)$"),  # "ERROR: file or directory not found: tests"
+    # "ERROR: file or directory not found: tests"; not pip's ERROR lines, which the test step's
+    # installs print before pytest starts (cellrank's conflict note hid its conftest's error).
+    re.compile(
+        r"^ERROR: (?!usage:|pip's |Could not |No matching distribution|Cannot install |"
+        r"ResolutionImpossible|Failed (?:building|to build)|Ignored the following)(.+)$"
+    ),
     re.compile(r"^(ImportError while loading conftest .+)$"),
     re.compile(r"^INTERNALERROR> (\w*(?:Error|Exception)\b.*)$"),
     re.compile(r"(No module named pytest\b.*)$"),

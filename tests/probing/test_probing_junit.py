@@ -205,3 +205,17 @@ def test_why_no_tests_without_pytest_words() -> None:
     crash = "INTERNALERROR> Traceback\nINTERNALERROR>   File x\nINTERNALERROR> KeyError: 'x'\n"
     assert why_no_tests(crash, 3, timed_out=False) == "exit 3: KeyError: 'x'"
     assert why_no_tests("Segmentation fault\n", 139, False) == "exit 139: Segmentation fault"
+
+
+def test_pips_error_lines_before_pytest_are_not_the_reason() -> None:
+    # cellrank: the test step's install printed a conflict note; the conftest's error is why.
+    out = (
+        "ERROR: pip's dependency resolver does not currently take into account all the packages\n"
+        "ImportError while loading conftest '/data/project/tests/conftest.py'.\n"
+        "tests/conftest.py:23: in <module>\n"
+        "E   FileNotFoundError: [Errno 2] Unable to open file 'tests/adata_200.h5ad'\n"
+    )
+    assert why_no_tests(out, 4, timed_out=False) == (
+        "exit 4: ImportError while loading conftest '/data/project/tests/conftest.py'. "
+        "FileNotFoundError: [Errno 2] Unable to open file 'tests/adata_200.h5ad'"
+    )
