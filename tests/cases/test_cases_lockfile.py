@@ -7,9 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
+from recipebox import installed_version, set_up
 
-from pytest_enconda.backends.base import started
-from pytest_enconda.backends.docker import DockerBackend
 from pytest_enconda.cases.lockfile import lock_constraints
 from pytest_enconda.cases.test_commands import recipe_script
 
@@ -110,15 +109,9 @@ def test_the_recipe_installs_the_locked_version(tmp_path: Path, sandbox, base_im
     (repo / "poetry.lock").write_text(POETRY_LOCK)
     script = recipe_script(repo)
     assert "export PIP_CONSTRAINT=" in script
-    (repo / "setup.sh").write_text(script)
-    backend = DockerBackend(sandbox=sandbox)
-    with started(backend, base_image, case_id="t/lock", role="test", network=True) as box:
-        box.copy_in(repo, "/data/project")
-        run = box.exec("bash setup.sh", timeout=600, workdir="/data/project")
-        assert run.exit_code == 0, run.output[-3000:]
-        shown = box.exec("python -m pip show packaging", timeout=60, workdir="/")
+    with set_up(sandbox, base_image, repo, script, "t/lock") as (box, _):
         # Unconstrained, pip would take today's packaging, far past 23.0.
-        assert "Version: 23.0" in shown.output, shown.output
+        assert installed_version(box, "packaging") == "23.0"
 
 
 def test_a_poetry_application_gets_its_dependencies_not_a_build(tmp_path: Path) -> None:
@@ -170,12 +163,6 @@ def test_the_fallback_installs_the_poetry_dependencies(tmp_path: Path, sandbox, 
     (repo / "machinette").mkdir(parents=True)
     (repo / "machinette" / "__init__.py").write_text("")
     (repo / "pyproject.toml").write_text(UNBUILDABLE)
-    (repo / "setup.sh").write_text("set -e\n" + recipe_script(repo))
-    backend = DockerBackend(sandbox=sandbox)
-    with started(backend, base_image, case_id="t/poetry", role="test", network=True) as box:
-        box.copy_in(repo, "/data/project")
-        run = box.exec("bash setup.sh", timeout=600, workdir="/data/project")
-        assert run.exit_code == 0, run.output[-3000:]
-        assert "no_such_backend" in run.output  # the build really failed first
-        shown = box.exec("python -m pip show iniconfig", timeout=60, workdir="/")
-        assert shown.exit_code == 0 and "Version: 2." in shown.output, shown.output
+    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/poetry") as (box, output):
+        assert "no_such_backend" in output  # the build really failed first
+        assert installed_version(box, "iniconfig").startswith("2.")

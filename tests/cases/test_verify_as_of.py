@@ -4,19 +4,18 @@ verify and in grading), and pip's upload cutoff working for real in a box."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
 import pytest
+from dataset_factory import one_instance_dataset
 from gitutil import git
+from recipebox import installed_version, set_up
 
 from pytest_enconda import verify
-from pytest_enconda.backends.base import started
-from pytest_enconda.backends.docker import DockerBackend
 from pytest_enconda.cases.models import RepoSource
-from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.cases.test_commands import AS_OF, as_of_script, recipe_script
 from pytest_enconda.probing.junit import run_tests_command
 from pytest_enconda.sandbox.recipes import BASE_RECIPES
@@ -113,23 +112,6 @@ def test_the_test_step_exports_the_cutoff_before_its_installs() -> None:
 def test_an_imported_case_carries_the_cutoff_into_grading(tmp_path: Path) -> None:
     from pytest_enconda.cases.enconda_import import load_dataset
 
-    data = tmp_path / "DATA"
-    folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
-    folder.mkdir(parents=True)
-    (data / "repo_info.jsonl").write_text('{"repository": "o/a", "revision": "abc"}\n')
-    (folder / "README.md").write_text("# x\n")
-    golden = {
-        "level": "level1",
-        "errors": [
-            {
-                "error_type": "E1",
-                "error_description": "a missing dependency",
-                "golden_answer": "pip install iniconfig",
-                "correction_candidates": [],
-            }
-        ],
-    }
-    (folder / "README.json").write_text(json.dumps(golden))
     record = RepoVerification(
         repository="o/a",
         revision="abc",
@@ -140,8 +122,7 @@ def test_an_imported_case_carries_the_cutoff_into_grading(tmp_path: Path) -> Non
         packages_before=WHEN,
         pass_set=["t::a"],
     )
-    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": record}))
-    (case,) = load_dataset(data).cases
+    (case,) = load_dataset(one_instance_dataset(tmp_path, record)).cases
     assert case.reference is not None and case.reference.packages_before == WHEN
 
 
@@ -159,16 +140,10 @@ def test_the_dated_recipe_installs_what_pip_offered_that_day(
         "setup(name='mini', version='0.1', packages=['mini'], install_requires=['iniconfig'])\n"
     )
     day = "2021-01-01T00:00:00Z"  # iniconfig 1.1.1 (2020-10); 2.0.0 came in 2023
-    (repo / "setup.sh").write_text("set -e\n" + as_of_script(recipe_script(repo), day))
-    backend = DockerBackend(sandbox=sandbox)
-    with started(backend, base_image, case_id="t/as-of", role="test", network=True) as box:
-        box.copy_in(repo, "/data/project")
-        run = box.exec("bash setup.sh", timeout=600, workdir="/data/project")
-        assert run.exit_code == 0, run.output[-3000:]
-        shown = box.exec("python -m pip show iniconfig", timeout=60, workdir="/")
-        assert "Version: 1.1.1" in shown.output, shown.output
+    script = as_of_script(recipe_script(repo), day)
+    with set_up(sandbox, base_image, repo, script, "t/as-of") as (box, _):
+        assert installed_version(box, "iniconfig") == "1.1.1"
         # The test step of a reference made so installs its requirements as of that day too.
         step = run_tests_command("true", [], ["packaging"], packages_before=day)
         box.exec(step, timeout=300, workdir="/")
-        shown = box.exec("python -m pip show packaging", timeout=60, workdir="/")
-        assert "Version: 20.8" in shown.output, shown.output
+        assert installed_version(box, "packaging") == "20.8"

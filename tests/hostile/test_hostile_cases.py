@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from dataset_factory import GOLDEN_ERROR
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -23,11 +24,6 @@ from pytest_enconda.errors import CaseFormatError
 EXAMPLES = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-GOLDEN_ERROR = {
-    "error_type": "E4",
-    "error_description": "requirements file path is wrong",
-    "golden_answer": "pip install -r requirements.txt",
-}
 GOOD_TOML = (
     'id = "{id}"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
     'test_command = "true"\n[repository]\nkind = "folder"\npath = "repo"\n'
@@ -227,19 +223,14 @@ def test_a_budget_shorter_than_the_golden_setup_took_is_a_harness_error(
 ) -> None:
     """The sidecar records how long the reference setup took; a case budget below it would
     time out a correct script, so the execution item is the harness's error, not the agent's."""
+    from dataset_factory import one_instance_dataset
+
     from pytest_enconda.cases.enconda_import import load_dataset
-    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification
     from pytest_enconda.errors import HarnessError
     from pytest_enconda.probing.execution import run_execution, setup_budget_problem
     from pytest_enconda.records import CaseDir
 
-    data = tmp_path / "DATA"
-    folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
-    folder.mkdir(parents=True)
-    (data / "repo_info.jsonl").write_text('{"repository": "o/a", "revision": "abc"}\n')
-    (folder / "README.md").write_text("# x\n")
-    golden = {"level": "level1", "errors": [{**GOLDEN_ERROR, "correction_candidates": []}]}
-    (folder / "README.json").write_text(json.dumps(golden))
     record = RepoVerification(
         repository="o/a",
         revision="abc",
@@ -250,7 +241,7 @@ def test_a_budget_shorter_than_the_golden_setup_took_is_a_harness_error(
         pass_set=["t::a"],
         timings={"agent-readme_setup_s": took, "recipe_setup_s": 5000.0},
     )
-    write_sidecar(data / SIDECAR_NAME, Sidecar(repositories={"o/a": record}))
+    data = one_instance_dataset(tmp_path, record)
     (case,) = load_dataset(data).cases
     assert case.reference is not None and case.reference.setup_seconds == took
     assert case.spec.budgets.setup_seconds == 900
