@@ -198,12 +198,16 @@ def _words(line: str) -> list[str] | None:
         return None
 
 
+def _unknown(word: str) -> bool:
+    return "{" in word or "$" in word or "%" in word
+
+
 def normalise(line: str) -> str | None:
     """``python -m pytest ARGS`` from a shell line that runs pytest, or None if none does."""
     if not _PYTEST_WORD.search(line):
         return None
-    # CI expressions may hold spaces: gone before the line is split into words.
-    line = re.sub(r"\$\{\{.*?\}\}", " ", line)
+    # CI expressions may hold spaces: one unknown word each before the line is split into words.
+    line = re.sub(r"\$\{\{.*?\}\}", " ${{}} ", line)
     # Only the command that runs pytest: shell sequences around it are someone else's steps.
     for segment in re.split(r"&&|\|\||;|\|", line):
         if _PYTEST_WORD.search(segment):
@@ -230,8 +234,14 @@ def normalise(line: str) -> str | None:
             skip_next = False
             continue
         name = word.split("=", 1)[0]
-        if "{" in word or "$" in word or "%" in word:
+        if _unknown(word):
             continue  # tox substitutions, CI expressions, shell variables: unknown here
+        following = rest[index + 1] if index + 1 < len(rest) else ""
+        if word.startswith("-") and "=" not in word and _unknown(following):
+            # An option whose value is unknown goes with it: datasets' `-m ${{ matrix.test }}`
+            # left `-m` to take `-n` as its marker expression, and pytest refused the line.
+            skip_next = True
+            continue
         if name in _DROP_WITH_VALUE:
             # pytest itself takes the next word as the value (--cov's is optional, but a word
             # after it is taken too), so it goes with the option.

@@ -167,6 +167,12 @@ def test_readme_then_default(tmp_path: Path) -> None:
         ("cd src && PYTHONPATH=. pytest -n4 --lf t", "python -m pytest t"),
         ("pytest --cov --cov-report term -v", "python -m pytest -v"),
         ("pytest ${{ matrix.args }} tests", "python -m pytest tests"),
+        # huggingface/datasets: an option whose value is a CI expression goes with it.
+        (
+            "python -m pytest -rfExX -m ${{ matrix.test }} -n 2 --dist loadfile -sv ./tests/",
+            "python -m pytest -rfExX -sv ./tests/",
+        ),
+        ("pytest -k $SELECTION -q tests", "python -m pytest -q tests"),
         ("echo pytestify", None),
         ("make test", None),
     ],
