@@ -252,7 +252,10 @@ class Validator:
             if setup.exit_code == 0:
                 command = in_setup_env(
                     run_tests_command(
-                        record.test_command, record.test_tools, record.test_requirements
+                        record.test_command,
+                        record.test_tools,
+                        record.test_requirements,
+                        packages_before=record.packages_before,
                     )
                 )
                 box.exec(command, timeout=ctx.options.test_seconds, log_path=logs / "tests.log")
