@@ -141,8 +141,16 @@ def test_verify_then_oracle_readme_and_skips(pytester: pytest.Pytester) -> None:
     assert [run["passed"] for run in good["runs"]] == [1, 1]
     assert [run["failed"] for run in good["runs"]] == [1, 1]
     assert bad["status"] == "unverified"
-    assert bad["reason"].startswith("recipe: no test passed in both runs")
-    assert bad["attempts"][0].startswith("agent:readme: no test passed in both runs")
+    # The recipe, then the recipe with the packages of the revision's day (the commit's time,
+    # read from the snapshot): a broken test fails on any day's packages.
+    assert [line.split(": ", 1)[0] for line in bad["attempts"]] == [
+        "agent:readme",
+        "recipe",
+        "recipe:as-of",
+    ]
+    assert all("no test passed in both runs" in line for line in bad["attempts"])
+    assert bad["reason"].startswith("recipe:as-of: no test passed in both runs")
+    assert bad["revision_date"] and bad["packages_before"] == ""  # no reference was made
 
     common = ["--cases", str(data), "--verification", str(sidecar_path), "-k", "execution"]
     common += ["--repo-mirror", str(mirror)]
@@ -159,7 +167,8 @@ def test_verify_then_oracle_readme_and_skips(pytester: pytest.Pytester) -> None:
         assert verdict["numbers"]["pass_set"] == {"size": 1, "passed": 1}
     assert found["o/bad/error_readme_1"][0] == "skipped"
     assert (
-        "no verified reference: o/bad: recipe: no test passed" in found["o/bad/error_readme_1"][1]
+        "no verified reference: o/bad: recipe:as-of: no test passed"
+        in found["o/bad/error_readme_1"][1]
     )
     summary = json.loads((run / "summary.json").read_text())
     assert summary["execution_coverage"] == {
