@@ -20,6 +20,7 @@ import pytest
 import scipy.optimize  # noqa: F401
 from scripted_llm import ScriptedServer
 
+from pytest_enconda.dispatch.ray import node_run_dir
 from pytest_enconda.errors import HarnessError
 from pytest_enconda.records import RunDir
 from pytest_enconda.sandbox.common import KIND_SNAPSHOT
@@ -79,7 +80,10 @@ def _drop_session_snapshots(
     """
     yield
     root = tmp_path_factory.getbasetemp()
-    runs = {RunDir(path.parent).run_id for path in root.rglob("run.json")} | {test_run_id}
+    folders = [path.parent for path in root.rglob("run.json")]
+    # A Ray node labels its boxes with its node-local folder's name (dispatch.ray.node_run_dir).
+    runs = {RunDir(folder).run_id for folder in folders} | {test_run_id}
+    runs |= {node_run_dir(folder.resolve()).name for folder in folders}
     _remove_snapshots(runs)
 
 
