@@ -14,6 +14,7 @@ data for a later run: it is imported by the CLI only.
 from __future__ import annotations
 
 import contextlib
+import functools
 import queue
 import re
 import shlex
@@ -240,7 +241,7 @@ def verify_repository(ctx: _Context, name: str, revision: str) -> RepoVerificati
 
 def _verify(ctx: _Context, record: RepoVerification) -> None:
     from .errors import RepositoryUnavailable
-    from .sandbox.repo import describe_absent, materialize, revision_date
+    from .sandbox.repo import describe_absent, materialize
 
     options = ctx.options
     source = RepoSource(
@@ -253,6 +254,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         phase = time.monotonic()
         ctx.progress(f"{record.repository}: fetching {record.revision[:12]}")
         absent: list[str] = []
+        committed: list[str] = []
         try:
             digest = materialize(
                 source,
@@ -261,10 +263,12 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 mirror_dir=options.repo_mirror,
                 cache_dir=ctx.images.settings.cache_dir,
                 absent=absent,
+                committed=committed,
             )
         except RepositoryUnavailable as exc:
             record.reason = str(exc)
             return
+        record.revision_date = committed[0] if committed else ""
         if absent:
             # A fetched snapshot may lack its largest files; the reference is measured on the
             # same partial tree the agents get, so its PASS set stays comparable.
@@ -273,15 +277,6 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 f"{record.repository}: the snapshot lacks "
                 + describe_absent(absent, "checked out without them")
             )
-        record.revision_date = (
-            revision_date(
-                source,
-                Path(tmp),
-                options.repo_mirror,
-                cache_dir=ctx.images.settings.cache_dir,
-            )
-            or ""
-        )
         choice = _choose_base(ctx, repo_dir)
         record.base_image = choice.name
         ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
@@ -314,19 +309,13 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             )
         ]
         if options.recipe_fallback:
-            strategies.append(
-                ("recipe", lambda: recipe_script(repo_dir, _system_packages(repo_dir, readme_name)))
+            # Written once, when the agent's attempt has failed: the as-of attempt reuses it.
+            recipe = functools.cache(
+                lambda: recipe_script(repo_dir, _system_packages(repo_dir, readme_name))
             )
+            strategies.append(("recipe", recipe))
             if options.recipe_as_of and record.revision_date:
-                strategies.append(
-                    (
-                        AS_OF,
-                        lambda: as_of_script(
-                            recipe_script(repo_dir, _system_packages(repo_dir, readme_name)),
-                            record.revision_date,
-                        ),
-                    )
-                )
+                strategies.append((AS_OF, lambda: as_of_script(recipe(), record.revision_date)))
         for label, make in strategies:
             ctx.progress(f"{record.repository}: {label}: writing the setup script")
             try:

@@ -210,14 +210,27 @@ def _missing_blobs(git_dir: Path, commit: str, timeout: float) -> list[bytes]:
 
 
 def _export(
-    git_dir: Path, commit: str, dest: Path, timeout: float, absent: list[str] | None = None
+    git_dir: Path,
+    commit: str,
+    dest: Path,
+    timeout: float,
+    absent: list[str] | None = None,
+    committed: list[str] | None = None,
 ) -> None:
     """Check ``commit`` out into ``dest`` without touching the repository's HEAD or index.
 
     ``git archive`` is not used because it honours ``export-ignore`` and would drop files.
     With ``absent`` a list, blobs the object store lacks are left out of the checkout and their
-    paths (sorted) appended to it; without, a missing blob fails the checkout.
+    paths (sorted) appended to it; without, a missing blob fails the checkout. With
+    ``committed`` a list, the commit's time (ISO 8601, UTC) is appended to it.
     """
+    if committed is not None:
+        shown = _git(
+            ["--git-dir", str(git_dir), "show", "-s", "--format=%ct", commit], timeout=timeout
+        )
+        if shown.returncode == 0 and shown.stdout.strip().isdigit():
+            moment = datetime.fromtimestamp(int(shown.stdout.strip()), UTC)
+            committed.append(moment.isoformat(timespec="seconds").replace("+00:00", "Z"))
     with tempfile.TemporaryDirectory(prefix="enconda-index-") as scratch:
         env = {"GIT_INDEX_FILE": str(Path(scratch) / "index")}
         base = ["--git-dir", str(git_dir), "--work-tree", str(dest)]
@@ -311,6 +324,7 @@ def _from_mirror(
     timeout: float,
     notes: list[str],
     absent: list[str] | None = None,
+    committed: list[str] | None = None,
 ) -> bool:
     url, revision = str(source.url), str(source.revision)
     candidates = mirror_candidates(mirror_dir, url)
@@ -320,7 +334,7 @@ def _from_mirror(
         git_dir = _git_dir(mirror_dir, timeout)
         commit = _resolve(git_dir, revision, timeout) if git_dir else None
         if commit and git_dir:
-            _export(git_dir, commit, dest, timeout, absent)
+            _export(git_dir, commit, dest, timeout, absent, committed)
             return True
         notes.append(f"mirror {mirror_dir} has no revision {revision}")
         return False
@@ -334,7 +348,7 @@ def _from_mirror(
         git_dir = _git_dir(candidate, timeout)
         commit = _resolve(git_dir, revision, timeout) if git_dir else None
         if commit and git_dir:
-            _export(git_dir, commit, dest, timeout, absent)
+            _export(git_dir, commit, dest, timeout, absent, committed)
             return True
         notes.append(f"mirror {candidate} has no revision {revision}")
     return False
@@ -352,6 +366,7 @@ def _from_url(
     cache_dir: Path,
     timeout: float,
     absent: list[str] | None = None,
+    committed: list[str] | None = None,
 ) -> None:
     url, revision = str(source.url), str(source.revision)
     deadline = time.monotonic() + timeout
@@ -401,7 +416,7 @@ def _from_url(
             )
             if commit is None:
                 raise RepositoryUnavailable(url, revision, "revision not found after fetch")
-        _export(bare, commit, dest, remaining(), absent)
+        _export(bare, commit, dest, remaining(), absent, committed)
     except subprocess.TimeoutExpired:
         raise RepositoryUnavailable(url, revision, f"git timed out after {timeout:g}s") from None
     except FileNotFoundError:
@@ -417,13 +432,15 @@ def materialize(
     *,
     cache_dir: Path | None = None,
     absent: list[str] | None = None,
+    committed: list[str] | None = None,
 ) -> str:
     """Write the repository tree of ``source`` into ``dest``; return its ``tree_hash``.
 
     ``dest`` must be absent or empty. Unreachable sources raise ``RepositoryUnavailable``.
     A git checkout naming blobs the object store lacks (a fetched snapshot often leaves out its
     largest files) fails unless ``absent`` is a list: then it goes on without those files and
-    appends their repository-relative paths, sorted, to ``absent``.
+    appends their repository-relative paths, sorted, to ``absent``. With ``committed`` a list,
+    a git source's commit time (ISO 8601, UTC) is appended to it (a plain folder has none).
     """
     dest = Path(dest)
     _prepare_dest(dest)
@@ -442,18 +459,18 @@ def materialize(
             commit = _resolve(git_dir, revision, timeout)
             if commit is None:
                 raise RepositoryUnavailable(str(repo), revision, "revision not found")
-            _export(git_dir, commit, dest, timeout, absent)
+            _export(git_dir, commit, dest, timeout, absent, committed)
         else:
             notes: list[str] = []
             found = mirror_dir is not None and _from_mirror(
-                source, Path(mirror_dir), dest, timeout, notes, absent
+                source, Path(mirror_dir), dest, timeout, notes, absent, committed
             )
             if not found:
                 cache = cache_dir or default_cache_dir()
                 try:
                     # One fetch per URL at a time: xdist workers share the bare cache repo.
                     with file_lock(cache, f"repo-{_clone_cache(cache, str(source.url)).name}"):
-                        _from_url(source, dest, cache, timeout, absent)
+                        _from_url(source, dest, cache, timeout, absent, committed)
                 except RepositoryUnavailable as exc:
                     if notes:
                         raise RepositoryUnavailable(
@@ -473,41 +490,3 @@ def materialize(
             shutil.rmtree(dest)
         raise
     return tree_hash(dest)
-
-
-def revision_date(
-    source: RepoSource,
-    case_dir: Path,
-    mirror_dir: Path | None = None,
-    *,
-    cache_dir: Path | None = None,
-    timeout: float = 30,
-) -> str | None:
-    """The commit time of ``source``'s revision (ISO 8601, UTC), read from the git repository
-    ``materialize`` took it from; None for a plain folder or where no repository holds it."""
-    revision = str(source.revision)
-    places: list[Path] = []
-    if source.kind == "git":
-        places.append(Path(case_dir) / str(source.path))
-    elif source.kind == "url":
-        if mirror_dir is not None:
-            mirror = Path(mirror_dir)
-            if _is_git_repository(mirror):
-                places.append(mirror)
-            else:
-                places += [c for c in mirror_candidates(mirror, str(source.url)) if c.is_dir()]
-        places.append(_clone_cache(cache_dir or default_cache_dir(), str(source.url)))
-    for place in places:
-        if not place.is_dir() or not _is_git_repository(place):
-            continue
-        git_dir = _git_dir(place, timeout)
-        commit = _resolve(git_dir, revision, timeout) if git_dir else None
-        if commit is None or git_dir is None:
-            continue
-        shown = _git(
-            ["--git-dir", str(git_dir), "show", "-s", "--format=%ct", commit], timeout=timeout
-        )
-        if shown.returncode == 0 and shown.stdout.strip().isdigit():
-            moment = datetime.fromtimestamp(int(shown.stdout.strip()), UTC)
-            return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-    return None

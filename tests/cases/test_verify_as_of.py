@@ -19,7 +19,7 @@ from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.cases.test_commands import AS_OF, as_of_script, recipe_script
 from pytest_enconda.probing.junit import run_tests_command
 from pytest_enconda.sandbox.recipes import BASE_RECIPES
-from pytest_enconda.sandbox.repo import revision_date
+from pytest_enconda.sandbox.repo import materialize
 
 WHEN = "2019-05-01T10:00:00Z"
 
@@ -39,14 +39,27 @@ def _snapshot(tmp_path: Path) -> tuple[Path, str]:
     return snapshot, git(origin, "rev-parse", "HEAD")
 
 
+def _committed(source: RepoSource, tmp_path: Path, mirror: Path, dest: str) -> list[str]:
+    committed: list[str] = []
+    materialize(
+        source,
+        tmp_path,
+        tmp_path / dest,
+        mirror_dir=mirror,
+        cache_dir=tmp_path / "c",
+        committed=committed,
+    )
+    return committed
+
+
 def test_the_revision_date_is_the_commit_time_in_utc(tmp_path: Path) -> None:
     snapshot, commit = _snapshot(tmp_path)
     source = RepoSource(kind="url", url="https://github.com/o/n", revision=commit)
-    assert revision_date(source, tmp_path, snapshot, cache_dir=tmp_path / "c") == WHEN
-    # A folder of snapshots finds it by owner+name too; a revision nobody holds has no date.
-    assert revision_date(source, tmp_path, tmp_path, cache_dir=tmp_path / "c") == WHEN
-    other = source.model_copy(update={"revision": "0" * 40})
-    assert revision_date(other, tmp_path, snapshot, cache_dir=tmp_path / "c") is None
+    assert _committed(source, tmp_path, snapshot, "one") == [WHEN]
+    # A folder of snapshots finds it by owner+name too; a plain folder has no date.
+    assert _committed(source, tmp_path, tmp_path, "two") == [WHEN]
+    folder = RepoSource(kind="folder", path="one")
+    assert _committed(folder, tmp_path, snapshot, "three") == []
 
 
 def _verify_strategies(tmp_path: Path, monkeypatch: Any, **options: Any) -> list[tuple]:
