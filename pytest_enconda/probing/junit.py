@@ -187,11 +187,7 @@ def why_no_tests(output: str, exit_code: int | None, timed_out: bool) -> str:
         if hits:
             said = hits[-1] if sign.pattern.startswith("^INTERNALERROR") else hits[0]
             if said.startswith("ImportError while loading conftest"):
-                cause = next(
-                    (m.group(1) for line in lines if (m := _EXCEPTION_LINE.match(line.strip()))),
-                    "",
-                )
-                said = f"{said} {cause}".strip()
+                said = f"{said} {first_error(output)}".strip()
             break
     if not said and lines:
         said = lines[-1].strip()
