@@ -6,7 +6,6 @@ the hash of its recipe.
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import uuid
@@ -15,7 +14,7 @@ from collections.abc import Callable, Iterator
 # pytester's in-process runs drop modules first imported during a run; numpy (behind scipy,
 # which grading uses) cannot be imported twice in one process, and docker-py's requests,
 # imported twice, fails with "You can only merge into CookieJar": load both before any run.
-import docker
+import docker  # noqa: F401
 import pytest
 import scipy.optimize  # noqa: F401
 from scripted_llm import ScriptedServer
@@ -23,6 +22,7 @@ from scripted_llm import ScriptedServer
 from pytest_enconda.dispatch.ray import node_run_dir
 from pytest_enconda.errors import HarnessError
 from pytest_enconda.records import RunDir
+from pytest_enconda.sandbox.cleanup import prune_images
 from pytest_enconda.sandbox.common import KIND_SNAPSHOT
 from pytest_enconda.sandbox.common import docker_client as connect_docker
 from pytest_enconda.sandbox.containers import Sandbox
@@ -88,17 +88,12 @@ def _drop_session_snapshots(
 
 
 def _remove_snapshots(runs: set[str]) -> None:
-    settings = SandboxSettings.from_env()
-    label = f"{settings.labels_prefix}.run"
     try:
         client = connect_docker()
     except HarnessError:  # no engine: nothing was made
         return
-    kind = f"{settings.labels_prefix}.kind={KIND_SNAPSHOT}"
-    for image in client.images.list(filters={"label": kind}):
-        if (image.labels or {}).get(label) in runs:
-            with contextlib.suppress(docker.errors.APIError):  # in use by another's container
-                client.images.remove(image.id, force=True)
+    # A snapshot still used by another's container stays (reported by prune, not raised).
+    prune_images(None, None, client=client, kinds=(KIND_SNAPSHOT,), run_ids=runs)
 
 
 @pytest.fixture(scope="session")

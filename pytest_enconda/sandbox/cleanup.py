@@ -6,7 +6,7 @@ a run killed with SIGKILL leaves containers that the next run recognises as orph
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -184,23 +184,23 @@ def prune_images(
     settings: SandboxSettings | None = None,
     client: docker.DockerClient | None = None,
     kinds: Iterable[str] = PRUNABLE_KINDS,
-    run_id: str | None = None,
+    run_ids: Collection[str] | None = None,
     dry_run: bool = False,
 ) -> PruneReport:
     """Remove task/snapshot/env images older than ``older_than``, then the oldest until the rest
-    fit in ``max_total_bytes``. Both ``None`` removes them all; ``run_id`` limits all of this
-    to images that run created. Base images are never touched."""
+    fit in ``max_total_bytes``. Both ``None`` removes them all; ``run_ids`` limits all of this
+    to images those runs created. Base images are never touched."""
     from docker.errors import APIError, ImageNotFound
 
     settings, client = _setup(settings, client)
     prefix = settings.labels_prefix
     wanted = [kind for kind in kinds if kind in PRUNABLE_KINDS]
     rows: list[dict[str, Any]] = []
-    label_filter = [f"{prefix}.tool={TOOL}"]
-    if run_id:
-        label_filter.append(f"{prefix}.run={run_id}")
-    for image in client.api.images(filters={"label": label_filter}):
-        kind = (image.get("Labels") or {}).get(f"{prefix}.kind", "")
+    for image in client.api.images(filters={"label": [f"{prefix}.tool={TOOL}"]}):
+        labels = image.get("Labels") or {}
+        if run_ids is not None and labels.get(f"{prefix}.run") not in run_ids:
+            continue
+        kind = labels.get(f"{prefix}.kind", "")
         if kind in wanted:
             rows.append({**image, "_kind": kind})
     sizes = _own_sizes(client, rows)

@@ -109,23 +109,27 @@ def test_prune_snapshots_by_age_and_size_keeps_bases(
     base_id = docker_client.api.inspect_image(base_image)["Id"]
     try:
         young = prune_images(
-            timedelta(days=1), None, settings=sandbox_settings, client=docker_client, run_id=run_id
+            timedelta(days=1),
+            None,
+            settings=sandbox_settings,
+            client=docker_client,
+            run_ids={run_id},
         )
         assert young.removed == []
         dry = prune_images(
-            None, 0, settings=sandbox_settings, client=docker_client, run_id=run_id, dry_run=True
+            None, 0, settings=sandbox_settings, client=docker_client, run_ids={run_id}, dry_run=True
         )
         assert sorted(dry.removed) == sorted(refs)
         assert all(docker_client.api.inspect_image(ref) for ref in refs)
         # Each snapshot holds its own ~2 MB layer: a 3 MB budget keeps one (the newest).
         sized = prune_images(
-            None, 3_000_000, settings=sandbox_settings, client=docker_client, run_id=run_id
+            None, 3_000_000, settings=sandbox_settings, client=docker_client, run_ids={run_id}
         )
         assert len(sized.removed) == 2 and sized.freed_bytes >= 4_000_000
         (survivor,) = [ref for ref in refs if ref not in sized.removed]
         assert survivor == refs[-1]
         aged = prune_images(
-            timedelta(0), None, settings=sandbox_settings, client=docker_client, run_id=run_id
+            timedelta(0), None, settings=sandbox_settings, client=docker_client, run_ids={run_id}
         )
         assert aged.removed == [survivor]
         for ref in refs:
