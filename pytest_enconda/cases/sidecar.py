@@ -69,6 +69,10 @@ def timing_tag(label: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", label.lower())
 
 
+# A UTC time to the second as verify writes it (2019-05-01T10:00:00Z), or empty.
+_UTC_SECOND = r"^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z)?$"
+
+
 class RepoVerification(BaseModel):
     """The reference of one repository at one revision."""
 
@@ -130,10 +134,15 @@ class RepoVerification(BaseModel):
         description="which strategy wrote it: 'agent:<name>', 'recipe' or 'recipe:as-of'",
     )
     revision_date: str = Field(
-        default="", description="the revision's commit time (ISO 8601, UTC), where known"
+        default="",
+        pattern=_UTC_SECOND,
+        description="the revision's commit time (ISO 8601, UTC), where known",
     )
     packages_before: str = Field(
         default="",
+        # Exported to pip in every test step of the case's grading: a malformed time would fail
+        # each install there, so the file is refused instead.
+        pattern=_UTC_SECOND,
         description="pip considered only packages uploaded before this time (the revision's "
         "commit time) in the reference's setup and in the test step's installs: set where only "
         "the dependencies of its day made the tests pass ('recipe:as-of'); empty: today's",

@@ -4,6 +4,7 @@ verify and in grading), and pip's upload cutoff working for real in a box."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -160,3 +161,21 @@ def test_the_dated_recipe_installs_what_pip_offered_that_day(
         step = run_tests_command("true", [], ["packaging"], packages_before=day)
         box.exec(step, timeout=300, workdir="/")
         assert installed_version(box, "packaging") == "20.8"
+
+
+@pytest.mark.parametrize("value", ["yesterday", "2019-05-01", "2019-05-01T10:00:00Z; rm -rf /"])
+def test_a_sidecar_with_a_malformed_cutoff_is_refused_naming_the_field(
+    tmp_path: Path, value: str
+) -> None:
+    from pytest_enconda.cases.sidecar import SidecarError, read_sidecar
+
+    record = RepoVerification(repository="o/a", revision="abc", status="verified")
+    data = one_instance_dataset(tmp_path, record)
+    path = next(data.glob("*.json"))
+    text = json.loads(path.read_text())
+    text["repositories"]["o/a"]["packages_before"] = value
+    path.write_text(json.dumps(text))
+    with pytest.raises(SidecarError) as caught:
+        read_sidecar(path)
+    assert str(path) in str(caught.value)
+    assert "repositories.o/a.packages_before" in str(caught.value)
