@@ -338,13 +338,19 @@ def _from_mirror(
             return True
         notes.append(f"mirror {mirror_dir} has no revision {revision}")
         return False
+    repositories: list[Path] = []
     for candidate in candidates:
         if not candidate.is_dir():
             continue
         if not _is_git_repository(candidate):
+            if any(candidate in tried.parents for tried in repositories):
+                # The folder around a snapshot (owner+name around owner+name/repo) that lacked
+                # the revision: copying it would make the bare repository the "checkout".
+                continue
             # A plain folder cannot prove its revision; the user put it there for this URL.
             _copy_folder(candidate, dest)
             return True
+        repositories.append(candidate)
         git_dir = _git_dir(candidate, timeout)
         commit = _resolve(git_dir, revision, timeout) if git_dir else None
         if commit and git_dir:

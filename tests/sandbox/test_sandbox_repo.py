@@ -161,6 +161,30 @@ def test_mirror_without_the_revision_says_so(
         )
 
 
+def test_snapshot_without_the_revision_is_not_copied_as_a_folder(
+    tmp_path: Path, git_repo: tuple[Path, str, str]
+) -> None:
+    """The fetch tool's owner+name/repo lacking the revision: the owner+name folder around it is
+    a later candidate, but it holds the bare repository, not a checkout (mov-cli's snapshot)."""
+    repo, _, _ = git_repo
+    mirror = tmp_path / "mirror"
+    git(
+        tmp_path,
+        "clone",
+        "--quiet",
+        "--bare",
+        str(repo),
+        str(mirror / "nonexistent-owner+nonexistent-repo" / "repo"),
+    )
+    source = RepoSource(kind="url", url=UNREACHABLE, revision="f" * 40)
+    dest = tmp_path / "checkout"
+    with pytest.raises(RepositoryUnavailable, match=r"repo has no revision f{40}"):
+        materialize(
+            source, tmp_path, dest, mirror_dir=mirror, timeout=60, cache_dir=tmp_path / "cache"
+        )
+    assert not dest.exists()
+
+
 def test_mirror_candidate_order(tmp_path: Path) -> None:
     names = [p.relative_to(tmp_path).as_posix() for p in mirror_candidates(tmp_path, UNREACHABLE)]
     assert names == [
