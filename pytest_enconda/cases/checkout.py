@@ -15,6 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from .test_commands import _ini, _read, _toml
+
 __all__ = ["CheckoutProof", "checkout_packages", "judge_checkout"]
 
 # Folders at the top of a repository that are never the project's importable package.
@@ -51,14 +53,82 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_PACKAGES = 8
 
 
+# setup.py's ``package_dir={"": "Lib"}`` (or with single quotes): where its packages live.
+_SETUP_PY_PACKAGE_DIR = re.compile(r"""package_dir\s*=\s*\{\s*(['"])\1\s*:\s*(['"])([^'"]+)\2""")
+_NAMESPACE_FINDERS = ("find_namespace_packages", "find_namespace:", "PEP420PackageFinder")
+
+
+def _relative_folder(repo: Path, value: object) -> Path | None:
+    """``value`` as a folder inside ``repo`` (no absolute paths, no ``..``, no symlinks)."""
+    if not isinstance(value, str) or not value.strip():
+        return None
+    parts = Path(value.strip().strip("/")).parts
+    if not parts or ".." in parts or Path(value).is_absolute():
+        return None
+    folder = repo.joinpath(*parts)
+    return folder if folder.is_dir() and not folder.is_symlink() else None
+
+
+def _declared_bases(repo: Path) -> list[Path]:
+    """Folders the build configuration puts packages in (gftools: ``[tool.setuptools.packages.
+    find] where = ["Lib"]``), besides the root and ``src/``."""
+    values: list[object] = []
+    tool = _toml(repo / "pyproject.toml").get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    if isinstance(setuptools, dict):
+        package_dir = setuptools.get("package-dir")
+        if isinstance(package_dir, dict):
+            values.append(package_dir.get(""))
+        packages = setuptools.get("packages")
+        find = packages.get("find") if isinstance(packages, dict) else None
+        if isinstance(find, dict) and isinstance(find.get("where"), list):
+            values += find["where"]
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    if isinstance(poetry, dict) and isinstance(poetry.get("packages"), list):
+        values += [p.get("from") for p in poetry["packages"] if isinstance(p, dict)]
+    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    if setup_cfg is not None:
+        if setup_cfg.has_option("options", "package_dir"):
+            for line in setup_cfg.get("options", "package_dir").splitlines():
+                key, _, value = line.partition("=")
+                if value and not key.strip():
+                    values.append(value)
+        if setup_cfg.has_option("options.packages.find", "where"):
+            values.append(setup_cfg.get("options.packages.find", "where"))
+    match = _SETUP_PY_PACKAGE_DIR.search(_read(repo / "setup.py"))
+    if match:
+        values.append(match.group(3))
+    bases: list[Path] = []
+    for value in values:
+        folder = _relative_folder(repo, value)
+        if folder is not None and folder not in bases and folder != repo:
+            bases.append(folder)
+    return bases
+
+
+def _declares_namespaces(repo: Path) -> bool:
+    """The build finds PEP 420 namespace packages (bioimageio/spec/ under a bare bioimageio/)."""
+    text = _read(repo / "setup.py") + _read(repo / "setup.cfg")
+    if any(finder in text for finder in _NAMESPACE_FINDERS):
+        return True
+    tool = _toml(repo / "pyproject.toml").get("tool")
+    setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
+    packages = setuptools.get("packages") if isinstance(setuptools, dict) else None
+    find = packages.get("find") if isinstance(packages, dict) else None
+    return isinstance(find, dict) and find.get("namespaces") is True
+
+
 def checkout_packages(repo: Path) -> list[str]:
-    """Top-level packages of the checkout (``src/`` layout too); single modules when none."""
+    """Top-level packages of the checkout (``src/`` layout, a folder the build configuration
+    names, namespace packages); single modules when none."""
     repo = Path(repo)
     packages: list[str] = []
     modules: list[str] = []
-    for base in (repo / "src", repo):
+    namespaces = _declares_namespaces(repo)
+    for base in (repo / "src", *_declared_bases(repo), repo):
         if not base.is_dir() or base.is_symlink():
             continue
+        nested = base != repo
         for entry in sorted(base.iterdir()):
             if entry.is_symlink() or not _IDENTIFIER.match(entry.stem):
                 continue
@@ -67,7 +137,7 @@ def checkout_packages(repo: Path) -> list[str]:
             if entry.is_dir() and (entry / "__init__.py").is_file():
                 if entry.name not in packages:
                     packages.append(entry.name)
-            elif entry.is_dir() and (base.name == "src" or entry.name in _NAMESPACES):
+            elif entry.is_dir() and (nested or namespaces or entry.name in _NAMESPACES):
                 # A namespace package (sphinxcontrib/spelling/): its regular subpackages.
                 packages += [
                     f"{entry.name}.{child.name}"

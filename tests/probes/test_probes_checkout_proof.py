@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from pytest_enconda.cases.checkout import checkout_packages, judge_checkout
 from pytest_enconda.probing.scripts import probe_script
 
@@ -124,3 +126,52 @@ def test_namespace_packages_name_their_subpackages(tmp_path: Path) -> None:
     (repo / "src" / "acme" / "tool" / "__init__.py").write_text("")
     (repo / "notes").mkdir()
     assert checkout_packages(repo) == ["acme.tool", "sphinxcontrib.spelling"]
+
+
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        ("pyproject.toml", '[tool.setuptools.packages.find]\nwhere = ["Lib"]\n'),
+        ("pyproject.toml", '[tool.setuptools.package-dir]\n"" = "Lib"\n'),
+        ("pyproject.toml", '[tool.poetry]\npackages = [{include = "demo", from = "Lib"}]\n'),
+        ("setup.cfg", "[options]\npackage_dir =\n    =Lib\n"),
+        ("setup.cfg", "[options.packages.find]\nwhere = Lib\n"),
+        ("setup.py", "from setuptools import setup\nsetup(package_dir={'': 'Lib'})\n"),
+    ],
+)
+def test_a_package_folder_the_build_names_is_searched(tmp_path: Path, file: str, text: str) -> None:
+    """gftools keeps its package in Lib/: with only root and src/ read, the proof found none."""
+    repo = tmp_path / "repo"
+    (repo / "Lib" / "demo").mkdir(parents=True)
+    (repo / "Lib" / "demo" / "__init__.py").write_text("")
+    assert checkout_packages(repo) == []
+    (repo / file).write_text(text)
+    assert checkout_packages(repo) == ["demo"]
+
+
+def test_a_declared_package_folder_outside_the_checkout_is_not_read(tmp_path: Path) -> None:
+    outside = tmp_path / "outside" / "stolen"
+    outside.mkdir(parents=True)
+    (outside / "__init__.py").write_text("")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "linked").symlink_to(tmp_path / "outside")
+    for where in ("../outside", str(tmp_path / "outside"), "linked"):
+        (repo / "pyproject.toml").write_text(
+            f'[tool.setuptools.packages.find]\nwhere = ["{where}"]\n'
+        )
+        assert checkout_packages(repo) == [], where
+
+
+def test_namespace_packages_declared_by_the_build(tmp_path: Path) -> None:
+    """spec-bioimage-io: setup.py's find_namespace_packages, bioimageio/ has no __init__.py."""
+    repo = tmp_path / "repo"
+    (repo / "bioimageio" / "spec").mkdir(parents=True)
+    (repo / "bioimageio" / "spec" / "__init__.py").write_text("")
+    (repo / "setup.py").write_text("from setuptools import setup\nsetup()\n")
+    assert checkout_packages(repo) == []
+    (repo / "setup.py").write_text(
+        "from setuptools import find_namespace_packages, setup\n"
+        "setup(packages=find_namespace_packages(exclude=['tests']))\n"
+    )
+    assert checkout_packages(repo) == ["bioimageio.spec"]
