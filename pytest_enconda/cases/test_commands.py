@@ -20,6 +20,7 @@ decides Pass@1; the repository's own dependencies stay the agent's job.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 import shlex
@@ -865,7 +866,9 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     repo = Path(repo)
     safe = [name for name in system_packages if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", name)]
     config = "\n".join(_read(repo / name) for name in CONFIG_FILES)
-    versioned, unversioned = version_setup(config, _toml(repo / "pyproject.toml"))
+    versioned, unversioned = version_setup(
+        config, _toml(repo / "pyproject.toml"), dist_name=declared_name(repo)
+    )
     lines = [
         "#!/bin/bash",
         "# reference recipe: the repository from source, with its test extras",
@@ -963,18 +966,62 @@ def _unless_locked(install: str, lock: str) -> str:
     )
 
 
-def project_name(repo: Path) -> str:
-    """The project's own distribution name (``[project]``, ``[tool.poetry]``, ``setup.cfg``
-    ``[metadata]``), normalised as PEP 503 does; "" when none is declared."""
+def _setup_py_name(repo: Path) -> str:
+    """``name=`` of setup.py's ``setup(...)`` call: a string, or a module-level name bound
+    to one."""
+    try:
+        tree = ast.parse(_read(repo / "setup.py"))
+    except (SyntaxError, ValueError):
+        return ""
+    strings = {
+        target.id: node.value.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Constant)
+        and isinstance(node.value.value, str)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    for node in ast.walk(tree):
+        func = node.func if isinstance(node, ast.Call) else None
+        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        if called != "setup":
+            continue
+        for keyword in node.keywords:  # type: ignore[union-attr]
+            value = keyword.value
+            if keyword.arg != "name":
+                continue
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                return value.value
+            if isinstance(value, ast.Name):
+                return strings.get(value.id, "")
+    return ""
+
+
+def declared_name(repo: Path) -> str:
+    """The project's distribution name as declared (``[project]``, ``[tool.poetry]``,
+    ``setup.cfg [metadata]``, setup.py's ``name=``); "" when none is."""
     pyproject = _toml(repo / "pyproject.toml")
-    name = pyproject.get("project", {}).get("name") or pyproject.get("tool", {}).get(
-        "poetry", {}
-    ).get("name")
+    project = pyproject.get("project")
+    tool = pyproject.get("tool")
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    name = (project.get("name") if isinstance(project, dict) else None) or (
+        poetry.get("name") if isinstance(poetry, dict) else None
+    )
     if not name:
         setup_cfg = _ini(_read(repo / "setup.cfg"))
         if setup_cfg is not None:
             name = setup_cfg.get("metadata", "name", fallback="")
-    return canonicalize_name(str(name)) if name else ""
+    if not name:
+        name = _setup_py_name(repo)
+    return name.strip() if isinstance(name, str) else ""
+
+
+def project_name(repo: Path) -> str:
+    """The project's own distribution name (``declared_name``), normalised as PEP 503 does; ""
+    when none is declared."""
+    name = declared_name(repo)
+    return canonicalize_name(name) if name else ""
 
 
 def _installable(repo: Path) -> bool:

@@ -33,6 +33,7 @@ import re
 import shlex
 from typing import Any
 
+from packaging.utils import canonicalize_name
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
@@ -41,6 +42,7 @@ __all__ = [
     "VERSION_TOOLS",
     "VersionTool",
     "named_tools",
+    "named_variables",
     "throwaway_git",
     "throwaway_tag",
     "version_setup",
@@ -48,6 +50,7 @@ __all__ = [
 ]
 
 PRETEND_VERSION = "0.0.0"
+_SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # The build configuration files a version tool is named in: callers pass their text.
 CONFIG_FILES = ("pyproject.toml", "setup.cfg", "setup.py")
 
@@ -77,9 +80,9 @@ class VersionTool(BaseModel):
 
 
 VERSION_TOOLS: tuple[VersionTool, ...] = (
-    # Set for every repository, as before this table: a package the recipe installs from the
-    # checkout may configure it where no marker is looked for (a sub-project's `-e ./plugin` in a
-    # requirement file), and only setuptools-scm reads these.
+    # Set for every repository: the checkout may configure it where no marker is looked for. Only
+    # for the project's distribution where its name is declared (version_setup), so a sub-project
+    # installed from the checkout (`-e ./plugin`) gets none then.
     VersionTool(
         name="setuptools-scm",
         markers=(r"setuptools[_-]scm", r"use_scm_version", r"vcs[_-]versioning", r"flit[_-]scm"),
@@ -159,17 +162,46 @@ def throwaway_git(tag: str) -> str:
     )
 
 
-def version_setup(config: str, pyproject: dict[str, Any]) -> tuple[list[str], list[str]]:
+def named_variables(variable: str, dist_name: str) -> list[str]:
+    """setuptools-scm's per-distribution form of ``variable`` (``..._FOR_EXCALIBUR_TESTS``), in
+    the spellings its releases read: 8+ canonicalises the name (PEP 503, ``-`` made ``_``), 6 and
+    7 upper-cased it as written; those that are shell names."""
+    forms = [
+        canonicalize_name(dist_name).replace("-", "_").upper(),
+        dist_name.upper().replace("-", "_"),
+        dist_name.upper(),
+    ]
+    out: list[str] = []
+    for form in forms:
+        name = f"{variable}_FOR_{form}"
+        if _SHELL_NAME.fullmatch(name) and name not in out:
+            out.append(name)
+    return out
+
+
+def version_setup(
+    config: str, pyproject: dict[str, Any], dist_name: str = ""
+) -> tuple[list[str], list[str]]:
     """Shell lines for a setup script run in the checkout, from ``config`` (the text of
     ``CONFIG_FILES``) and the parsed ``pyproject.toml``: those before its installs (the variables,
-    or the throwaway repository) and those after them (its removal)."""
+    or the throwaway repository) and those after them (its removal).
+
+    With the project's ``dist_name`` known, setuptools-scm's version is given for that
+    distribution only: the global variable also versions every dependency built from an sdist
+    with setuptools-scm as ``0.0.0`` (excalibur-tests' ``titlecase>=2.4.1`` then "has
+    inconsistent version: expected '2.4.1', but metadata has '0.0.0'", and the setup failed).
+    """
     tools = version_tools(config)
     names = ", ".join(tool.name for tool in tools)
     before = [f"# The checkout has no .git: a version for {names} (cases.vcs_version)."]
     after: list[str] = []
     variables: list[str] = []
     for tool in tools:
-        variables += [name for name in tool.variables if name not in variables]
+        scoped = tool.always and bool(dist_name)
+        for name in tool.variables:
+            for variable in named_variables(name, dist_name) if scoped else [name]:
+                if variable not in variables:
+                    variables.append(variable)
     before += [f'export {name}="${{{name}:-{PRETEND_VERSION}}}"' for name in variables]
     unset = [tool for tool in tools if not tool.variables]
     if unset:

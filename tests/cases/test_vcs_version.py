@@ -9,6 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from recipebox import installed_version, set_up
 
 from pytest_enconda.cases.test_commands import recipe_script
 from pytest_enconda.cases.vcs_version import version_setup
@@ -82,11 +83,67 @@ def test_the_tool_the_build_names_is_given_its_variable(
 
 
 def test_a_project_naming_no_tool_gets_setuptools_scms_variables_only(tmp_path: Path) -> None:
-    # Set for every repository, as before: a package installed from the checkout may use it.
-    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\nversion = "1.0"\n')
+    # Set for every repository: the checkout may use setuptools-scm where no marker is read.
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(use_scm=True)\n")
     script = recipe_script(tmp_path)
     assert _exports(script) == {"SETUPTOOLS_SCM_PRETEND_VERSION", "VCS_VERSIONING_PRETEND_VERSION"}
     assert "git init" not in script and "rm -rf .git" not in script
+
+
+@pytest.mark.parametrize(
+    ("rel", "text"),
+    [
+        ("pyproject.toml", '[project]\nname = "Excalibur_Tests"\ndynamic = ["version"]\n'),
+        ("pyproject.toml", '[tool.poetry]\nname = "Excalibur_Tests"\n'),
+        ("setup.cfg", "[metadata]\nname = Excalibur_Tests\n"),
+        ("setup.py", "from setuptools import setup\nNAME = 'Excalibur_Tests'\nsetup(name=NAME)\n"),
+        ("setup.py", "import setuptools\nsetuptools.setup(name='Excalibur_Tests')\n"),
+    ],
+)
+def test_a_named_project_gets_the_version_for_its_distribution_only(
+    tmp_path: Path, rel: str, text: str
+) -> None:
+    """The global variable versions every setuptools-scm sdist the install builds as 0.0.0."""
+    (tmp_path / rel).write_text(text)
+    exported = _exports(recipe_script(tmp_path))
+    assert exported == {
+        f"{prefix}_FOR_{suffix}"
+        for prefix in ("SETUPTOOLS_SCM_PRETEND_VERSION", "VCS_VERSIONING_PRETEND_VERSION")
+        for suffix in ("EXCALIBUR_TESTS",)
+    }
+
+
+def test_a_dotted_name_is_spelled_as_each_setuptools_scm_release_reads_it() -> None:
+    before, _ = version_setup("", {}, dist_name="zope.interface")
+    exported = {
+        line.split("=", 1)[0].removeprefix("export ") for line in before if "export" in line
+    }
+    # 8+: canonicalised (ZOPE_INTERFACE); 6-7's "ZOPE.INTERFACE" is no shell name, left out.
+    assert exported == {
+        "SETUPTOOLS_SCM_PRETEND_VERSION_FOR_ZOPE_INTERFACE",
+        "VCS_VERSIONING_PRETEND_VERSION_FOR_ZOPE_INTERFACE",
+    }
+
+
+@pytest.mark.docker
+def test_a_setuptools_scm_dependency_keeps_its_own_version(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """excalibur-tests: titlecase 2.4.1 ships an sdist built by setuptools-scm; under the global
+    variable its metadata said 0.0.0 and pip refused it ("inconsistent version")."""
+    repo = tmp_path / "repo"
+    (repo / "scmdemo").mkdir(parents=True)
+    (repo / "scmdemo" / "__init__.py").write_text("")
+    (repo / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\n'
+        'build-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "scmdemo"\ndynamic = ["version"]\n'
+        'dependencies = ["titlecase==2.4.1"]\n[tool.setuptools_scm]\n'
+    )
+    script = "export PIP_NO_BINARY=titlecase\n" + recipe_script(repo)
+    with set_up(sandbox, base_image, repo, script, "t/scm-dep") as (box, _):
+        assert installed_version(box, "titlecase") == "2.4.1"
+        assert installed_version(box, "scmdemo") == "0.0.0"
 
 
 def test_versioningit_gets_a_throwaway_repository_around_the_installs(tmp_path: Path) -> None:
