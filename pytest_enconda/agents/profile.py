@@ -45,7 +45,18 @@ OTHER_CONFIG = (
     ".pre-commit-config.yaml",
 )
 # Python distributions that need a Debian library (or tool) to build or to import.
+# What Qt's wheels load even offscreen (btrack's napari/vispy: "ImportError: fontconfig not
+# found" stopped pytest at its plugins); the test step sets QT_QPA_PLATFORM=offscreen.
+_QT = ("libgl1", "libegl1", "libfontconfig1", "libxkbcommon-x11-0", "libdbus-1-3", "libglib2.0-0")
 SYSTEM_HINTS: dict[str, tuple[str, ...]] = {
+    "pyqt5": _QT,
+    "pyqt6": _QT,
+    "pyside2": _QT,
+    "pyside6": _QT,
+    "qtpy": _QT,
+    "pytest-qt": _QT,
+    "napari": _QT,
+    "vispy": ("libfontconfig1", "libgl1"),
     "python-magic": ("libmagic1",),
     "filemagic": ("libmagic1",),
     "psycopg2": ("libpq-dev",),

@@ -110,6 +110,9 @@ def run_tests_command(
     if tools and TIMEOUT_TOOL not in names:
         tools = [*tools, TIMEOUT_TOOL]
     lines = ["mkdir -p /tmp/enconda", f"rm -f {JUNIT_PATH}"]
+    # No display in a box: Qt (pytest-qt, napari) aborts the whole session on xcb unless told to
+    # draw offscreen, as CI's headless runners are; a setup that chose a platform keeps it.
+    lines.append('export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"')
     if packages_before:
         lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(packages_before)}")
     if tools:

@@ -84,3 +84,14 @@ def test_poetry_dependencies_name_their_system_packages(tmp_path: Path) -> None:
         "libenchant-2-2",
         "hunspell-en-us",
     ]
+
+
+def test_qt_dependencies_name_the_libraries_qt_loads_offscreen(tmp_path: Path) -> None:
+    # btrack: napari's pytest plugin imports vispy, which stopped pytest: "fontconfig not found".
+    (tmp_path / "pyproject.toml").write_text(
+        '[project]\nname = "btrack"\n'
+        '[project.optional-dependencies]\nnapari = ["napari", "pyqt5"]\n'
+    )
+    likely = build_profile(tmp_path).likely_system_packages
+    assert {"libfontconfig1", "libgl1", "libegl1", "libxkbcommon-x11-0"} <= set(likely)
+    assert len(likely) == len(set(likely))

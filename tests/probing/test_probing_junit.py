@@ -82,10 +82,28 @@ def test_test_step_installs_tools_then_writes_the_report() -> None:
         f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     # pytest-timeout comes along, so a test hanging on the network fails alone.
-    assert "python -m pip install -q 'pytest>=7,<9' pytest-mock pytest-timeout" in lines[2]
+    assert "python -m pip install -q 'pytest>=7,<9' pytest-mock pytest-timeout" in lines[3]
     pinned = run_tests_command("python -m pytest", ["pytest", "pytest-timeout>=2"])
     assert "pytest-timeout>=2 pytest-timeout" not in pinned
     assert run_tests_command("python -m pytest", []).count("pip install") == 0
+
+
+@pytest.mark.parametrize(("preset", "expected"), [(None, "offscreen"), ("xcb", "xcb")])
+def test_qt_draws_offscreen_unless_the_setup_chose_a_platform(
+    preset: str | None, expected: str
+) -> None:
+    """A box has no display: Qt aborts the session on xcb (napari's pytest plugin, pytest-qt)."""
+    step = run_tests_command("true", [])
+    env = {"PATH": "/usr/bin:/bin"} | ({"QT_QPA_PLATFORM": preset} if preset else {})
+    lines = [line for line in step.splitlines() if "QT_QPA_PLATFORM" in line]
+    shown = subprocess.run(
+        ["bash", "-c", "\n".join([*lines, 'echo "$QT_QPA_PLATFORM"'])],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert shown.stdout.strip() == expected
 
 
 def _local_test_step(tmp_path: Path, report: Path) -> str:
