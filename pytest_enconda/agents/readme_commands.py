@@ -50,6 +50,7 @@ _INLINE_SPAN = re.compile(r"(?<!`)(?P<tick>`{1,2})(?!`)(?P<code>[^`]+?)(?<!`)(?P
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEREDOC = re.compile(r"<<-?\s*(?P<q>['\"]?)(?P<word>[A-Za-z_][\w]*)(?P=q)")
 _ENV_ASSIGN = re.compile(r"^[A-Za-z_]\w*=\S*$")
+_BIBTEX = re.compile(r"^\s*@[A-Za-z]+\s*\{")
 
 # First words that make a line a shell command without doubt.
 _KNOWN_COMMANDS = """
@@ -510,6 +511,9 @@ def _block_commands(block: _Block, known: frozenset[str] = frozenset()) -> list[
     if block.inline:
         commands = _clean(_logical_lines(lines))
         return commands if commands and _is_known_command(commands[0], known) else []
+    if _BIBTEX.match(next(line for line in lines if line.strip())):
+        # A citation, whatever the fence says (trafilatura's is in a ``shell`` block).
+        return []
     if language in SHELL_LANGUAGES:
         sign = _prompt_sign(lines)
         if sign is not None:

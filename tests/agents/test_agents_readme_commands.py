@@ -50,6 +50,18 @@ def test_markdown_fenced_shell_block_in_order_without_comments_or_blanks() -> No
     ]
 
 
+@pytest.mark.parametrize("language", ["shell", "bash", "", "bibtex"])
+def test_a_citation_is_not_run_whatever_its_fence_says(language: str) -> None:
+    """trafilatura's README cites itself in a ``shell`` block: the literal reader ran
+    ``@inproceedings{...`` and its setup failed with 127 before any install."""
+    readme = (
+        "```bash\npip install trafilatura\n```\n\n"
+        f"``` {language}\n@inproceedings{{barbaresi-2021-trafilatura,\n"
+        "  title = {{Trafilatura}},\n  year = 2021,\n}\n```\n"
+    )
+    assert extract_commands(readme, "README.md") == ["pip install trafilatura"]
+
+
 def test_markdown_backslash_continuations_are_joined() -> None:
     text = """
     ```shell
