@@ -81,6 +81,8 @@ JUNIT_PATH = "/tmp/enconda/junit.xml"
 # not hold the whole run until its budget kills pytest before it writes the report.
 PER_TEST_SECONDS = 120
 TIMEOUT_TOOL = "pytest-timeout"
+# Printed by the test step right before the test command: why_no_tests reads what follows it.
+TESTS_START = "enconda: the test command starts"
 
 
 def run_tests_command(
@@ -139,6 +141,7 @@ def run_tests_command(
     # cacheprovider instead removed its options, and a repository whose addopts name one
     # (spec-bioimage-io: --failed-first) ended in a usage error before any test ran.
     lines.append(f"rm -rf {PYTEST_CACHE}")
+    lines.append(f"echo {shlex.quote(TESTS_START)}")
     lines.append(
         f"{test_command} -o cache_dir={PYTEST_CACHE} -o timeout={per_test_seconds} "
         f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
@@ -152,12 +155,8 @@ def run_tests_command(
 _NO_REPORT_SIGNS = (
     # argparse: "python -m pytest: error: unrecognized arguments: --nomigrations"
     re.compile(r"^(?:[^:]*\bpytest|\S+\.py): error: (.+)$"),
-    # "ERROR: file or directory not found: tests"; not pip's ERROR lines, which the test step's
-    # installs print before pytest starts (cellrank's conflict note hid its conftest's error).
-    re.compile(
-        r"^ERROR: (?!usage:|pip's |Could not |No matching distribution|Cannot install |"
-        r"ResolutionImpossible|Failed (?:building|to build)|Ignored the following)(.+)$"
-    ),
+    # "ERROR: file or directory not found: tests" (pip's ERROR lines come before TESTS_START)
+    re.compile(r"^ERROR: (?!usage:)(.+)$"),
     re.compile(r"^(ImportError while loading conftest .+)$"),
     re.compile(r"^INTERNALERROR> (\w*(?:Error|Exception)\b.*)$"),
     re.compile(r"(No module named pytest\b.*)$"),
@@ -183,6 +182,9 @@ def why_no_tests(output: str, exit_code: int | None, timed_out: bool) -> str:
     its reporter starts; on a test path that does not exist it writes an empty report)."""
     if timed_out:
         return "timed out"
+    # Only what the test command printed: the installs before it print ERROR lines of their own
+    # (cellrank's pip conflict note hid its conftest's error).
+    output = output.rpartition(TESTS_START)[2]
     lines = [line.rstrip() for line in output.splitlines() if line.strip()]
     said = ""
     for sign in _NO_REPORT_SIGNS:

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_enconda.probing.junit import (
     JUNIT_PATH,
+    TESTS_START,
     JUnitError,
     parse_junit,
     read_junit,
@@ -227,8 +228,11 @@ def test_why_no_tests_without_pytest_words() -> None:
 
 def test_pips_error_lines_before_pytest_are_not_the_reason() -> None:
     # cellrank: the test step's install printed a conflict note; the conftest's error is why.
+    assert f"echo '{TESTS_START}'" in run_tests_command("python -m pytest", ["pytest"])
     out = (
         "ERROR: pip's dependency resolver does not currently take into account all the packages\n"
+        "ERROR: Could not find a version that satisfies the requirement nothing-such\n"
+        f"{TESTS_START}\n"
         "ImportError while loading conftest '/data/project/tests/conftest.py'.\n"
         "tests/conftest.py:23: in <module>\n"
         "E   FileNotFoundError: [Errno 2] Unable to open file 'tests/adata_200.h5ad'\n"
