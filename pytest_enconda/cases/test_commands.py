@@ -297,9 +297,31 @@ class _WorkflowHit(NamedTuple):
     before: tuple[str, ...] = ()
 
 
-def _from_workflow(text: str) -> _WorkflowHit | None:
+def _tests_elsewhere(repo: Path | None, command: str, folder: str) -> bool:
+    """Whether every test path ``command`` names is missing from the checkout: the step tests
+    another repository its job clones (roiextractors' dev-testing runs neuroconv's
+    ``neuroconv/tests/test_ophys``, and its own tests never ran)."""
+    if repo is None:
+        return False
+    words = _words(command.removeprefix(DEFAULT_COMMAND)) or []
+    paths = [
+        word.split("::", 1)[0].rstrip("/")
+        for word in words
+        if not word.startswith("-") and ("/" in word or word.endswith(".py"))
+    ]
+    if not paths:
+        return False
+    base = repo / folder if folder else repo
+    return not any(
+        not Path(path).is_absolute() and ".." not in Path(path).parts and (base / path).exists()
+        for path in paths
+    )
+
+
+def _from_workflow(text: str, repo: Path | None = None) -> _WorkflowHit | None:
     """Like ``_from_lines``, in the folder the step runs in: a step with ``working-directory:
-    ./src`` running ``pytest tests`` (pretalx) finds no ``tests`` at the repository root."""
+    ./src`` running ``pytest tests`` (pretalx) finds no ``tests`` at the repository root. With
+    ``repo``, a step whose test paths the checkout lacks is passed over (``_tests_elsewhere``)."""
     import yaml
 
     try:
@@ -315,19 +337,20 @@ def _from_workflow(text: str) -> _WorkflowHit | None:
                 if not isinstance(step, dict) or not isinstance(step.get("run"), str):
                     continue
                 found = _from_lines(step["run"])
-                if not found:
+                folder = _working_directory(step, job, document)
+                if not found or _tests_elsewhere(repo, found[0], folder):
                     before += _logical_lines(step["run"])
                     continue
                 # The step's own lines above the test command ran before it too.
                 lines = _logical_lines(step["run"])
                 raw = [line.strip() for line in lines]
                 before += lines[: raw.index(found[1])] if found[1] in raw else lines
-                folder = _working_directory(step, job, document)
                 command = f"cd {shlex.quote(folder)} && {found[0]}" if folder else found[0]
                 return _WorkflowHit(command, found[1], tuple(before))
-    # Not a workflow this reader understands: the first line that runs pytest, at the root.
+    # No step of a job ran it (or not a workflow this reader understands): the first line that
+    # runs pytest, at the root.
     found = _from_lines(text)
-    return _WorkflowHit(*found) if found else None
+    return _WorkflowHit(*found) if found and not _tests_elsewhere(repo, found[0], "") else None
 
 
 def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
@@ -336,7 +359,7 @@ def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
     step before ``pytest --check-links``. Empty for a command from elsewhere."""
     if found.source != "ci" or not found.detail:
         return []
-    hit = _from_workflow(_read(Path(repo) / found.detail))
+    hit = _from_workflow(_read(Path(repo) / found.detail), Path(repo))
     return list(hit.before) if hit is not None and hit.raw == found.raw else []
 
 
@@ -494,7 +517,7 @@ def _discover(repo: Path) -> TestCommand:
     uses_tox = uses_nox = False
     for workflow in _workflows(repo):
         text = _read(workflow)
-        found = _from_workflow(text)
+        found = _from_workflow(text, repo)
         rel = workflow.relative_to(repo).as_posix()
         if found:
             return TestCommand(command=found[0], source="ci", detail=rel, raw=found[1])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pytest_enconda.cases.test_commands import (
+    ci_setup_lines,
     discover_test_command,
     django_settings,
     normalise,
@@ -40,6 +41,7 @@ WORKFLOW = """\
 def test_ci_workflow_wins_and_is_normalised(tmp_path: Path) -> None:
     write(tmp_path, ".github/workflows/ci.yml", WORKFLOW)
     write(tmp_path, "tox.ini", "[testenv]\ncommands = pytest other\n")
+    write(tmp_path, "tests/unit/test_a.py", "def test_a(): pass\n")
     found = discover_test_command(tmp_path)
     assert found.source == "ci"
     assert found.detail == ".github/workflows/ci.yml"
@@ -74,6 +76,34 @@ def test_ci_step_working_directory_is_kept(tmp_path: Path) -> None:
             "        run: pytest\n",
         )
         assert discover_test_command(tmp_path).command == "python -m pytest"
+
+
+def test_a_step_testing_another_repository_is_passed_over(tmp_path: Path) -> None:
+    """roiextractors' dev-testing clones neuroconv and runs its tests: none of those paths is in
+    the checkout, so its own workflow's step (tests/test_internals) is the command."""
+    write(
+        tmp_path,
+        ".github/workflows/dev-testing.yaml",
+        "jobs:\n  run:\n    steps:\n      - run: pip install .[test]\n"
+        "      - run: git clone https://github.com/catalystneuro/neuroconv.git\n"
+        "      - run: pytest -n auto neuroconv/tests/test_ophys neuroconv/tests/test_x.py::t\n",
+    )
+    write(
+        tmp_path,
+        ".github/workflows/run-tests.yml",
+        "jobs:\n  t:\n    steps:\n      - run: pip install .[test]\n"
+        "      - run: pytest tests/test_internals -n auto\n",
+    )
+    write(tmp_path, "tests/test_internals/test_a.py", "def test_a(): pass\n")
+    found = discover_test_command(tmp_path)
+    assert (found.command, found.detail) == (
+        "python -m pytest tests/test_internals",
+        ".github/workflows/run-tests.yml",
+    )
+    assert ci_setup_lines(tmp_path, found) == ["pip install .[test]"]
+    # A path that is there (one of several, a test id, a folder given with its slash) keeps it.
+    write(tmp_path, "neuroconv/tests/test_x.py", "def test_t(): pass\n")
+    assert discover_test_command(tmp_path).detail == ".github/workflows/dev-testing.yaml"
 
 
 def test_step_names_and_install_lines_are_not_commands(tmp_path: Path) -> None:
