@@ -190,8 +190,13 @@ def version_setup(
     distribution only: the global variable also versions every dependency built from an sdist
     with setuptools-scm as ``0.0.0`` (excalibur-tests' ``titlecase>=2.4.1`` then "has
     inconsistent version: expected '2.4.1', but metadata has '0.0.0'", and the setup failed).
+    With no name declared and no tool named, no version is given: llm-random installs only a
+    requirements file, and the global variable made its ``matplotlib==3.5.1`` sdist 0.0.0.
     """
-    tools = version_tools(config)
+    named = named_tools(config)
+    tools = [tool for tool in version_tools(config) if dist_name or tool in named]
+    if not tools:
+        return [], []
     names = ", ".join(tool.name for tool in tools)
     before = [f"# The checkout has no .git: a version for {names} (cases.vcs_version)."]
     after: list[str] = []

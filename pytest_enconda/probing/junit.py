@@ -162,7 +162,8 @@ _NO_REPORT_SIGNS = (
     re.compile(r"(No module named pytest\b.*)$"),
 )
 # The exception under "ImportError while loading conftest": the module that is missing.
-_EXCEPTION_LINE = re.compile(r"^E\s+(\w*(?:Error|Exception)\b.+)$")
+# Qualified names too: btrack's "E   pydantic.errors.PydanticUserError: ..." named no cause.
+_EXCEPTION_LINE = re.compile(r"^E\s+((?:[A-Za-z_]\w*\.)*\w*(?:Error|Exception)\b.+)$")
 
 
 def first_error(output: str) -> str:

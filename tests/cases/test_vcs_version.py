@@ -73,21 +73,26 @@ def test_the_tool_the_build_names_is_given_its_variable(
     (tmp_path / rel).write_text(text)
     script = recipe_script(tmp_path)
     named = variable.split()
-    assert _exports(script) == {
-        "SETUPTOOLS_SCM_PRETEND_VERSION",
-        "VCS_VERSIONING_PRETEND_VERSION",
-        *named,
-    }
+    # No name declared: setuptools-scm's variables only where it is named too.
+    assert _exports(script) == set(named)
     assert f'export {named[0]}="${{{named[0]}:-0.0.0}}"' in script
     assert "git init" not in script
 
 
-def test_a_project_naming_no_tool_gets_setuptools_scms_variables_only(tmp_path: Path) -> None:
-    # Set for every repository: the checkout may use setuptools-scm where no marker is read.
-    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(use_scm=True)\n")
+def test_an_unnamed_project_gets_the_global_variables_only_where_a_tool_is_named(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\nsetup(name=NAME, use_scm_version=True)\n"
+    )
     script = recipe_script(tmp_path)
     assert _exports(script) == {"SETUPTOOLS_SCM_PRETEND_VERSION", "VCS_VERSIONING_PRETEND_VERSION"}
     assert "git init" not in script and "rm -rf .git" not in script
+    # llm-random: a requirements file and no package: nothing to version, nothing exported
+    # (the global variable made its matplotlib==3.5.1 sdist 0.0.0).
+    (tmp_path / "setup.py").unlink()
+    (tmp_path / "requirements.txt").write_text("matplotlib==3.5.1\n")
+    assert _exports(recipe_script(tmp_path)) == set()
 
 
 @pytest.mark.parametrize(

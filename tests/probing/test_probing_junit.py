@@ -241,3 +241,15 @@ def test_pips_error_lines_before_pytest_are_not_the_reason() -> None:
         "exit 4: ImportError while loading conftest '/data/project/tests/conftest.py'. "
         "FileNotFoundError: [Errno 2] Unable to open file 'tests/adata_200.h5ad'"
     )
+
+
+def test_a_qualified_exception_name_is_the_first_error() -> None:
+    out = (
+        f"{TESTS_START}\n"
+        "ImportError while loading conftest '/data/project/tests/conftest.py'.\n"
+        "E   pydantic.errors.PydanticUserError: If you use `@root_validator` with pre=False\n"
+    )
+    assert why_no_tests(out, 4, timed_out=False).endswith(
+        "conftest.py'. pydantic.errors.PydanticUserError: If you use `@root_validator` with "
+        "pre=False"
+    )
