@@ -11,6 +11,16 @@ from pytest_enconda.backends.base import started
 from pytest_enconda.backends.docker import DockerBackend
 
 
+def project(folder: Path, package: str, files: dict[str, str]) -> Path:
+    """A repository at ``folder``: an empty ``package`` and ``files`` (relative path: text)."""
+    (folder / package).mkdir(parents=True)
+    (folder / package / "__init__.py").write_text("")
+    for rel, text in files.items():
+        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
+        (folder / rel).write_text(text)
+    return folder
+
+
 @contextmanager
 def set_up(
     sandbox: Any, base_image: str, repo: Path, script: str, case_id: str

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from recipebox import set_up
+from recipebox import project, set_up
 
 from pytest_enconda.agents.profile import build_profile
 from pytest_enconda.cases.test_commands import recipe_script
@@ -16,11 +16,7 @@ from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_comma
 @pytest.mark.docker
 @pytest.mark.slow
 def test_a_qt_widget_test_passes_headless(tmp_path: Path, sandbox, base_image) -> None:
-    repo = tmp_path / "repo"
-    (repo / "qtdemo").mkdir(parents=True)
-    (repo / "qtdemo" / "__init__.py").write_text("")
-    (repo / "tests").mkdir()
-    (repo / "tests" / "test_widget.py").write_text(
+    widget_test = (
         "from PyQt5.QtWidgets import QApplication, QLabel\n\n"
         "def test_label_shows():\n"
         "    app = QApplication.instance() or QApplication([])\n"
@@ -28,10 +24,15 @@ def test_a_qt_widget_test_passes_headless(tmp_path: Path, sandbox, base_image) -
         "    label.show()\n"
         "    assert label.isVisible() and app.platformName() == 'offscreen'\n"
     )
-    (repo / "pyproject.toml").write_text(
+    pyproject = (
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
         '[project]\nname = "qtdemo"\nversion = "0.1"\ndependencies = ["pyqt5"]\n'
         '[tool.setuptools]\npackages = ["qtdemo"]\n'
+    )
+    repo = project(
+        tmp_path / "repo",
+        "qtdemo",
+        {"tests/test_widget.py": widget_test, "pyproject.toml": pyproject},
     )
     packages = build_profile(repo).likely_system_packages
     assert "libfontconfig1" in packages

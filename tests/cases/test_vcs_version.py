@@ -9,7 +9,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
-from recipebox import installed_version, set_up
+from recipebox import installed_version, project, set_up
 
 from pytest_enconda.cases.test_commands import recipe_script
 from pytest_enconda.cases.vcs_version import version_setup
@@ -136,15 +136,13 @@ def test_a_setuptools_scm_dependency_keeps_its_own_version(
 ) -> None:
     """excalibur-tests: titlecase 2.4.1 ships an sdist built by setuptools-scm; under the global
     variable its metadata said 0.0.0 and pip refused it ("inconsistent version")."""
-    repo = tmp_path / "repo"
-    (repo / "scmdemo").mkdir(parents=True)
-    (repo / "scmdemo" / "__init__.py").write_text("")
-    (repo / "pyproject.toml").write_text(
+    pyproject = (
         '[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\n'
         'build-backend = "setuptools.build_meta"\n'
         '[project]\nname = "scmdemo"\ndynamic = ["version"]\n'
         'dependencies = ["titlecase==2.4.1"]\n[tool.setuptools_scm]\n'
     )
+    repo = project(tmp_path / "repo", "scmdemo", {"pyproject.toml": pyproject})
     script = "export PIP_NO_BINARY=titlecase\n" + recipe_script(repo)
     with set_up(sandbox, base_image, repo, script, "t/scm-dep") as (box, _):
         assert installed_version(box, "titlecase") == "2.4.1"

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from dataset_factory import one_instance_dataset
 from gitutil import git
-from recipebox import installed_version, set_up
+from recipebox import installed_version, project, set_up
 
 from pytest_enconda import verify
 from pytest_enconda.cases.models import RepoSource
@@ -144,15 +144,13 @@ def test_an_imported_case_carries_the_cutoff_into_grading(tmp_path: Path) -> Non
 def test_the_dated_recipe_installs_what_pip_offered_that_day(
     tmp_path: Path, sandbox, base_image
 ) -> None:
-    repo = tmp_path / "repo"
-    (repo / "mini").mkdir(parents=True)
-    (repo / "mini" / "__init__.py").write_text("")
     # A project of that day: setup.py (the setuptools of 2021 reads no [project] table and has
     # no editable hook, so the recipe's `pip install .` after `-e .` is what installs it).
-    (repo / "setup.py").write_text(
+    setup_py = (
         "from setuptools import setup\n"
         "setup(name='mini', version='0.1', packages=['mini'], install_requires=['iniconfig'])\n"
     )
+    repo = project(tmp_path / "repo", "mini", {"setup.py": setup_py})
     day = "2021-01-01T00:00:00Z"  # iniconfig 1.1.1 (2020-10); 2.0.0 came in 2023
     script = as_of_script(recipe_script(repo), day)
     with set_up(sandbox, base_image, repo, script, "t/as-of") as (box, _):
