@@ -7,7 +7,6 @@ installed by pip on bookworm's 3.11.2, whatever its README says.
 
 from __future__ import annotations
 
-import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,8 +15,8 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from .poetry import poetry_specifier
+from .setup_py import setup_keywords
 from .test_commands import _ini, _read, _toml
-from .test_deps import _literal
 
 __all__ = ["DeclaredPython", "declared_python"]
 
@@ -78,23 +77,8 @@ def _poetry(text: str, source: str) -> DeclaredPython:
 
 def _setup_py(repo: Path) -> str | None:
     """``python_requires=`` of setup.py's call, a literal or a module-level name."""
-    try:
-        tree = ast.parse(_read(repo / "setup.py"))
-    except (SyntaxError, ValueError):
-        return None
-    names: dict[str, ast.AST] = {}
-    for node in tree.body:
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    names[target.id] = node.value
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            for keyword in node.keywords:
-                if keyword.arg == "python_requires":
-                    value = _literal(keyword.value, names)
-                    return value if isinstance(value, str) else None
-    return None
+    value = setup_keywords(_read(repo / "setup.py")).get("python_requires")
+    return value if isinstance(value, str) else None
 
 
 def declared_python(repo: Path) -> DeclaredPython | None:

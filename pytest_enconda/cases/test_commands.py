@@ -20,7 +20,6 @@ decides Pass@1; the repository's own dependencies stay the agent's job.
 
 from __future__ import annotations
 
-import ast
 import configparser
 import re
 import shlex
@@ -34,6 +33,7 @@ from pydantic import BaseModel, Field
 from ..textio import parse_toml
 from .lockfile import lock_constraints
 from .poetry import poetry_requirement
+from .setup_py import setup_keywords
 from .vcs_version import CONFIG_FILES, version_setup
 
 __all__ = [
@@ -989,38 +989,6 @@ def _unless_locked(install: str, lock: str) -> str:
     )
 
 
-def _setup_py_name(repo: Path) -> str:
-    """``name=`` of setup.py's ``setup(...)`` call: a string, or a module-level name bound
-    to one."""
-    try:
-        tree = ast.parse(_read(repo / "setup.py"))
-    except (SyntaxError, ValueError):
-        return ""
-    strings = {
-        target.id: node.value.value
-        for node in tree.body
-        if isinstance(node, ast.Assign)
-        and isinstance(node.value, ast.Constant)
-        and isinstance(node.value.value, str)
-        for target in node.targets
-        if isinstance(target, ast.Name)
-    }
-    for node in ast.walk(tree):
-        func = node.func if isinstance(node, ast.Call) else None
-        called = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
-        if called != "setup":
-            continue
-        for keyword in node.keywords:  # type: ignore[union-attr]
-            value = keyword.value
-            if keyword.arg != "name":
-                continue
-            if isinstance(value, ast.Constant) and isinstance(value.value, str):
-                return value.value
-            if isinstance(value, ast.Name):
-                return strings.get(value.id, "")
-    return ""
-
-
 def declared_name(repo: Path) -> str:
     """The project's distribution name as declared (``[project]``, ``[tool.poetry]``,
     ``setup.cfg [metadata]``, setup.py's ``name=``); "" when none is."""
@@ -1036,7 +1004,7 @@ def declared_name(repo: Path) -> str:
         if setup_cfg is not None:
             name = setup_cfg.get("metadata", "name", fallback="")
     if not name:
-        name = _setup_py_name(repo)
+        name = setup_keywords(_read(repo / "setup.py")).get("name")
     return name.strip() if isinstance(name, str) else ""
 
 

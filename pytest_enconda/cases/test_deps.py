@@ -31,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from .poetry import poetry_requirement
+from .setup_py import setup_keywords
 from .test_commands import (
     _TEST_EXTRAS,
     TestCommand,
@@ -115,71 +116,19 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _literal(node: ast.AST, names: dict[str, ast.AST], depth: int = 0) -> object:
-    """A list/dict/str value of ``node`` with names and ``+`` resolved; None when unknowable."""
-    if depth > 8:
-        return None
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.Name) and node.id in names:
-        return _literal(names[node.id], names, depth + 1)
-    if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        items = [_literal(item, names, depth + 1) for item in node.elts]
-        flat: list[str] = []
-        for item in items:
-            if isinstance(item, str):
-                flat.append(item)
-            elif isinstance(item, list):
-                flat += item
-        return flat
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left = _literal(node.left, names, depth + 1)
-        right = _literal(node.right, names, depth + 1)
-        if isinstance(left, list) and isinstance(right, list):
-            return left + right
-        return left if isinstance(left, list) else right if isinstance(right, list) else None
-    if isinstance(node, ast.Dict):
-        out: dict[str, object] = {}
-        for key, value in zip(node.keys, node.values, strict=False):
-            key_value = _literal(key, names, depth + 1) if key is not None else None
-            if isinstance(key_value, str):
-                out[key_value] = _literal(value, names, depth + 1)
-        return out
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
-        return {kw.arg: _literal(kw.value, names, depth + 1) for kw in node.keywords if kw.arg}
-    return None
-
-
 def _setup_py(repo: Path) -> tuple[dict[str, list[str]], list[str]]:
     """``(extras_require, tests_require)`` of setup.py, read as Python, never run."""
-    try:
-        tree = ast.parse(_read(repo / "setup.py"))
-    except (SyntaxError, ValueError):
-        return {}, []
-    names: dict[str, ast.AST] = {}
+    keywords = setup_keywords(_read(repo / "setup.py"))
     extras: dict[str, list[str]] = {}
-    tests: list[str] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign) and len(node.targets) == 1:
-            target = node.targets[0]
-            if isinstance(target, ast.Name):
-                names[target.id] = node.value
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        for keyword in node.keywords:
-            if keyword.arg == "extras_require":
-                value = _literal(keyword.value, names)
-                if isinstance(value, dict):
-                    for key, items in value.items():
-                        if isinstance(items, list):
-                            extras[key] = [i for i in items if isinstance(i, str)]
-                        elif isinstance(items, str):
-                            extras[key] = [items]
-            elif keyword.arg == "tests_require":
-                value = _literal(keyword.value, names)
-                if isinstance(value, list):
-                    tests += [i for i in value if isinstance(i, str)]
+    value = keywords.get("extras_require")
+    if isinstance(value, dict):
+        for key, items in value.items():
+            if isinstance(items, list):
+                extras[key] = [i for i in items if isinstance(i, str)]
+            elif isinstance(items, str):
+                extras[key] = [items]
+    value = keywords.get("tests_require")
+    tests = [i for i in value if isinstance(i, str)] if isinstance(value, list) else []
     return extras, tests
 
 
