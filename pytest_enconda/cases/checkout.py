@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from .setup_py import setup_keywords
 from .test_commands import _ini, _read, _toml
 
 __all__ = ["CheckoutProof", "checkout_packages", "judge_checkout"]
@@ -53,8 +54,6 @@ _IDENTIFIER = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 MAX_PACKAGES = 8
 
 
-# setup.py's ``package_dir={"": "Lib"}`` (or with single quotes): where its packages live.
-_SETUP_PY_PACKAGE_DIR = re.compile(r"""package_dir\s*=\s*\{\s*(['"])\1\s*:\s*(['"])([^'"]+)\2""")
 _NAMESPACE_FINDERS = ("find_namespace_packages", "find_namespace:", "PEP420PackageFinder")
 
 
@@ -69,11 +68,10 @@ def _relative_folder(repo: Path, value: object) -> Path | None:
     return folder if folder.is_dir() and not folder.is_symlink() else None
 
 
-def _declared_bases(repo: Path) -> list[Path]:
+def _declared_bases(repo: Path, tool: object) -> list[Path]:
     """Folders the build configuration puts packages in (gftools: ``[tool.setuptools.packages.
-    find] where = ["Lib"]``), besides the root and ``src/``."""
+    find] where = ["Lib"]``), besides the root and ``src/``; ``tool`` is pyproject's table."""
     values: list[object] = []
-    tool = _toml(repo / "pyproject.toml").get("tool")
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
     if isinstance(setuptools, dict):
         package_dir = setuptools.get("package-dir")
@@ -95,9 +93,9 @@ def _declared_bases(repo: Path) -> list[Path]:
                     values.append(value)
         if setup_cfg.has_option("options.packages.find", "where"):
             values.append(setup_cfg.get("options.packages.find", "where"))
-    match = _SETUP_PY_PACKAGE_DIR.search(_read(repo / "setup.py"))
-    if match:
-        values.append(match.group(3))
+    package_dir = setup_keywords(_read(repo / "setup.py")).get("package_dir")
+    if isinstance(package_dir, dict):
+        values.append(package_dir.get(""))
     bases: list[Path] = []
     for value in values:
         folder = _relative_folder(repo, value)
@@ -106,12 +104,11 @@ def _declared_bases(repo: Path) -> list[Path]:
     return bases
 
 
-def _declares_namespaces(repo: Path) -> bool:
+def _declares_namespaces(repo: Path, tool: object) -> bool:
     """The build finds PEP 420 namespace packages (bioimageio/spec/ under a bare bioimageio/)."""
     text = _read(repo / "setup.py") + _read(repo / "setup.cfg")
     if any(finder in text for finder in _NAMESPACE_FINDERS):
         return True
-    tool = _toml(repo / "pyproject.toml").get("tool")
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
     packages = setuptools.get("packages") if isinstance(setuptools, dict) else None
     find = packages.get("find") if isinstance(packages, dict) else None
@@ -124,8 +121,9 @@ def checkout_packages(repo: Path) -> list[str]:
     repo = Path(repo)
     packages: list[str] = []
     modules: list[str] = []
-    namespaces = _declares_namespaces(repo)
-    for base in (repo / "src", *_declared_bases(repo), repo):
+    tool = _toml(repo / "pyproject.toml").get("tool")
+    namespaces = _declares_namespaces(repo, tool)
+    for base in (repo / "src", *_declared_bases(repo, tool), repo):
         if not base.is_dir() or base.is_symlink():
             continue
         nested = base != repo
