@@ -137,6 +137,7 @@ def test_namespace_packages_name_their_subpackages(tmp_path: Path) -> None:
         ("setup.cfg", "[options]\npackage_dir =\n    =Lib\n"),
         ("setup.cfg", "[options.packages.find]\nwhere = Lib\n"),
         ("setup.py", "from setuptools import setup\nsetup(package_dir={'': 'Lib'})\n"),
+        ("setup.py", "import setuptools\nDIRS = {'': 'Lib'}\nsetuptools.setup(package_dir=DIRS)\n"),
     ],
 )
 def test_a_package_folder_the_build_names_is_searched(tmp_path: Path, file: str, text: str) -> None:
