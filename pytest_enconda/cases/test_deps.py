@@ -280,10 +280,15 @@ def _is_test_name(name: str) -> bool:
     return bool(re.search(r"test|pytest|unit|ci|check", name, re.IGNORECASE))
 
 
+# A workflow step's title, not a command: guardrails' `- name: pip install from main` gave the
+# requirements "from" and "main", and the test step's every install failed on them.
+_PROSE_KEY = re.compile(r"^\s*(?:-\s+)?(?:name|description|title|label|summary)\s*:", re.I)
+
+
 def _pip_line(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
     """Specifiers of a shell line's ``pip install``, up to the next command on the line."""
     match = re.search(r"pip3?\s+install\s+(.*)$", line)
-    if not match:
+    if not match or _PROSE_KEY.match(line):
         return []
     # CI expressions (${{ matrix.x }}) and tox substitutions cannot be resolved here.
     words = _first_command_words(match.group(1), r"\$\{\{.*?\}\}|\{[^}]*\}")

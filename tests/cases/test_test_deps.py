@@ -464,3 +464,16 @@ def test_a_command_from_outside_ci_has_no_job_installs(tmp_path: Path) -> None:
     )
     found = discover_test_command(repo)
     assert found.source == "tox" and ci_job_requirements(repo, found) == []
+
+
+def test_a_steps_title_that_reads_like_a_pip_line_is_not_one(tmp_path: Path) -> None:
+    ci = (
+        "jobs:\n  hub:\n    steps:\n"
+        "    - name: pip install from main\n"
+        "      run: pip install git+https://github.com/o/p.git@main#egg=p responses\n"
+        "    - description: pip install mock\n"
+        "      run: |\n        python -m pip install freezegun\n"
+    )
+    specs = _specs(_repo(tmp_path, {".github/workflows/hub.yml": ci}))
+    assert {"p", "responses", "freezegun"} <= set(specs)
+    assert not {"from", "main", "mock"} & set(specs)
