@@ -83,6 +83,20 @@ PER_TEST_SECONDS = 120
 TIMEOUT_TOOL = "pytest-timeout"
 # Printed by the test step right before the test command: why_no_tests reads what follows it.
 TESTS_START = "enconda: the test command starts"
+# Where the project is checked out in every box.
+CHECKOUT = "/data/project"
+KEEP_CHECKOUT = "/tmp/enconda/keep-checkout.txt"
+# Each distribution installed from the checkout, as ``name==version`` (a constraints file): a
+# test requirement that wants another version of the project (qibo's qibojit wanted a newer
+# qibo) made pip install the release over the checkout after the checkout proof was taken, and
+# the tests ran on the release. Held to its version, that requirement fails alone instead.
+_LIST_CHECKOUT_DISTS = (
+    "import importlib.metadata as m, re; "
+    '[print(d.metadata.get("Name") + "==" + d.version) for d in m.distributions() '
+    'if d.metadata.get("Name") and re.search(r\'"url": *"file://'
+    + CHECKOUT
+    + '(/[^"]*)?"\', d.read_text("direct_url.json") or "")]'
+)
 
 
 def run_tests_command(
@@ -102,7 +116,8 @@ def run_tests_command(
 
     A failed tools install does not stop the tests: the environment may already hold them. Test
     requirements go in one pip call, and one by one when that fails, so one unavailable or
-    conflicting declaration costs only itself.
+    conflicting declaration costs only itself. Neither may replace what was installed from the
+    checkout: those distributions are held to their installed versions (``KEEP_CHECKOUT``).
     pytest-timeout is always a tool; its limit is given as an ini override, which a pytest
     without the plugin ignores rather than refusing to start.
     """
@@ -117,6 +132,14 @@ def run_tests_command(
     lines.append('export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"')
     if packages_before:
         lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(packages_before)}")
+    if tools or requirements:
+        lines.append(
+            f"python -c {shlex.quote(_LIST_CHECKOUT_DISTS)} > {KEEP_CHECKOUT} 2>/dev/null "
+            f"|| : > {KEEP_CHECKOUT}"
+        )
+        # pip reads several constraint files from one variable, separated by spaces.
+        lines.append(f'_enconda_keep="${{PIP_CONSTRAINT:+$PIP_CONSTRAINT }}{KEEP_CHECKOUT}"')
+    pip = 'PIP_CONSTRAINT="$_enconda_keep" python -m pip install -q'
     if tools:
         words = " ".join(shlex.quote(tool) for tool in tools)
         # Pins that cannot be met together are retried as bare names before giving up.
@@ -124,15 +147,13 @@ def run_tests_command(
             sorted({shlex.quote(re.split(r"[<>=!~\[; ]", tool, maxsplit=1)[0]) for tool in tools})
         )
         lines.append(
-            f"python -m pip install -q {words} || python -m pip install -q {bare} "
-            "|| echo 'enconda: the test tools did not install' >&2"
+            f"{pip} {words} || {pip} {bare} || echo 'enconda: the test tools did not install' >&2"
         )
     if requirements:
         words = " ".join(shlex.quote(spec) for spec in requirements)
         lines.append(
-            f"python -m pip install -q {words} || for spec in {words}; do "
-            'python -m pip install -q "$spec" || echo "enconda: test requirement $spec did not '
-            'install" >&2; done'
+            f"{pip} {words} || for spec in {words}; do "
+            f'{pip} "$spec" || echo "enconda: test requirement $spec did not install" >&2; done'
         )
     # One test module that cannot be imported (rdmo: 2 of 19,482 items need Django 5's
     # django.contrib.messages.test) must not stop the session before any test runs: its error

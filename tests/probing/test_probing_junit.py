@@ -83,7 +83,8 @@ def test_test_step_installs_tools_then_writes_the_report() -> None:
         f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     # pytest-timeout comes along, so a test hanging on the network fails alone.
-    assert "python -m pip install -q 'pytest>=7,<9' pytest-mock pytest-timeout" in lines[3]
+    installs = [line for line in lines if "pip install" in line]
+    assert "python -m pip install -q 'pytest>=7,<9' pytest-mock pytest-timeout" in installs[0]
     pinned = run_tests_command("python -m pytest", ["pytest", "pytest-timeout>=2"])
     assert "pytest-timeout>=2 pytest-timeout" not in pinned
     assert run_tests_command("python -m pytest", []).count("pip install") == 0
@@ -161,7 +162,7 @@ def test_test_requirements_install_together_or_one_by_one(tmp_path: Path) -> Non
     command = run_tests_command("true", [], ["parameterized", "no-such-dist==9", "django"])
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
     result = subprocess.run(["bash", "-c", command], env=env, capture_output=True, text=True)
-    calls = log.read_text().splitlines()
+    calls = [call for call in log.read_text().splitlines() if call.startswith("-m pip")]
     assert calls[0] == "-m pip install -q parameterized no-such-dist==9 django"
     assert calls[1:] == [
         "-m pip install -q parameterized",
@@ -253,3 +254,59 @@ def test_a_qualified_exception_name_is_the_first_error() -> None:
         "conftest.py'. pydantic.errors.PydanticUserError: If you use `@root_validator` with "
         "pre=False"
     )
+
+
+def _dist(site: Path, name: str, url: str) -> None:
+    info = site / f"{name}-0.3.dist-info"
+    info.mkdir(parents=True)
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.3\n")
+    (info / "direct_url.json").write_text(f'{{"dir_info": {{"editable": true}}, "url": "{url}"}}')
+
+
+def test_distributions_installed_from_the_checkout_are_listed_as_pins(tmp_path: Path) -> None:
+    """The test step lists what was installed from /data/project (a monorepo's subfolders
+    too) as constraints; a neighbour folder's or an index's distribution is not pinned."""
+    import os
+
+    from pytest_enconda.probing.junit import _LIST_CHECKOUT_DISTS
+
+    site = tmp_path / "site"
+    _dist(site, "qibo", "file:///data/project")
+    _dist(site, "sdk-part", "file:///data/project/libs/sdk")
+    _dist(site, "neighbour", "file:///data/projectile")
+    _dist(site, "wheel-url", "https://example.org/x.whl")
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    listed = subprocess.run(
+        [sys.executable, "-c", _LIST_CHECKOUT_DISTS], env=env, capture_output=True, text=True
+    )
+    assert listed.returncode == 0, listed.stderr
+    assert sorted(listed.stdout.split()) == ["qibo==0.3", "sdk-part==0.3"]
+
+
+@pytest.mark.docker
+def test_a_test_requirement_never_replaces_the_checkout(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """qibo: a test requirement that wanted a newer qibo installed the release over the
+    checkout after the proof was taken. Here the test requirement asks for the project's own
+    name at a version the checkout is not: it fails alone and the checkout stays installed."""
+    from pytest_enconda.probing.shell import in_setup_env
+    from tests.recipebox import installed_version, project, set_up
+
+    pyproject = (
+        '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+        '[project]\nname = "pyfiglet"\nversion = "0.0.1"\n'
+    )
+    files = {
+        "pyproject.toml": pyproject,
+        "tests/test_own.py": "import pyfiglet\n\ndef test_own():\n"
+        "    assert pyfiglet.__file__.startswith('/data/project/')\n",
+    }
+    repo = project(tmp_path / "repo", "pyfiglet", files)
+    script = "python -m pip install -q -e .\n"
+    with set_up(sandbox, base_image, repo, script, "t/keep-checkout") as (box, _):
+        step = run_tests_command("python -m pytest tests", ["pytest"], ["pyfiglet>=1.0"])
+        run = box.exec(in_setup_env(step), timeout=600, workdir="/data/project")
+        assert "test requirement pyfiglet>=1.0 did not install" in run.output
+        assert installed_version(box, "pyfiglet") == "0.0.1"
+        assert "1 passed" in run.output, run.output[-2000:]
