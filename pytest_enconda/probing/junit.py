@@ -86,10 +86,12 @@ TESTS_START = "enconda: the test command starts"
 # Where the project is checked out in every box.
 CHECKOUT = "/data/project"
 KEEP_CHECKOUT = "/tmp/enconda/keep-checkout.txt"
-# Each distribution installed from the checkout, as ``name==version`` (a constraints file): a
-# test requirement that wants another version of the project (qibo's qibojit wanted a newer
-# qibo) made pip install the release over the checkout after the checkout proof was taken, and
-# the tests ran on the release. Held to its version, that requirement fails alone instead.
+# Each distribution installed from the checkout, as ``name==version``, given to every install
+# of the test step beside what it installs, so that pip's resolver weighs the project and its
+# dependencies: a test requirement that wanted a newer qibo installed the release over the
+# checkout (after the checkout proof was taken, so the tests ran on the release), and
+# dash-bio's pinned ``click==7.1.2`` broke the Flask its setup installed. Such a requirement
+# now fails alone.
 _LIST_CHECKOUT_DISTS = (
     "import importlib.metadata as m, re; "
     '[print(d.metadata.get("Name") + "==" + d.version) for d in m.distributions() '
@@ -117,7 +119,8 @@ def run_tests_command(
     A failed tools install does not stop the tests: the environment may already hold them. Test
     requirements go in one pip call, and one by one when that fails, so one unavailable or
     conflicting declaration costs only itself. Neither may replace what was installed from the
-    checkout: those distributions are held to their installed versions (``KEEP_CHECKOUT``).
+    checkout or break its dependencies: each install names the distributions installed from the
+    checkout at their versions (``KEEP_CHECKOUT``), so pip resolves against them.
     pytest-timeout is always a tool; its limit is given as an ini override, which a pytest
     without the plugin ignores rather than refusing to start.
     """
@@ -137,9 +140,9 @@ def run_tests_command(
             f"python -c {shlex.quote(_LIST_CHECKOUT_DISTS)} > {KEEP_CHECKOUT} 2>/dev/null "
             f"|| : > {KEEP_CHECKOUT}"
         )
-        # pip reads several constraint files from one variable, separated by spaces.
-        lines.append(f'_enconda_keep="${{PIP_CONSTRAINT:+$PIP_CONSTRAINT }}{KEEP_CHECKOUT}"')
-    pip = 'PIP_CONSTRAINT="$_enconda_keep" python -m pip install -q'
+        lines.append(f'_enconda_own="$(cat {KEEP_CHECKOUT})"')
+    pip = "python -m pip install -q"
+    own = " $_enconda_own"  # unquoted: one word per pin, none when nothing is pinned
     if tools:
         words = " ".join(shlex.quote(tool) for tool in tools)
         # Pins that cannot be met together are retried as bare names before giving up.
@@ -147,13 +150,15 @@ def run_tests_command(
             sorted({shlex.quote(re.split(r"[<>=!~\[; ]", tool, maxsplit=1)[0]) for tool in tools})
         )
         lines.append(
-            f"{pip} {words} || {pip} {bare} || echo 'enconda: the test tools did not install' >&2"
+            f"{pip} {words}{own} || {pip} {bare}{own} "
+            "|| echo 'enconda: the test tools did not install' >&2"
         )
     if requirements:
         words = " ".join(shlex.quote(spec) for spec in requirements)
         lines.append(
-            f"{pip} {words} || for spec in {words}; do "
-            f'{pip} "$spec" || echo "enconda: test requirement $spec did not install" >&2; done'
+            f"{pip} {words}{own} || for spec in {words}; do "
+            f'{pip} "$spec"{own} || echo "enconda: test requirement $spec did not install" >&2; '
+            "done"
         )
     # One test module that cannot be imported (rdmo: 2 of 19,482 items need Django 5's
     # django.contrib.messages.test) must not stop the session before any test runs: its error

@@ -284,18 +284,20 @@ def test_distributions_installed_from_the_checkout_are_listed_as_pins(tmp_path: 
 
 
 @pytest.mark.docker
-def test_a_test_requirement_never_replaces_the_checkout(
+def test_a_test_requirement_never_replaces_the_checkout_or_breaks_its_dependencies(
     tmp_path: Path, sandbox, base_image
 ) -> None:
     """qibo: a test requirement that wanted a newer qibo installed the release over the
-    checkout after the proof was taken. Here the test requirement asks for the project's own
-    name at a version the checkout is not: it fails alone and the checkout stays installed."""
+    checkout after the proof was taken; dash-bio: a pinned old click broke the Flask its setup
+    installed. Here one test requirement asks for the project's own name at a version the
+    checkout is not, one for a version of its dependency it excludes: each fails alone, the
+    other installs, and the checkout and its dependency stay as the setup left them."""
     from pytest_enconda.probing.shell import in_setup_env
     from tests.recipebox import installed_version, project, set_up
 
     pyproject = (
         '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
-        '[project]\nname = "pyfiglet"\nversion = "0.0.1"\n'
+        '[project]\nname = "pyfiglet"\nversion = "0.0.1"\ndependencies = ["six>=1.16"]\n'
     )
     files = {
         "pyproject.toml": pyproject,
@@ -305,8 +307,13 @@ def test_a_test_requirement_never_replaces_the_checkout(
     repo = project(tmp_path / "repo", "pyfiglet", files)
     script = "python -m pip install -q -e .\n"
     with set_up(sandbox, base_image, repo, script, "t/keep-checkout") as (box, _):
-        step = run_tests_command("python -m pytest tests", ["pytest"], ["pyfiglet>=1.0"])
+        six = installed_version(box, "six")
+        wanted = ["pyfiglet>=1.0", "six==1.15.0", "iniconfig"]
+        step = run_tests_command("python -m pytest tests", ["pytest"], wanted)
         run = box.exec(in_setup_env(step), timeout=600, workdir="/data/project")
         assert "test requirement pyfiglet>=1.0 did not install" in run.output
+        assert "test requirement six==1.15.0 did not install" in run.output
+        assert "test requirement iniconfig did not install" not in run.output
         assert installed_version(box, "pyfiglet") == "0.0.1"
+        assert installed_version(box, "six") == six != "1.15.0"
         assert "1 passed" in run.output, run.output[-2000:]
