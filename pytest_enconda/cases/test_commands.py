@@ -956,8 +956,10 @@ _CONSTRAINTS = "/tmp/enconda-lock-constraints.txt"
 
 # The verify strategy that runs the recipe with the dependencies of the revision's day.
 AS_OF = "recipe:as-of"
-# The first pip with --uploaded-prior-to (PIP_UPLOADED_PRIOR_TO) is 26; 26.3 was checked here.
-_DATED_PIP = "pip>=26.3"
+# The first pip with --uploaded-prior-to (PIP_UPLOADED_PRIOR_TO) is 26 (checked here: 26.3 on
+# Python 3.11, 26.0.1 on 3.9). Asking for 26.3 left Python 3.9 bases, which pip 26.1 dropped,
+# without the as-of attempt (columnflow: "No matching distribution found for pip>=26.3").
+_DATED_PIP = "pip>=26"
 
 
 def as_of_script(recipe: str, moment: str) -> str:
