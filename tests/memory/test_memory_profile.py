@@ -86,6 +86,31 @@ def test_poetry_dependencies_name_their_system_packages(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("file", "text"),
+    [
+        (
+            "setup.py",
+            "from setuptools import setup\nDEPS = ['psycopg2', 'click']\n"
+            "setup(name='q', install_requires=DEPS, extras_require={'tmux': ['libtmux']})\n",
+        ),
+        (
+            "setup.cfg",
+            "[metadata]\nname = q\n[options]\ninstall_requires =\n    psycopg2>=2.8\n"
+            "[options.extras_require]\ntmux =\n    libtmux\n",
+        ),
+    ],
+)
+def test_setup_py_and_setup_cfg_dependencies_name_their_system_packages(
+    tmp_path: Path, file: str, text: str
+) -> None:
+    # qiita: psycopg2 in setup.py's install_requires builds only with libpq's pg_config.
+    (tmp_path / file).write_text(text)
+    profile = build_profile(tmp_path)
+    assert profile.likely_system_packages == ["libpq-dev", "tmux"]
+    assert profile.extras == ["tmux"]
+
+
 def test_qt_dependencies_name_the_libraries_qt_loads_offscreen(tmp_path: Path) -> None:
     # btrack: napari's pytest plugin imports vispy, which stopped pytest: "fontconfig not found".
     (tmp_path / "pyproject.toml").write_text(
