@@ -879,6 +879,65 @@ def _group_requirements(repo: Path) -> list[str]:
     return [spec for spec in specs if re.match(pattern, spec)]
 
 
+_EGG = re.compile(r"#(?:.*&)?egg=([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.-]+\])?)")
+_URL_SCHEMES = ("git+", "hg+", "svn+", "bzr+", "http:", "https:")
+# A requirements file's copy with its VCS and URL lines as releases, beside it so that its own
+# `-r` includes still resolve; removed after the install.
+_RELEASES_COPY = ".enconda-requirements.txt"
+
+
+def release_for_url(word: str) -> str | None:
+    """The distribution a VCS or URL requirement names (``git+...#egg=NAME``, ``NAME @ URL``),
+    whose release stands in for it: the sandbox reaches package indexes only. None when it is
+    no URL requirement; "" when it names none."""
+    direct = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.-]+\])?)\s*@\s*\S", word)
+    if direct and "://" in word:
+        return direct.group(1)
+    if not word.strip().startswith(_URL_SCHEMES):
+        return None
+    egg = _EGG.search(word)
+    return egg.group(1) if egg else ""
+
+
+def _with_releases(text: str) -> list[str] | None:
+    """``text`` (a requirements file) with each URL requirement as its release and those naming
+    none left out; None when it has no URL requirement."""
+    lines: list[str] = []
+    changed = False
+    for line in text.splitlines():
+        words = line.split()
+        target = words[-1] if words and words[0] in ("-e", "--editable") else line.strip()
+        release = release_for_url(target.split(" #", 1)[0])
+        if release is None:
+            lines.append(line)
+            continue
+        changed = True
+        if release:
+            lines.append(release)
+    return lines if changed else None
+
+
+def _requirements_install(repo: Path, lock: str) -> list[str]:
+    """The root requirements file's install; where it names VCS or URL requirements, tried
+    again with their releases (zulip's `git+https://github.com/zulip/zulint@...#egg=zulint`:
+    the sandbox cannot clone it, and the whole file failed)."""
+    install = "python -m pip install -r requirements.txt"
+    releases = _with_releases(_read(repo / "requirements.txt"))
+    if releases is None:
+        return [_unless_locked(install, lock)]
+    retry = (
+        f"{{ {install} || {{ echo 'recipe: requirements.txt did not install: its VCS and URL "
+        f"requirements as releases'; python -m pip install -r {_RELEASES_COPY}; }}; }}"
+    )
+    return [
+        f"cat > {_RELEASES_COPY} <<'ENCONDA_REQUIREMENTS'",
+        *releases,
+        "ENCONDA_REQUIREMENTS",
+        _unless_locked(retry, lock),
+        f"rm -f {_RELEASES_COPY}",
+    ]
+
+
 def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ()) -> str:
     """Install the repository from source with its test extras and test requirements.
 
@@ -916,7 +975,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
             f"export PIP_CONSTRAINT={_CONSTRAINTS}",
         ]
     if (repo / "requirements.txt").is_file():
-        lines.append(_unless_locked("python -m pip install -r requirements.txt", lock))
+        lines += _requirements_install(repo, lock)
     extras = _extras(repo)
     wanted = [name for name in extras if _RECIPE_EXTRAS.match(name)]
     if not wanted:

@@ -44,6 +44,7 @@ from .test_commands import (
     _workflows,
     ci_setup_lines,
     project_name,
+    release_for_url,
 )
 
 __all__ = [
@@ -242,9 +243,9 @@ def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> li
         # `git+https://github.com/getnikola/nikola.git#egg=Nikola`: the sandbox reaches package
         # indexes only, so the named distribution's release stands in for the branch (the
         # Nikola plugins' conftest imports nikola: without it pytest stops before any test).
-        egg = re.search(r"#(?:.*&)?egg=([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.-]+\])?)", word)
-        if egg and word.startswith(("git+", "hg+", "http:", "https:")):
-            specs.append(egg.group(1))
+        release = release_for_url(word)
+        if release:
+            specs.append(release)
             continue
         if word in (".", "./") or word.startswith(("./", "/", "git+", "http:", "https:", "$")):
             continue

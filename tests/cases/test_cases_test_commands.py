@@ -13,6 +13,7 @@ from pytest_enconda.cases.test_commands import (
     django_settings,
     normalise,
     recipe_script,
+    release_for_url,
     test_tools,
 )
 
@@ -491,3 +492,72 @@ def test_a_workflow_named_for_tests_wins_over_a_link_check(tmp_path: Path) -> No
     found = discover_test_command(tmp_path)
     assert found.detail == ".github/workflows/cpu-tests.yml"
     assert found.command == "python -m pytest tests -v"
+
+
+@pytest.mark.parametrize(
+    ("word", "release"),
+    [
+        ("git+https://github.com/zulip/zulint@417b4e4#egg=zulint==1.0.0", "zulint"),
+        ("git+https://example.org/x.git@main#subdirectory=a&egg=x-lib[fast]", "x-lib[fast]"),
+        ("https://example.org/archive/v1.zip", ""),
+        ("nikola @ git+https://github.com/getnikola/nikola.git", "nikola"),
+        ("requests>=2", None),
+        ("./zulip_bots", None),
+    ],
+)
+def test_a_url_requirement_stands_for_its_release(word: str, release: str | None) -> None:
+    assert release_for_url(word) == release
+
+
+def test_a_requirements_file_that_names_an_unreachable_vcs_install_is_tried_with_releases(
+    tmp_path: Path,
+) -> None:
+    """zulip: its requirements.txt clones zulint from GitHub, which the sandbox cannot reach,
+    and the whole file failed. A real bash runs the recipe's lines with a stand-in ``python``
+    that refuses the original file: the copy with the release installs, then is gone."""
+    import os
+    import subprocess
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "requirements.txt").write_text(
+        "-e ./zulip\n-r dev.txt\n"
+        "git+https://github.com/zulip/zulint@417b4e4#egg=zulint==1.0.0\n"
+        "https://example.org/unnamed.zip\nrequests>=2  # http://docs\n"
+    )
+    (repo / "dev.txt").write_text("pytest\n")
+    script = recipe_script(repo)
+    assert "ENCONDA_REQUIREMENTS" in script
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls.log"
+    (bin_dir / "python").write_text(
+        f'#!/bin/sh\necho "$*" >> {log}\n'
+        f'case "$*" in *"-r requirements.txt"*) exit 1;;\n'
+        f'  *"-r .enconda"*) cp "$5" {tmp_path}/copy;;\nesac\nexit 0\n'
+    )
+    (bin_dir / "python").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    run = subprocess.run(
+        ["bash", "-c", f"set -eo pipefail; . /dev/stdin <<'X'\n{script}X\n"],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "its VCS and URL requirements as releases" in run.stdout
+    assert (tmp_path / "copy").read_text().splitlines() == [
+        "-e ./zulip",
+        "-r dev.txt",
+        "zulint",
+        "requests>=2  # http://docs",
+    ]
+    assert not (repo / ".enconda-requirements.txt").exists()
+
+
+def test_a_requirements_file_without_url_requirements_is_installed_as_it_is(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("requests>=2\n-e .\n")
+    script = recipe_script(tmp_path)
+    assert "python -m pip install -r requirements.txt" in script
+    assert "ENCONDA_REQUIREMENTS" not in script
