@@ -22,13 +22,12 @@ it takes a version from instead of git:
   commit tagged ``v0.0.0`` (or the first ``vcs.match`` pattern with its ``*`` made ``0.0.0``),
   removed again after the installs so that the tests see the tree the agents get.
 
-- versioneer: none either. Its recent releases fall back to ``0+unknown`` without git, but older
-  ones (menpo's) to ``unknown``, which setuptools 66 and later refuse ("Invalid version:
-  'unknown'"): the same throwaway repository, tagged with its ``tag_prefix`` and ``0.0.0``.
+- miniver: none either. Without git its ``_version.py`` says ``unknown``, which setuptools 66 and
+  later refuse (menpo: "Invalid version: 'unknown'"); with the throwaway repository's tag it
+  says ``0.0.0`` (it strips the leading ``v``).
 
-setuptools-git-versioning needs no row: without git it falls back to its ``starting_version``
-instead of failing. miniver takes no variable either and has no row: what its fallback builds to
-was not checked.
+setuptools-git-versioning and versioneer need no row: without git they fall back to a version of
+their own (``starting_version``, ``0+unknown``) instead of failing.
 """
 
 from __future__ import annotations
@@ -127,16 +126,14 @@ VERSION_TOOLS: tuple[VersionTool, ...] = (
         variables=(),
         failure="versioningit could not find a version",
     ),
+    # Named by the template comment miniver puts in setup.py, or its loader's name.
     VersionTool(
-        name="versioneer",
-        markers=(r"\bversioneer\b",),
+        name="miniver",
+        markers=(r"\bminiver\b", r"\bget_version_and_cmdclass\b"),
         variables=(),
         failure="Invalid version: 'unknown'",
     ),
 )
-# versioneer's tag prefix, in setup.cfg / pyproject (``tag_prefix = v``, ``tag_prefix = ''``) or
-# an old setup.py (``versioneer.tag_prefix = 'v'``).
-_TAG_PREFIX = re.compile(r"""^\s*(?:versioneer\.)?tag_prefix\s*=\s*["']?([A-Za-z0-9._/-]*)""", re.M)
 
 
 def named_tools(config: str) -> list[VersionTool]:
@@ -152,10 +149,9 @@ def version_tools(config: str) -> list[VersionTool]:
     return [tool for tool in VERSION_TOOLS if tool.always or tool in named]
 
 
-def throwaway_tag(pyproject: dict[str, Any], config: str = "") -> str:
-    """The tag versioningit's ``vcs.match`` accepts (cclib's ``["v*"]``), else versioneer's
-    ``tag_prefix`` read from ``config`` (the text of ``CONFIG_FILES``) with ``0.0.0``, else
-    ``v0.0.0`` (versioningit strips a leading ``v``)."""
+def throwaway_tag(pyproject: dict[str, Any]) -> str:
+    """The tag versioningit's ``vcs.match`` accepts (cclib's ``["v*"]``), ``v0.0.0`` otherwise
+    (versioningit strips a leading ``v``)."""
     tool = pyproject.get("tool")
     table = tool.get("versioningit") if isinstance(tool, dict) else None
     vcs = table.get("vcs") if isinstance(table, dict) else None
@@ -164,8 +160,7 @@ def throwaway_tag(pyproject: dict[str, Any], config: str = "") -> str:
         prefix = re.fullmatch(r"([A-Za-z0-9._/-]*)\*", str(pattern))
         if prefix:
             return prefix.group(1) + PRETEND_VERSION
-    found = _TAG_PREFIX.search(config) if re.search(r"\bversioneer\b", config) else None
-    return (found.group(1) if found else "v") + PRETEND_VERSION
+    return "v" + PRETEND_VERSION
 
 
 def throwaway_git(tag: str) -> str:
@@ -225,7 +220,7 @@ def version_setup(
     before += [f'export {name}="${{{name}:-{PRETEND_VERSION}}}"' for name in variables]
     unset = [tool for tool in tools if not tool.variables]
     if unset:
-        tag = shlex.quote(throwaway_tag(pyproject, config))
+        tag = shlex.quote(throwaway_tag(pyproject))
         before += [
             f"# {unset[0].name} takes no version from the environment: a throwaway git",
             f"# repository of the checkout, tagged {tag}, stands in for a clone's .git until",
