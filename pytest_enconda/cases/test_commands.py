@@ -899,9 +899,9 @@ def release_for_url(word: str) -> str | None:
     return egg.group(1) if egg else ""
 
 
-def _with_releases(text: str) -> list[str] | None:
-    """``text`` (a requirements file) with each URL requirement as its release and those naming
-    none left out; None when it has no URL requirement."""
+def _with_releases(text: str, keep: bool = True) -> list[str] | None:
+    """``text`` (a requirements file) with each URL requirement as its release (``keep``) or
+    left out, as are those naming none; None when it has no URL requirement."""
     lines: list[str] = []
     changed = False
     for line in text.splitlines():
@@ -912,29 +912,37 @@ def _with_releases(text: str) -> list[str] | None:
             lines.append(line)
             continue
         changed = True
-        if release:
+        if release and keep:
             lines.append(release)
     return lines if changed else None
 
 
 def _requirements_install(repo: Path, lock: str) -> list[str]:
     """The root requirements file's install; where it names VCS or URL requirements, tried
-    again with their releases (zulip's `git+https://github.com/zulip/zulint@...#egg=zulint`:
-    the sandbox cannot clone it, and the whole file failed)."""
+    again with their releases, then without them (zulip's `git+https://github.com/zulip/
+    zulint@...#egg=zulint`: the sandbox cannot clone it, zulint has no release, and the whole
+    file failed)."""
     install = "python -m pip install -r requirements.txt"
-    releases = _with_releases(_read(repo / "requirements.txt"))
-    if releases is None:
+    text = _read(repo / "requirements.txt")
+    releases, without = _with_releases(text), _with_releases(text, keep=False)
+    if releases is None or without is None:
         return [_unless_locked(install, lock)]
-    retry = (
-        f"{{ {install} || {{ echo 'recipe: requirements.txt did not install: its VCS and URL "
-        f"requirements as releases'; python -m pip install -r {_RELEASES_COPY}; }}; }}"
-    )
+    copies = [(releases, "as releases")]
+    if without != releases:
+        copies.append((without, "left out"))
+    lines: list[str] = []
+    retry = install
+    for index, (content, how) in enumerate(copies):
+        copy = f"{_RELEASES_COPY}.{index}"
+        lines += [f"cat > {copy} <<'ENCONDA_REQUIREMENTS'", *content, "ENCONDA_REQUIREMENTS"]
+        retry += (
+            f" || {{ echo 'recipe: requirements.txt did not install: its VCS and URL "
+            f"requirements {how}'; python -m pip install -r {copy}; }}"
+        )
     return [
-        f"cat > {_RELEASES_COPY} <<'ENCONDA_REQUIREMENTS'",
-        *releases,
-        "ENCONDA_REQUIREMENTS",
-        _unless_locked(retry, lock),
-        f"rm -f {_RELEASES_COPY}",
+        *lines,
+        _unless_locked(f"{{ {retry}; }}", lock),
+        "rm -f " + " ".join(f"{_RELEASES_COPY}.{index}" for index in range(len(copies))),
     ]
 
 
