@@ -20,6 +20,7 @@ decides Pass@1; the repository's own dependencies stay the agent's job.
 
 from __future__ import annotations
 
+import ast
 import configparser
 import re
 import shlex
@@ -266,7 +267,7 @@ def _from_lines(text: str) -> tuple[str, str] | None:
         if stripped.startswith(("#", "name:")) or "pip install" in stripped:
             continue
         command = normalise(stripped)
-        if command:
+        if command and not _BENCHMARK.search(command):
             return command, raw.strip()
     return None
 
@@ -448,14 +449,41 @@ def _tox_changedir(parser: configparser.RawConfigParser, section: str) -> str:
 
 
 def _from_nox(repo: Path) -> tuple[str, str, str] | None:
+    """The pytest command of the noxfile's test session: a session named ``tests`` or ``test``
+    first, then those naming a test, then any (meltano/sdk's first pytest call is its
+    ``update_snapshots`` session's ``--snapshot-update``, its ``tests`` session runs ``coverage
+    run -m pytest``)."""
     text = _read(repo / "noxfile.py")
-    for match in re.finditer(r"session\.run\(\s*((?:['\"][^'\"]*['\"]\s*,?\s*)+)", text):
-        words = re.findall(r"['\"]([^'\"]*)['\"]", match.group(1))
-        if words and (words[0] in ("pytest", "py.test") or words[:3] == ["python", "-m", "pytest"]):
-            command = normalise(" ".join(shlex.quote(word) for word in words))
-            if command:
-                return command, "noxfile.py session.run", match.group(0).strip()
-    return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError):
+        return None
+    found: list[tuple[int, int, str, str]] = []
+    for function in ast.walk(tree):
+        if not isinstance(function, ast.FunctionDef):
+            continue
+        name = function.name.lower()
+        rank = 0 if name in ("tests", "test") else 1 if "test" in name else 2
+        for node in ast.walk(function):
+            if not (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "run"
+            ):
+                continue
+            words: list[str] = []
+            for arg in node.args:
+                if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+                    break
+                words.append(arg.value)
+            command = normalise(" ".join(shlex.quote(word) for word in words)) if words else None
+            if command and not _BENCHMARK.search(command):
+                raw = ast.get_source_segment(text, node) or ""
+                found.append((rank, node.lineno, command, raw.strip()))
+    if not found:
+        return None
+    _, _, command, raw = min(found)
+    return command, "noxfile.py session.run", raw
 
 
 def _toml(path: Path) -> dict:
@@ -513,13 +541,19 @@ def _names_django_settings(command: str) -> bool:
     return bool(re.search(r"(^|\s)(--ds(=|\s)|DJANGO_SETTINGS_MODULE=)", command))
 
 
+# A benchmark job's command selects benchmarks only (meltano/sdk's codspeed workflow ran 6 of
+# its 469 tests, the rest deselected): it is no test command, passed over like a lint job.
+_BENCHMARK = re.compile(r"--codspeed\b|--benchmark-only\b|--benchmark-enable\b")
+_BENCHMARK_WORKFLOW = re.compile(r"^(codspeed|bench)", re.I)
+
+
 def _discover(repo: Path) -> TestCommand:
     uses_tox = uses_nox = False
     for workflow in _workflows(repo):
         text = _read(workflow)
         found = _from_workflow(text, repo)
         rel = workflow.relative_to(repo).as_posix()
-        if found:
+        if found and not _BENCHMARK_WORKFLOW.match(workflow.name):
             return TestCommand(command=found[0], source="ci", detail=rel, raw=found[1])
         uses_tox = uses_tox or bool(re.search(r"(^|\s)(tox|tox-gh-actions)(\s|$)", text, re.M))
         uses_nox = uses_nox or bool(re.search(r"(^|\s)nox(\s|$)", text, re.M))

@@ -559,3 +559,29 @@ def test_a_requirements_file_without_url_requirements_is_installed_as_it_is(tmp_
     script = recipe_script(tmp_path)
     assert "python -m pip install -r requirements.txt" in script
     assert "ENCONDA_REQUIREMENTS" not in script
+
+
+def test_benchmark_jobs_and_sessions_are_no_test_command(tmp_path: Path) -> None:
+    """meltano/sdk: its codspeed workflow (`pytest tests/ --codspeed`) was taken and ran 6 of
+    469 tests; its noxfile's first pytest call is `update_snapshots`, its `tests` session runs
+    `coverage run -m pytest`, after a `benches` session's `--benchmark-only`."""
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "codspeed.yml").write_text(
+        "jobs:\n  b:\n    steps:\n    - run: pytest tests/ --codspeed\n"
+    )
+    (workflows / "perf.yml").write_text(
+        "jobs:\n  b:\n    steps:\n    - run: python -m pytest --benchmark-only\n"
+    )
+    (workflows / "test.yml").write_text("jobs:\n  t:\n    steps:\n    - run: nox -s tests\n")
+    (tmp_path / "noxfile.py").write_text(
+        "import nox\n\n@nox.session\ndef benches(session):\n"
+        "    session.run('pytest', '--benchmark-only')\n\n"
+        "@nox.session\ndef update_snapshots(session):\n"
+        "    session.run('pytest', '--snapshot-update', *session.posargs)\n\n"
+        "@nox.session\ndef tests(session):\n"
+        "    session.run('coverage', 'run', '-m', 'pytest', '--benchmark-skip', *session.posargs)\n"
+    )
+    found = discover_test_command(tmp_path)
+    assert (found.source, found.command) == ("nox", "python -m pytest")
+    assert "coverage" in found.raw
