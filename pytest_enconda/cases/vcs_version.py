@@ -165,10 +165,12 @@ def throwaway_tag(pyproject: dict[str, Any]) -> str:
 
 def throwaway_git(tag: str) -> str:
     """One shell line making the checkout a git repository of one commit tagged ``tag``
-    (already quoted for the shell)."""
+    (already quoted for the shell). The tag is annotated: miniver runs ``git describe`` without
+    ``--tags``, which passes over a lightweight tag (menpo still said "unknown")."""
+    who = "git -c user.name=enconda -c user.email=enconda@localhost"
     return (
-        "git init -q && git add -A && git -c user.name=enconda -c user.email=enconda@localhost"
-        f" commit -q --no-verify -m 'the checkout' && git tag {tag}"
+        f"git init -q && git add -A && {who} commit -q --no-verify -m 'the checkout' && "
+        f"{who} tag -a {tag} -m 'the checkout'"
     )
 
 
