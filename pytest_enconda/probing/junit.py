@@ -91,11 +91,13 @@ KEEP_CHECKOUT = "/tmp/enconda/keep-checkout.txt"
 # dependencies: a test requirement that wanted a newer qibo installed the release over the
 # checkout (after the checkout proof was taken, so the tests ran on the release), and
 # dash-bio's pinned ``click==7.1.2`` broke the Flask its setup installed. Such a requirement
-# now fails alone.
+# now fails alone. A version that is no PEP 440 one (an old setuptools installed "unknown") is
+# not named: pip refuses such a requirement, and every install of the step with it.
 _LIST_CHECKOUT_DISTS = (
     "import importlib.metadata as m, re; "
     '[print(d.metadata.get("Name") + "==" + d.version) for d in m.distributions() '
-    'if d.metadata.get("Name") and re.search(r\'"url": *"file://'
+    'if d.metadata.get("Name") and re.fullmatch(r"v?[0-9][0-9a-zA-Z.+!_-]*", d.version or "") '
+    'and re.search(r\'"url": *"file://'
     + CHECKOUT
     + '(/[^"]*)?"\', d.read_text("direct_url.json") or "")]'
 )

@@ -256,10 +256,10 @@ def test_a_qualified_exception_name_is_the_first_error() -> None:
     )
 
 
-def _dist(site: Path, name: str, url: str) -> None:
-    info = site / f"{name}-0.3.dist-info"
+def _dist(site: Path, name: str, url: str, version: str = "0.3") -> None:
+    info = site / f"{name}-{version}.dist-info"
     info.mkdir(parents=True)
-    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.3\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {version}\n")
     (info / "direct_url.json").write_text(f'{{"dir_info": {{"editable": true}}, "url": "{url}"}}')
 
 
@@ -275,6 +275,8 @@ def test_distributions_installed_from_the_checkout_are_listed_as_pins(tmp_path: 
     _dist(site, "sdk-part", "file:///data/project/libs/sdk")
     _dist(site, "neighbour", "file:///data/projectile")
     _dist(site, "wheel-url", "https://example.org/x.whl")
+    # An old setuptools' legacy version: pip would refuse "legacy==unknown" and every install.
+    _dist(site, "legacy", "file:///data/project/old", version="unknown")
     env = {**os.environ, "PYTHONPATH": str(site)}
     listed = subprocess.run(
         [sys.executable, "-c", _LIST_CHECKOUT_DISTS], env=env, capture_output=True, text=True
