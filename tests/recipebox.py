@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -46,4 +47,18 @@ def installed_version(box: Any, name: str) -> str:
             if line.startswith("Version:")
         ),
         "",
+    )
+
+
+def source_in_bash(script: str, cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """``script`` run on this machine as a box runs a setup script: sourced by one bash under
+    ``set -eo pipefail``."""
+    return subprocess.run(
+        ["bash", "-c", "set -eo pipefail; . /dev/stdin"],
+        input=script,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
     )

@@ -519,7 +519,8 @@ def test_a_requirements_file_that_names_an_unreachable_vcs_install_is_tried_with
     second case): the copy that installs is the one with the release, or the one without the
     URL requirements; no copy stays in the checkout."""
     import os
-    import subprocess
+
+    from recipebox import source_in_bash
 
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -538,13 +539,7 @@ def test_a_requirements_file_that_names_an_unreachable_vcs_install_is_tried_with
     )
     (bin_dir / "python").chmod(0o755)
     env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
-    run = subprocess.run(
-        ["bash", "-c", f"set -eo pipefail; . /dev/stdin <<'X'\n{script}X\n"],
-        cwd=repo,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    run = source_in_bash(script, repo, env)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "its VCS and URL requirements as releases" in run.stdout
     kept = ["-e ./zulip", "-r dev.txt", "requests>=2  # http://docs"]

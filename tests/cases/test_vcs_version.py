@@ -4,12 +4,11 @@ configuration names (cclib: versioningit, which takes none from the environment)
 from __future__ import annotations
 
 import shutil
-import subprocess
 import tomllib
 from pathlib import Path
 
 import pytest
-from recipebox import installed_version, project, set_up
+from recipebox import installed_version, project, set_up, source_in_bash
 
 from pytest_enconda.cases.test_commands import recipe_script
 from pytest_enconda.cases.vcs_version import version_setup
@@ -197,17 +196,8 @@ def test_the_throwaway_repository_is_what_versioningit_and_miniver_describe_then
     text = (tmp_path / "pyproject.toml").read_text()
     before, after = version_setup(text, tomllib.loads(text))
     probe = f"{describe} > described"
-    script = tmp_path / "setup.sh"
-    script.write_text("\n".join([*before, probe, *after]) + "\n")
     env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_CONFIG_NOSYSTEM": "1"}
-    run = subprocess.run(
-        ["bash", "-c", f"set -eo pipefail; . {script}"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    run = source_in_bash("\n".join([*before, probe, *after]) + "\n", tmp_path, env)
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "described").read_text().startswith(f"{tag}-0-g")
     assert not (tmp_path / ".git").exists()
