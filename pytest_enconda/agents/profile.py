@@ -13,13 +13,14 @@ pnpm), Java (Maven, Gradle) and PHP (Composer), from their manifests' own versio
 
 from __future__ import annotations
 
-import configparser
 import re
 import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
+
+from ..cases.test_deps import extra_requirements, install_requirements
 
 MAX_READ = 200_000
 CI_GLOBS = (
@@ -203,33 +204,6 @@ def _requirement_names(lines: Iterable[str]) -> list[str]:
     return names
 
 
-def _setup_declared(repo: Path) -> dict[str, list[str]]:
-    """setup.py's and setup.cfg's ``install_requires`` (under "") and each extra's requirements."""
-    from ..cases.setup_py import setup_keywords
-
-    keywords = setup_keywords(_read(repo / "setup.py"))
-    found: dict[str, list[str]] = {"": []}
-    value = keywords.get("install_requires")
-    if isinstance(value, list):
-        found[""] += [str(item) for item in value]
-    extras = keywords.get("extras_require")
-    for name, items in (extras if isinstance(extras, dict) else {}).items():
-        items = [items] if isinstance(items, str) else items
-        if isinstance(items, list):
-            found.setdefault(str(name), []).extend(str(item) for item in items)
-    parser = configparser.RawConfigParser()
-    try:
-        parser.read_string(_read(repo / "setup.cfg"))
-    except configparser.Error:
-        return found
-    if parser.has_option("options", "install_requires"):
-        found[""] += parser.get("options", "install_requires").splitlines()
-    if parser.has_section("options.extras_require"):
-        for name, text in parser.items("options.extras_require"):
-            found.setdefault(name, []).extend(text.splitlines())
-    return found
-
-
 def _apt_packages(text: str) -> list[str]:
     found: list[str] = []
     for match in _APT.finditer(text):
@@ -323,8 +297,8 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
             profile.manifests.append(name)
     # setup.py and setup.cfg projects declare theirs there (qiita's install_requires names
     # psycopg2, whose build needs libpq's pg_config: unread, the recipe never installed it).
-    declared = _setup_declared(repo)
-    dependencies += _requirement_names(declared.pop(""))
+    dependencies += _requirement_names(install_requirements(repo))
+    declared = extra_requirements(repo)
     if not profile.extras:
         profile.extras = sorted(declared)
     for values in declared.values():

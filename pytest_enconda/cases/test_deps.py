@@ -52,6 +52,7 @@ __all__ = [
     "ci_job_requirements",
     "declared_test_requirements",
     "extra_requirements",
+    "install_requirements",
 ]
 
 _NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
@@ -117,6 +118,21 @@ def _norm(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
+def _strings(value: object) -> list[str]:
+    return [i for i in value if isinstance(i, str)] if isinstance(value, list) else []
+
+
+def install_requirements(repo: Path) -> list[str]:
+    """setup.py's and setup.cfg's ``install_requires`` (pyproject's are read as TOML where used)."""
+    repo = Path(repo)
+    found = _strings(setup_keywords(_read(repo / "setup.py")).get("install_requires"))
+    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    if setup_cfg is not None and setup_cfg.has_option("options", "install_requires"):
+        value = setup_cfg.get("options", "install_requires")
+        found += [line for line in value.splitlines() if line.strip()]
+    return found
+
+
 def _setup_py(repo: Path) -> tuple[dict[str, list[str]], list[str]]:
     """``(extras_require, tests_require)`` of setup.py, read as Python, never run."""
     keywords = setup_keywords(_read(repo / "setup.py"))
@@ -128,9 +144,7 @@ def _setup_py(repo: Path) -> tuple[dict[str, list[str]], list[str]]:
                 extras[key] = [i for i in items if isinstance(i, str)]
             elif isinstance(items, str):
                 extras[key] = [items]
-    value = keywords.get("tests_require")
-    tests = [i for i in value if isinstance(i, str)] if isinstance(value, list) else []
-    return extras, tests
+    return extras, _strings(keywords.get("tests_require"))
 
 
 def extra_requirements(repo: Path) -> dict[str, list[str]]:
