@@ -86,6 +86,10 @@ TESTS_START = "enconda: the test command starts"
 # Where the project is checked out in every box.
 CHECKOUT = "/data/project"
 KEEP_CHECKOUT = "/tmp/enconda/keep-checkout.txt"
+# probes/enconda_fixed_order.py, written into the box by the test step and loaded with ``-p``:
+# a project's test-order plugin draws the same order in every run.
+FIXED_ORDER = "enconda_fixed_order"
+PLUGIN_DIR = "/tmp/enconda/plugins"
 # Each distribution installed from the checkout, as ``name==version``, given to every install
 # of the test step beside what it installs, so that pip's resolver weighs the project and its
 # dependencies: a test requirement that wanted a newer qibo installed the release over the
@@ -169,12 +173,28 @@ def run_tests_command(
     # cacheprovider instead removed its options, and a repository whose addopts name one
     # (spec-bioimage-io: --failed-first) ended in a usage error before any test ran.
     lines.append(f"rm -rf {PYTEST_CACHE}")
+    lines += _fixed_order_lines()
     lines.append(f"echo {shlex.quote(TESTS_START)}")
     lines.append(
-        f"{test_command} -o cache_dir={PYTEST_CACHE} -o timeout={per_test_seconds} "
-        f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
+        f"{test_command} -p {FIXED_ORDER} -o cache_dir={PYTEST_CACHE} "
+        f"-o timeout={per_test_seconds} --continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     return "\n".join(lines)
+
+
+def _fixed_order_lines() -> list[str]:
+    """Shell lines writing the fixed-order plugin into the box and putting it on the path."""
+    from .scripts import probe_script
+
+    source = probe_script(f"{FIXED_ORDER}.py").read_text()
+    end = "_ENCONDA_PLUGIN_END"
+    if end in source:  # a heredoc ends at the first such line
+        raise ValueError(f"{FIXED_ORDER}.py must not contain {end}")
+    return [
+        f"mkdir -p {PLUGIN_DIR}",
+        f"cat > {PLUGIN_DIR}/{FIXED_ORDER}.py <<'{end}'\n{source.rstrip()}\n{end}",
+        f'export PYTHONPATH="{PLUGIN_DIR}${{PYTHONPATH:+:$PYTHONPATH}}"',
+    ]
 
 
 # What pytest prints when it stops before writing its report, most telling first: a usage error

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from pytest_enconda.probing.junit import (
     run_tests_command,
     why_no_tests,
 )
+from pytest_enconda.probing.scripts import probe_script
 
 REPORT = b"""<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest" tests="5">
@@ -79,8 +81,8 @@ def test_test_step_installs_tools_then_writes_the_report() -> None:
     command = run_tests_command("python -m pytest tests", ["pytest>=7,<9", "pytest-mock"])
     lines = command.splitlines()
     assert lines[-1] == (
-        "python -m pytest tests -o cache_dir=/tmp/enconda/pytest-cache -o timeout=120 "
-        f"--continue-on-collection-errors --junitxml={JUNIT_PATH}"
+        "python -m pytest tests -p enconda_fixed_order -o cache_dir=/tmp/enconda/pytest-cache "
+        f"-o timeout=120 --continue-on-collection-errors --junitxml={JUNIT_PATH}"
     )
     # pytest-timeout comes along, so a test hanging on the network fails alone.
     installs = [line for line in lines if "pip install" in line]
@@ -110,9 +112,11 @@ def test_qt_draws_offscreen_unless_the_setup_chose_a_platform(
 
 def _local_test_step(tmp_path: Path, report: Path) -> str:
     """The test step's pytest line, run here: this interpreter, a report and cache under
-    ``tmp_path``, no pytest-timeout (not installed on the host)."""
+    ``tmp_path``, no pytest-timeout (not installed on the host), the fixed-order plugin from
+    the shipped probes."""
     step = run_tests_command(f"{sys.executable} -m pytest", []).splitlines()[-1]
-    return (
+    plugins = shlex.quote(str(probe_script("enconda_fixed_order.py").parent))
+    return f"PYTHONPATH={plugins} " + (
         step.replace(JUNIT_PATH, str(report))
         .replace("-o timeout=120 ", "")
         .replace("/tmp/enconda/pytest-cache", str(tmp_path / "cache"))
@@ -319,3 +323,50 @@ def test_a_test_requirement_never_replaces_the_checkout_or_breaks_its_dependenci
         assert installed_version(box, "pyfiglet") == "0.0.1"
         assert installed_version(box, "six") == six != "1.15.0"
         assert "1 passed" in run.output, run.output[-2000:]
+
+
+_ORDERED_SUITE = "".join(f"def test_{n:02d}(): pass\n" for n in range(30))
+
+
+def _order(report: Path) -> list[str]:
+    import xml.etree.ElementTree as ET
+
+    return [case.get("name") or "" for case in ET.parse(report).iter("testcase")]
+
+
+@pytest.mark.docker
+def test_a_projects_test_order_plugins_draw_the_same_order_in_every_run(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """memegen's ``--random`` (pytest-random) drew another order in the oracle's run than in
+    both verification runs, and 3 order-dependent tests failed there. With the real plugins
+    installed in a box: pytest-randomly and pytest-random draw one order in every run of the
+    test step, the seed's; pytest-random-order, not turned on by the project, stays off."""
+    from pytest_enconda.probing.shell import in_setup_env
+    from tests.recipebox import project, set_up
+
+    files = {"tests/test_order.py": _ORDERED_SUITE}
+    repo = project(tmp_path / "repo", "ordered", files)
+    setup = "python -m pip install -q pytest-randomly pytest-random-order pytest-random\n"
+    in_file_order = [f"test_{n:02d}" for n in range(30)]
+    with set_up(sandbox, base_image, repo, setup, "t/fixed-order") as (box, _):
+        orders: dict[str, list[list[str]]] = {}
+        for name, command in [
+            ("randomly", "python -m pytest tests"),
+            ("random", "python -m pytest tests -p no:randomly --random"),
+            ("random-order off", "python -m pytest tests -p no:randomly"),
+        ]:
+            for run_number in range(2):
+                step = run_tests_command(command, ["pytest"])
+                run = box.exec(in_setup_env(step), timeout=600, workdir="/data/project")
+                assert "30 passed" in run.output, run.output[-2000:]
+                if name == "randomly":  # its header names the seed it drew with
+                    assert "--randomly-seed=1\n" in run.output, run.output[-2000:]
+                report = tmp_path / f"{name}-{run_number}.xml"
+                box.copy_out(JUNIT_PATH, report)
+                orders.setdefault(name, []).append(_order(report))
+        # The plugins really shuffle (the seed's order is not the file's), and alike each run.
+        for name in ("randomly", "random"):
+            first, second = orders[name]
+            assert first == second and sorted(first) == in_file_order != first, name
+        assert orders["random-order off"] == [in_file_order, in_file_order]
