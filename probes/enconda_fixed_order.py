@@ -1,4 +1,4 @@
-"""A pytest plugin the test step loads (``-p enconda_fixed_order``): every run shuffles alike.
+"""A pytest plugin the test step loads (``-p enconda_fixed_order``): every run draws alike.
 
 A project whose configuration turns on a test-order plugin draws a new order each run, and a
 test that passes only in some orders is then graded by chance: jacebrowning/memegen's
@@ -10,7 +10,9 @@ it was off.
 - pytest-randomly: ``--randomly-seed`` (also the seed it gives ``random`` before each test);
 - pytest-random-order: ``--random-order-seed``, kept as a default so that it does not turn the
   shuffling on;
-- pytest-random: ``--random-seed``.
+- pytest-random: ``--random-seed``;
+- Hypothesis: ``--hypothesis-seed``, unless the project gave one: its examples are drawn at
+  random each run too, so a property that fails for a rare example passed or failed by chance.
 
 Standard library and pytest only (it runs inside the project's pytest); it reports nothing.
 """
@@ -34,3 +36,5 @@ def pytest_configure(config):
         option.random_order_seed = str(SEED)
     if hasattr(option, "random_seed") and hasattr(option, "random_group"):
         option.random_seed = SEED
+    if hasattr(option, "hypothesis_seed") and option.hypothesis_seed is None:
+        option.hypothesis_seed = str(SEED)

@@ -341,13 +341,23 @@ def test_a_projects_test_order_plugins_draw_the_same_order_in_every_run(
     """memegen's ``--random`` (pytest-random) drew another order in the oracle's run than in
     both verification runs, and 3 order-dependent tests failed there. With the real plugins
     installed in a box: pytest-randomly and pytest-random draw one order in every run of the
-    test step, the seed's; pytest-random-order, not turned on by the project, stays off."""
+    test step, the seed's; pytest-random-order, not turned on by the project, stays off;
+    Hypothesis draws one example."""
     from pytest_enconda.probing.shell import in_setup_env
     from tests.recipebox import project, set_up
 
-    files = {"tests/test_order.py": _ORDERED_SUITE}
+    drawn = (
+        "from hypothesis import given, settings, strategies as st\n"
+        "@settings(max_examples=10, database=None)\n"
+        "@given(st.integers(0, 10**12))\n"
+        "def test_draw(x):\n"
+        "    open('/tmp/enconda/drawn.txt', 'a').write(f'{x}\\n')\n"
+    )
+    files = {"tests/test_order.py": _ORDERED_SUITE, "draw/test_draw.py": drawn}
     repo = project(tmp_path / "repo", "ordered", files)
-    setup = "python -m pip install -q pytest-randomly pytest-random-order pytest-random\n"
+    setup = (
+        "python -m pip install -q pytest-randomly pytest-random-order pytest-random hypothesis\n"
+    )
     in_file_order = [f"test_{n:02d}" for n in range(30)]
     with set_up(sandbox, base_image, repo, setup, "t/fixed-order") as (box, _):
         orders: dict[str, list[list[str]]] = {}
@@ -370,3 +380,14 @@ def test_a_projects_test_order_plugins_draw_the_same_order_in_every_run(
             first, second = orders[name]
             assert first == second and sorted(first) == in_file_order != first, name
         assert orders["random-order off"] == [in_file_order, in_file_order]
+        # Hypothesis draws the same example in every run of the step; by itself, another.
+        step = in_setup_env(run_tests_command("python -m pytest draw -p no:randomly", ["pytest"]))
+        plain = "python -m pytest draw -p no:randomly -p no:cacheprovider"
+        drawn_values = []
+        for command in (step, step, plain, plain):
+            run = box.exec(command, timeout=600, workdir="/data/project")
+            assert "1 passed" in run.output, run.output[-2000:]
+            drawn = box.exec("cat /tmp/enconda/drawn.txt; rm /tmp/enconda/drawn.txt", timeout=60)
+            drawn_values.append(drawn.output.split())
+        assert len(drawn_values[0]) == 10
+        assert drawn_values[0] == drawn_values[1] != drawn_values[2] != drawn_values[3]
