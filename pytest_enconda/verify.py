@@ -550,6 +550,7 @@ def _test_run(
             outcomes = dict(read_junit(junit))
         except (FileNotFoundError, JUnitError):
             report = False
+        killed = 0 if report or result.timed_out else oom_kills(box)
     counted = {"passed": 0, "failed": 0, "error": 0, "skipped": 0}
     for outcome in outcomes.values():
         counted[outcome] += 1
@@ -565,9 +566,29 @@ def _test_run(
     )
     # An empty report (pytest exits 4 on a test path that does not exist) says no more than none.
     why = "" if outcomes else why_no_tests(result.output, result.exit_code, result.timed_out)
+    if killed:
+        # paz: a model test outgrew the box twice, and both runs said only "no JUnit report".
+        memory = getattr(getattr(ctx.sandbox, "settings", None), "memory", "its")
+        why = (
+            f"out of memory: the box's {memory} limit killed {killed} process(es) "
+            f"(ENCONDA_MEMORY raises it); {why}"
+        )
     if outcomes and not counted["passed"] and counted["error"]:
         why = first_error(result.output)  # trafilatura: 13 modules errored, the log was lost
     return outcomes, run, why
+
+
+_OOM_KILL = re.compile(r"^oom_kill (\d+)$", re.MULTILINE)
+
+
+def oom_kills(box: Any) -> int:
+    """How many processes the box's memory limit has killed: its memory cgroup's count
+    (``memory.events`` under cgroup v2, ``memory.oom_control`` under v1); 0 where neither is
+    readable. A test run's box is fresh, so the count is that run's."""
+    events = "/sys/fs/cgroup/memory.events /sys/fs/cgroup/memory/memory.oom_control"
+    result = box.exec(f"cat {events} 2>/dev/null", timeout=30)
+    match = _OOM_KILL.search(result.output or "")
+    return int(match.group(1)) if match else 0
 
 
 def _checkout_proof(box: Any, packages: list[str], out: Path) -> CheckoutProof:

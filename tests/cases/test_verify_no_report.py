@@ -10,9 +10,11 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.sandbox.containers import ExecResult
-from pytest_enconda.verify import VerifyOptions, _attempt
+from pytest_enconda.verify import VerifyOptions, _attempt, oom_kills
 
 USAGE_ERROR = (
     "ERROR: usage: python -m pytest [options] [file_or_dir] [file_or_dir] [...]\n"
@@ -30,7 +32,7 @@ class _Box:
     def copy_in(self, data: bytes, path: str) -> None:
         pass
 
-    def exec(self, command: str, *, timeout: float, log_path: Path, **_: Any) -> ExecResult:
+    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
         output = USAGE_ERROR if "pytest" in command else "installed"
         code = 4 if "pytest" in command else 0
         return ExecResult(
@@ -68,7 +70,7 @@ class _ErroredBox(_Box):
 
     report = ERRORED_REPORT
 
-    def exec(self, command: str, *, timeout: float, log_path: Path, **_: Any) -> ExecResult:
+    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
         output = COLLECTION_ERRORS if "pytest" in command else "installed"
         return ExecResult(
             exit_code=1 if "pytest" in command else 0,
@@ -124,3 +126,62 @@ def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
         f"run 1: 0 passed 0 failed 0 errors 0 skipped ({why}), "
         f"run 2: 0 passed 0 failed 0 errors 0 skipped ({why}))"
     ]
+
+
+class _OutgrownBox(_Box):
+    """The tests outgrow the box: the kernel kills pytest (exit 137), no report; the memory
+    cgroup counts the kill."""
+
+    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+        if "memory.events" in command:
+            output, code = "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n", 0
+        elif "pytest" in command:
+            output, code = "tests/paz/models/detection/efficientdet/efficientdet_test.py ....", 137
+        else:
+            output, code = "installed", 0
+        return ExecResult(
+            exit_code=code, output=output, duration=1.0, timed_out=False, truncated=False
+        )
+
+
+def test_the_attempt_line_says_the_box_ran_out_of_memory(tmp_path: Path) -> None:
+    """paz: a model test outgrew the 4g box in both runs, and both said only "no JUnit report"."""
+    ctx = _ctx(tmp_path, _OutgrownBox())
+    ctx.sandbox.settings = SimpleNamespace(memory="4g")
+    record = RepoVerification(
+        repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
+    )
+    assert not _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    why = (
+        "no JUnit report: out of memory: the box's 4g limit killed 1 process(es) (ENCONDA_MEMORY "
+        "raises it); exit 137: tests/paz/models/detection/efficientdet/efficientdet_test.py ...."
+    )
+    assert record.attempts == [
+        "recipe: no test passed in both runs ("
+        f"run 1: 0 passed 0 failed 0 errors 0 skipped ({why}), "
+        f"run 2: 0 passed 0 failed 0 errors 0 skipped ({why}))"
+    ]
+    # Without a kill in the count, the reason stays pytest's own.
+    assert oom_kills(_Box()) == 0
+
+
+@pytest.mark.docker
+def test_the_kernel_s_kill_is_counted_in_a_real_box(
+    sandbox_settings, docker_client, base_image, test_run_id
+) -> None:
+    """A box with a 96m limit: a process taking 512 MiB is killed and counted; before, none."""
+    from pytest_enconda.sandbox.containers import Sandbox
+
+    small = Sandbox(
+        sandbox_settings.model_copy(update={"memory": "96m"}),
+        f"{test_run_id}-oom",
+        client=docker_client,
+    )
+    try:
+        with small.container(base_image, case_id="t/oom", role="test") as box:
+            assert oom_kills(box) == 0
+            run = box.exec("python3 -c 'b = bytearray(512 * 2**20); print(len(b))'", timeout=120)
+            assert run.exit_code == 137, run.output
+            assert oom_kills(box) == 1
+    finally:
+        small.close()
