@@ -185,3 +185,34 @@ def test_the_kernel_s_kill_is_counted_in_a_real_box(
             assert oom_kills(box) == 1
     finally:
         small.close()
+
+
+class _LackingBox(_Box):
+    """The conftest opens a file the repository's snapshot lacks."""
+
+    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+        if "pytest" not in command:
+            return ExecResult(
+                exit_code=0, output="", duration=1.0, timed_out=False, truncated=False
+            )
+        output = (
+            "ImportError while loading conftest '/data/project/tests/conftest.py'.\n"
+            "E   FileNotFoundError: [Errno 2] Unable to synchronously open file (unable to open "
+            "file: name = 'tests/_ground_truth_adatas/adata_200.h5ad', errno = 2)\n"
+        )
+        return ExecResult(
+            exit_code=4, output=output, duration=1.0, timed_out=False, truncated=False
+        )
+
+
+def test_the_attempt_line_names_a_file_the_snapshot_lacks(tmp_path: Path) -> None:
+    """cellrank: its snapshot came without one .h5ad that its conftest opens."""
+    record = RepoVerification(
+        repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
+    )
+    lacking = "tests/_ground_truth_adatas/adata_200.h5ad"
+    record.record_absent([lacking, "docs/big.png"])
+    assert not _attempt(_ctx(tmp_path, _LackingBox()), record, "img", "recipe", "", tmp_path, [])
+    why = f"(no JUnit report: the snapshot lacks {lacking}, which the tests open; exit 4: "
+    assert record.attempts[0].count(why + "ImportError while loading conftest") == 2
+    assert "docs/big.png" not in record.attempts[0]
