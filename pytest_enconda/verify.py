@@ -308,15 +308,23 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 lambda: _agent_script(ctx, record, image, repo_dir, readme_name, readme_text, logs),
             )
         ]
+        # Debian packages of the programs an attempt's tests called and the image lacked: the
+        # recipe written after that attempt installs them too.
+        programs: list[str] = []
         if options.recipe_fallback:
-            # Written once, when the agent's attempt has failed: the as-of attempt reuses it.
-            recipe = functools.cache(
-                lambda: recipe_script(repo_dir, _system_packages(repo_dir, readme_name))
-            )
+
+            @functools.cache
+            def recipe_with(extra: tuple[str, ...]) -> str:
+                return recipe_script(repo_dir, [*_system_packages(repo_dir, readme_name), *extra])
+
+            def recipe() -> str:
+                return recipe_with(tuple(programs))
+
             strategies.append(("recipe", recipe))
             if options.recipe_as_of and record.revision_date:
                 strategies.append((AS_OF, lambda: as_of_script(recipe(), record.revision_date)))
-        for label, make in strategies:
+        while strategies:
+            label, make = strategies.pop(0)
             ctx.progress(f"{record.repository}: {label}: writing the setup script")
             try:
                 script = make()
@@ -327,10 +335,42 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 record.attempts.append(f"{label}: no setup commands")
                 continue
             # The test step's installs are held to the same day as the setup's.
-            record.packages_before = record.revision_date if label == AS_OF else ""
+            record.packages_before = record.revision_date if label.startswith(AS_OF) else ""
             if _attempt(ctx, record, image, label, script, logs, packages):
                 return
             record.packages_before = ""
+            added = _program_packages(ctx, record, programs) if options.recipe_fallback else []
+            if added:
+                programs += added
+                ctx.progress(
+                    f"{record.repository}: the tests called programs the image lacks; "
+                    f"the recipe installs {', '.join(added)}"
+                )
+                if label.startswith("recipe") and not label.endswith(WITH_PROGRAMS):
+                    strategies.insert(0, (label + WITH_PROGRAMS, make))
+
+
+WITH_PROGRAMS = "+programs"
+
+
+def _program_packages(ctx: _Context, record: RepoVerification, have: list[str]) -> list[str]:
+    """Debian packages of the programs the last attempt's tests called and the image lacked
+    (``record.undeclared_programs``), not yet installed by a recipe; none when the release's
+    index cannot be had (said on the progress line)."""
+    from .sandbox.debian_programs import ContentsError, program_packages
+
+    if not record.undeclared_programs:
+        return []
+    settings = ctx.images.settings
+    try:
+        release = ctx.images.recipe(record.base_image).release
+        found = program_packages(
+            record.undeclared_programs, release, settings.debian_mirror, settings.cache_dir
+        )
+    except (ContentsError, EncondaError) as exc:
+        ctx.progress(f"{record.repository}: no Debian index of programs: {exc}")
+        return []
+    return [package for package in dict.fromkeys(found.values()) if package not in have]
 
 
 def _choose_base(ctx: _Context, repo_dir: Path) -> BaseChoice:

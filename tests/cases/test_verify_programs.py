@@ -1,0 +1,171 @@
+"""Programs the tests call and the image lacks: their Debian packages, read from the release's own
+Contents index (served here by a real HTTP server), are installed by the recipe that follows."""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from test_verify_as_of import WHEN, _snapshot
+
+from pytest_enconda import verify
+from pytest_enconda.cases.sidecar import RepoVerification
+from pytest_enconda.cases.test_commands import AS_OF
+from pytest_enconda.sandbox.debian_programs import (
+    ContentsError,
+    parse_contents,
+    program_index,
+    program_packages,
+)
+from pytest_enconda.sandbox.recipes import BASE_RECIPES
+
+AMD64 = (
+    "usr/bin/protoc                                          devel/protobuf-compiler\n"
+    "usr/share/doc/protobuf-compiler/copyright               devel/protobuf-compiler\n"
+    "usr/bin/convert                  graphics/graphicsmagick-imagemagick-compat,graphics/other\n"
+    "usr/lib/x86_64-linux-gnu/libprotoc.so.32                libs/libprotoc32\n"
+)
+ALL = "usr/bin/dot graphics/graphviz-all\nusr/sbin/a2ensite                 httpd/apache2\n"
+
+
+@pytest.fixture
+def mirror(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
+    """A Debian mirror's two Contents files over HTTP on 127.0.0.1, and the paths it served."""
+    root = tmp_path / "mirror"
+    main = root / "dists" / "bookworm" / "main"
+    main.mkdir(parents=True)
+    (main / "Contents-amd64.gz").write_bytes(gzip.compress(AMD64.encode()))
+    (main / "Contents-all.gz").write_bytes(gzip.compress(ALL.encode()))
+    served: list[str] = []
+
+    class Handler(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *_: Any) -> None:
+            served.append(self.path)
+
+    handler = functools.partial(Handler, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", served
+    server.shutdown()
+    server.server_close()
+
+
+def test_programs_map_to_the_package_that_installs_them() -> None:
+    index = parse_contents(AMD64.splitlines() + ALL.splitlines())
+    assert index == {
+        "protoc": "protobuf-compiler",
+        "convert": "graphicsmagick-imagemagick-compat",
+        "dot": "graphviz-all",
+        "a2ensite": "apache2",
+    }
+
+
+def test_the_index_is_fetched_once_and_then_read_from_the_cache(
+    tmp_path: Path, mirror: tuple[str, list[str]]
+) -> None:
+    url, served = mirror
+    cache = tmp_path / "cache"
+    found = program_packages(["protoc", "dot", "no-such-program"], "bookworm", url, cache)
+    assert found == {"protoc": "protobuf-compiler", "dot": "graphviz-all"}
+    assert sorted(served) == [
+        "/dists/bookworm/main/Contents-all.gz",
+        "/dists/bookworm/main/Contents-amd64.gz",
+    ]
+    assert program_index("bookworm", url, cache)["a2ensite"] == "apache2"
+    assert len(served) == 2  # the second answer came from the cache
+    with pytest.raises(ContentsError, match=r"Contents-amd64\.gz"):
+        program_index("trixie", url, cache)  # the mirror has no such release
+
+
+def test_the_recipe_after_a_run_that_lacked_protoc_installs_protobuf_compiler(
+    tmp_path: Path, monkeypatch: Any, mirror: tuple[str, list[str]]
+) -> None:
+    """protoletariat: 42 of 56 failed tests said "No such file or directory: 'protoc'"."""
+    url, _ = mirror
+    snapshot, commit = _snapshot(tmp_path)
+    tried: list[tuple[str, str, str]] = []
+
+    def attempt(ctx: Any, record: RepoVerification, image: str, label: str, script: str, *_: Any):
+        tried.append((label, record.packages_before, script))
+        record.undeclared_programs = ["protoc"] if label == "recipe" else []
+        record.attempts.append(f"{label}: failed")
+        return False
+
+    monkeypatch.setattr(verify, "_attempt", attempt)
+    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
+    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    settings = SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None, debian_mirror=url)
+    lines: list[str] = []
+    ctx = SimpleNamespace(
+        options=verify.VerifyOptions(
+            dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path, repo_mirror=snapshot
+        ),
+        progress=lines.append,
+        images=SimpleNamespace(
+            settings=settings,
+            recipes=BASE_RECIPES,
+            recipe=lambda name: BASE_RECIPES[name],
+            ensure_base=lambda *_a, **_k: "base",
+            ensure_task_image=lambda *_a, **_k: "image",
+        ),
+    )
+    verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    assert [(label, before) for label, before, _ in tried] == [
+        ("recipe", ""),
+        ("recipe+programs", ""),
+        (AS_OF, WHEN),
+    ]
+    assert "protobuf-compiler" not in tried[0][2]
+    assert "protobuf-compiler" in tried[1][2] and "protobuf-compiler" in tried[2][2]
+    assert "o/n: the tests called programs the image lacks; the recipe installs " in "\n".join(
+        lines
+    )
+
+
+@pytest.mark.docker
+def test_a_test_calling_protoc_passes_once_the_recipe_installs_its_package(
+    tmp_path: Path, sandbox, base_image, sandbox_settings
+) -> None:
+    """In real boxes and from Debian's real index: the test fails on the missing program, the
+    log names it, the index names its package, and the recipe with that package passes it."""
+    from recipebox import project, set_up
+
+    from pytest_enconda.cases.test_commands import recipe_script
+    from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+
+    calls = (
+        "import subprocess\n\n"
+        "def test_protoc():\n"
+        "    subprocess.run(['protoc', '--version'], check=True)\n"
+    )
+    repo = project(tmp_path / "repo", "protodemo", {"tests/test_protoc.py": calls})
+    step = run_tests_command("python -m pytest tests", ["pytest<9"])
+    test_id = "tests.test_protoc::test_protoc"
+    outcomes = {}
+    packages: list[str] = []
+    for attempt in (1, 2):
+        script = recipe_script(repo, packages)
+        with set_up(sandbox, base_image, repo, script, f"t/programs{attempt}") as (box, _):
+            run = box.exec(step, timeout=600, workdir="/data/project")
+            log = tmp_path / f"test{attempt}.log"
+            log.write_text(run.output)
+            box.copy_out(JUNIT_PATH, tmp_path / "junit.xml")
+            outcomes[attempt] = read_junit(tmp_path / "junit.xml")[test_id]
+        if attempt == 1:
+            missing = verify._missing_programs(log)
+            assert missing == ["protoc"], run.output[-2000:]
+            release = BASE_RECIPES["bookworm-py3.11"].release
+            found = program_packages(
+                missing, release, sandbox_settings.debian_mirror, tmp_path / "cache"
+            )
+            packages = list(found.values())
+    assert outcomes == {1: "failed", 2: "passed"}
+    assert packages == ["protobuf-compiler"]
