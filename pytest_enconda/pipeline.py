@@ -117,6 +117,9 @@ class CasePipeline:
         self._done: dict[tuple[str, str], Any] = {}
         self._failures: dict[tuple[str, str], BaseException] = {}
         self._repo_readmes: dict[str, tuple[str, str]] = {}
+        # The repository's own README where the case's replaces it in the task image: written
+        # back for the tests (``run_execution``'s ``restore``), never shown to the agent.
+        self._own_readmes: dict[str, dict[str, bytes]] = {}
         # case id -> files its repository's snapshot lacked (the checkout went on without them)
         self._absent: dict[str, list[str]] = {}
         self._ceiling_said = False
@@ -456,6 +459,11 @@ class CasePipeline:
                 self._repo_readmes[case.id] = repository_readme(repo_dir, spec.readme_target)
             else:
                 overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
+                own = repo_dir / spec.readme_target
+                with contextlib.suppress(OSError, ValueError):  # none to restore: the tests
+                    data = textio.read_within(repo_dir, own, MAX_README_BYTES)
+                    if data != overrides[spec.readme_target]:
+                        self._own_readmes[case.id] = {spec.readme_target: data}
             return backend.task_image(
                 case, repo_dir, overrides, tree_hash=digest, progress=self.build_progress
             )
@@ -481,7 +489,9 @@ class CasePipeline:
                 harness_step(f"timing the golden setup of {case.id}"),
                 heartbeat(self.progress, f"{case.id}: running the golden setup", budget),
             ):
-                timing = measure_golden(self.backend(), image, case, paths, ceilings)
+                timing = measure_golden(
+                    self.backend(), image, case, paths, ceilings, self._own_readmes.get(case.id)
+                )
             if timing is not None:
                 write_model(paths.golden_record, timing)
             return timing
@@ -517,6 +527,7 @@ class CasePipeline:
                     paths,
                     scale=self.settings.budget_scale,
                     golden=lambda ceilings: self.golden_timing(case, ceilings),
+                    restore=self._own_readmes.get(case.id),
                 )
             write_model(paths.execution_record, record)
             return record

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
@@ -165,6 +165,7 @@ def run_execution(
     scale: float = 1.0,
     golden: GoldenTimer | None = None,
     tests: Sequence[tuple[str, str]] | None = None,
+    restore: Mapping[str, bytes] | None = None,
 ) -> ExecutionRecord:
     """Run setup then tests; the test step is skipped (not run) when setup fails.
 
@@ -179,6 +180,12 @@ def run_execution(
     ``tests``: the test steps as (step name, command), each run after the setup in the same box
     and the setup's environment (AEC: the agent's test command, then the reference one); by
     default the case's ``test_command`` as step ``test``.
+
+    ``restore``: files (a path in the checkout: its content) written over the checkout after the
+    setup, before the tests: the repository's own README where the agent was given one with
+    injected errors. The tests then meet the tree the reference was verified on, and a test
+    reading the README (nevergrad checks its links) does not fail on the diagnosis task's
+    errors; the agent's setup has ended, so it never reads the original.
     """
     from ..errors import HarnessError
 
@@ -231,7 +238,9 @@ def run_execution(
                     ),
                 ),
             )
-    record = replay(backend, image, case, setup_script, case_dir, base, tests=tests)
+    record = replay(
+        backend, image, case, setup_script, case_dir, base, tests=tests, restore=restore
+    )
     if golden is None or not any(step.timed_out for step in record.steps):
         return record
     timing = golden(ceilings)
@@ -256,7 +265,9 @@ def run_execution(
             moved = case_dir.execution_log(f"{step.name}.first-attempt")
             log.replace(moved)
             step.log = case_dir.relative(moved)
-    record = replay(backend, image, case, setup_script, case_dir, budgets, tests=tests)
+    record = replay(
+        backend, image, case, setup_script, case_dir, budgets, tests=tests, restore=restore
+    )
     record.first_attempt = first
     record.calibration = calibration
     return record
@@ -273,13 +284,24 @@ def measure_golden(
     case: Case,
     case_dir: CaseDir,
     ceilings: dict[str, float],
+    restore: Mapping[str, bytes] | None = None,
 ) -> GoldenTiming | None:
-    """The case's golden setup and test command run with ``ceilings``; None without one."""
+    """The case's golden setup and test command run with ``ceilings``; None without one.
+    ``restore``: as ``run_execution``'s."""
     script = case.golden_setup_text
     if not script or not script.strip():
         return None
     started = time.time()
-    record = replay(backend, image, case, script, case_dir, ceilings, folder=case_dir.golden_dir)
+    record = replay(
+        backend,
+        image,
+        case,
+        script,
+        case_dir,
+        ceilings,
+        folder=case_dir.golden_dir,
+        restore=restore,
+    )
     return GoldenTiming(
         case_id=case.id,
         image=image,
@@ -299,10 +321,11 @@ def replay(
     *,
     folder: Path | None = None,
     tests: Sequence[tuple[str, str]] | None = None,
+    restore: Mapping[str, bytes] | None = None,
 ) -> ExecutionRecord:
     """One replay in a fresh box with the given step budgets; logs (and the JUnit report) go
-    to ``folder`` (the case's ``execution/`` folder unless given). ``tests``: see
-    ``run_execution``."""
+    to ``folder`` (the case's ``execution/`` folder unless given). ``tests`` and ``restore``:
+    see ``run_execution``."""
     from ..backends import as_backend
     from ..backends.base import download_cache_key
     from ..backends.base import started as box_of
@@ -357,6 +380,9 @@ def replay(
             )
             if result.exit_code != 0 and name == "setup":
                 break
+            if name == "setup":
+                for path, data in (restore or {}).items():
+                    container.copy_in(data, f"{WORKDIR}/{path}")
         if reference is not None and len(record.steps) == 2:
             report = (folder / "junit.xml") if folder else case_dir.junit
             try:

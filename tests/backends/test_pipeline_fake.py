@@ -205,3 +205,23 @@ def test_the_cases_base_image_reaches_the_backend_and_the_download_cache(tmp_pat
     assert "toy: preparing image (base bullseye-py3.9)" in messages
     caches = {call.detail["download_cache"] for call in backend.ops("start")}
     assert caches == {"base:bullseye-py3.9"}, caches
+
+
+def test_the_tests_meet_the_repositorys_own_readme_and_the_setup_the_cases(
+    tmp_path: Path,
+) -> None:
+    """nevergrad checks its README's links: with the case's injected README in the tree, the
+    oracle failed a PASS-set test that reads it. The setup (the agent's step) sees the case's
+    README; the tests, after it, the repository's own."""
+    setup = "cp README.md seen-by-setup.md\necho built > built.txt\n"
+    test = "grep -q 'own readme' README.md && grep -q 'tools/run.py' seen-by-setup.md"
+    case = _case(tmp_path, setup=setup, test_command=test)
+    (case.case_dir / "repo" / "README.md").write_text("# toy: the own readme\n")
+    backend = FakeBackend(tmp_path / "fake")
+    assert _pipeline(tmp_path, backend).verdict(case, "execution").outcome == "passed"
+    # The same test fails where the case's README stays (no own README to restore).
+    other = _case(tmp_path / "other", setup=setup, test_command=test)
+    verdict = _pipeline(tmp_path / "other", FakeBackend(tmp_path / "fake2")).verdict(
+        other, "execution"
+    )
+    assert verdict.outcome == "failed"

@@ -93,3 +93,22 @@ def test_a_venv_activated_by_the_setup_runs_the_tests_in_docker(sandbox, base_im
     assert "/opt/readme-venv" not in bare.output
     assert "/opt/readme-venv" in shared.output and "T=docker" in shared.output
     backend.close()
+
+
+@pytest.mark.docker
+def test_the_tests_meet_the_restored_readme_in_docker(tmp_path: Path, sandbox, base_image) -> None:
+    """In a real box: the setup reads the case's README, the test step the repository's own,
+    written back after the setup ended."""
+    from pytest_enconda.backends.docker import DockerBackend
+
+    backend = DockerBackend(sandbox=sandbox)
+    test = "grep -q own README.md && grep -q injected seen-by-setup.md"
+    case = make_case(tmp_path / "c", test_command=test)
+    image = backend.task_image(case, case.case_dir / "repo", {"README.md": b"# injected\n"})
+    paths = CaseDir(tmp_path / "run", case.id)
+    script = "cp README.md seen-by-setup.md\n"
+    restored = run_execution(backend, image, case, script, paths, restore={"README.md": b"# own\n"})
+    kept = run_execution(backend, image, case, script, CaseDir(tmp_path / "run2", case.id))
+    assert [(s.name, s.exit_code) for s in restored.steps] == [("setup", 0), ("test", 0)]
+    assert [(s.name, s.exit_code) for s in kept.steps] == [("setup", 0), ("test", 1)]
+    backend.close()
