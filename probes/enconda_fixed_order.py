@@ -1,21 +1,28 @@
 """A pytest plugin the test step loads (``-p enconda_fixed_order``): every run draws alike.
 
-A project whose configuration turns on a test-order plugin draws a new order each run, and a
-test that passes only in some orders is then graded by chance: jacebrowning/memegen's
-``--random`` (pytest-random) passed 215 tests in both verification runs, and 3 of them failed
-in the oracle's run, in another order. Fixing the seed makes the verification runs and every
-graded run meet the same order; a project's shuffling stays on where it was on, and off where
-it was off.
+A project whose configuration turns on a test-order plugin (jacebrowning/memegen's addopts
+give pytest-random's ``--random``) draws a new order each run, and a test that passes only in
+some orders is then graded by chance. Fixing the seeds makes the verification runs and every
+graded run meet the same order and the same draws; a project's shuffling stays on where it was
+on, and off where it was off.
 
 - pytest-randomly: ``--randomly-seed`` (also the seed it gives ``random`` before each test);
 - pytest-random-order: ``--random-order-seed``, kept as a default so that it does not turn the
   shuffling on;
 - pytest-random: ``--random-seed``;
 - Hypothesis: ``--hypothesis-seed``, unless the project gave one: its examples are drawn at
-  random each run too, so a property that fails for a rare example passed or failed by chance.
+  random each run too, so a property that fails for a rare example passed or failed by chance;
+- collection: ``random`` and NumPy's global generator are seeded before each test file is
+  collected, so tests parametrized with random draws are the same tests each run (nevergrad
+  picks a random subset of its optimizers at import: a graded run collected 11 tests of the
+  PASS set under other names). The tests draw on from there, not reseeded one by one.
 
 Standard library and pytest only (it runs inside the project's pytest); it reports nothing.
 """
+
+import importlib.util
+import random
+import sys
 
 import pytest
 
@@ -38,3 +45,18 @@ def pytest_configure(config):
         option.random_seed = SEED
     if hasattr(option, "hypothesis_seed") and option.hypothesis_seed is None:
         option.hypothesis_seed = str(SEED)
+
+
+def pytest_collect_file():
+    # No arguments: the spec's names changed across pytest versions (path, file_path), and a
+    # hookimpl naming one the project's pytest lacks would stop the whole run.
+    random.seed(SEED)
+    numpy = sys.modules.get("numpy")
+    if numpy is None:
+        try:
+            if importlib.util.find_spec("numpy") is not None:
+                import numpy
+        except Exception:  # a broken NumPy is the project's to report, not the plugin's
+            numpy = None
+    if numpy is not None:
+        numpy.random.seed(SEED)

@@ -391,3 +391,28 @@ def test_a_projects_test_order_plugins_draw_the_same_order_in_every_run(
             drawn_values.append(drawn.output.split())
         assert len(drawn_values[0]) == 10
         assert drawn_values[0] == drawn_values[1] != drawn_values[2] != drawn_values[3]
+
+
+def test_tests_parametrized_with_random_draws_are_the_same_each_run(tmp_path: Path) -> None:
+    """nevergrad picks a random subset of its optimizers when its test module is imported: a
+    graded run collected 11 PASS-set tests under other names. Collected through the test step,
+    two runs collect the same tests; plainly, two runs collect different ones."""
+    pytest.importorskip("numpy")
+    (tmp_path / "test_drawn.py").write_text(
+        "import random\n"
+        "import numpy as np\n"
+        "import pytest\n"
+        "NAMES = [n for n in range(40) if np.random.rand() > 0.5 and random.random() > 0.1]\n"
+        "@pytest.mark.parametrize('n', NAMES)\n"
+        "def test_drawn(n): pass\n"
+    )
+    collected = []
+    for run in range(4):
+        report = tmp_path / f"junit{run}.xml"
+        command = _local_test_step(tmp_path, report)
+        if run >= 2:  # plain pytest, without the harness's plugin
+            command = command.replace(" -p enconda_fixed_order", "")
+        subprocess.run(command, shell=True, cwd=tmp_path, capture_output=True, check=False)
+        collected.append(sorted(read_junit(report)))
+    assert collected[0] == collected[1] and len(collected[0]) > 5
+    assert collected[2] != collected[3]
