@@ -671,15 +671,21 @@ _MISSING_PROGRAM = re.compile(
 )
 
 
+# A shared library the loader did not find (datamol: RDKit's drawing needs libXrender.so.1).
+_MISSING_LIBRARY = re.compile(r"(lib[\w.+-]*\.so(?:\.\d+)*): cannot open shared object file")
+
+
 def _missing_programs(log: Path) -> list[str]:
     """Names the tests' log says are missing, a program the image lacks most often (a name with a
-    dot or a slash is taken for a data file and left out): a hint, listed in the sidecar."""
+    dot or a slash is taken for a data file and left out), then shared libraries the loader did
+    not find: a hint, listed in the sidecar, and what the next recipe installs packages for."""
     try:
         text = log.read_text(encoding="utf-8", errors="replace")[-2_000_000:]
     except OSError:
         return []
     names = {a or b for a, b in _MISSING_PROGRAM.findall(text)}
-    return sorted(name for name in names if name and "." not in name)[:20]
+    programs = sorted(name for name in names if name and "." not in name)
+    return (programs + sorted(set(_MISSING_LIBRARY.findall(text))))[:20]
 
 
 def _failure_line(output: str) -> str:

@@ -1,4 +1,5 @@
-"""Which Debian package installs a program: the archive's own Contents index, read once per release.
+"""Which Debian package installs a program or a shared library: the archive's own Contents index,
+read once per release.
 
 A test that calls a program the image lacks (protoletariat's tests run ``protoc``; Nix gave it to
 their CI) fails with ``No such file or directory: 'protoc'``. The name of the program is not the
@@ -28,6 +29,14 @@ __all__ = ["ContentsError", "program_index", "program_packages"]
 MAX_CONTENTS_BYTES = 128 * 1024 * 1024
 MAX_INDEX_BYTES = 32 * 1024 * 1024
 _PROGRAM_DIRS = ("usr/bin/", "bin/", "usr/sbin/", "sbin/")
+# Shared libraries too (datamol's RDKit drawing: "libXrender.so.1: cannot open shared object
+# file"), in the multiarch folders of every architecture the index may be read for.
+_LIBRARY_DIRS = tuple(
+    f"{root}/{triplet}/"
+    for root in ("usr/lib", "lib")
+    for triplet in ("x86_64-linux-gnu", "aarch64-linux-gnu")
+)
+_LIBRARY = re.compile(r"lib[A-Za-z0-9_+-]+(?:[.-][A-Za-z0-9_+]+)*\.so(?:\.[0-9]+)*")
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]*")
 _ARCHITECTURES = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64"}
 
@@ -43,9 +52,14 @@ def parse_contents(lines: Iterable[str]) -> dict[str, str]:
     for line in lines:
         path, _, locations = line.rstrip().rpartition(" ")
         path = path.strip()
-        if not path.startswith(_PROGRAM_DIRS) or not locations:
+        if not locations:
             continue
-        name = path.rsplit("/", 1)[1]
+        name = path.rsplit("/", 1)[-1]
+        if not (
+            path.startswith(_PROGRAM_DIRS)
+            or (path.startswith(_LIBRARY_DIRS) and _LIBRARY.fullmatch(name))
+        ):
+            continue
         package = locations.split(",", 1)[0].rsplit("/", 1)[-1]
         if _NAME.fullmatch(name) and _NAME.fullmatch(package):
             index.setdefault(name, package)
@@ -55,7 +69,7 @@ def parse_contents(lines: Iterable[str]) -> dict[str, str]:
 def _program_lines(url: str) -> Iterator[str]:
     """The lines of the Contents file at ``url`` that name a program (hundreds of MB unpacked:
     streamed, the rest skipped unread as text)."""
-    prefixes = tuple(d.encode() for d in _PROGRAM_DIRS)
+    prefixes = tuple(d.encode() for d in _PROGRAM_DIRS + _LIBRARY_DIRS)
     try:
         with gzip.GzipFile(fileobj=io.BytesIO(_download(url))) as unpacked:
             for raw in unpacked:
@@ -80,7 +94,7 @@ def program_index(release: str, mirror: str, cache_dir: Path) -> dict[str, str]:
     """The release's ``{program: package}``, from the cache or the mirror (``ContentsError`` when
     neither has it)."""
     arch = _ARCHITECTURES.get(platform.machine().lower(), "amd64")
-    cached = Path(cache_dir) / f"debian-programs-{release}-{arch}.json"
+    cached = Path(cache_dir) / f"debian-programs-{release}-{arch}-v2.json"
     if cached.is_file():
         try:
             data = json.loads(textio.read_text(cached, MAX_INDEX_BYTES))

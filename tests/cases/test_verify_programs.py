@@ -31,6 +31,9 @@ AMD64 = (
     "usr/share/doc/protobuf-compiler/copyright               devel/protobuf-compiler\n"
     "usr/bin/convert                  graphics/graphicsmagick-imagemagick-compat,graphics/other\n"
     "usr/lib/x86_64-linux-gnu/libprotoc.so.32                libs/libprotoc32\n"
+    "usr/lib/x86_64-linux-gnu/libXrender.so.1                libs/libxrender1\n"
+    "usr/lib/x86_64-linux-gnu/libXrender.so.1.3.0            libs/libxrender1\n"
+    "usr/lib/python3/dist-packages/foo/libfake.so.1           python/python3-foo\n"
 )
 ALL = "usr/bin/dot graphics/graphviz-all\nusr/sbin/a2ensite                 httpd/apache2\n"
 
@@ -62,6 +65,9 @@ def test_programs_map_to_the_package_that_installs_them() -> None:
     index = parse_contents(AMD64.splitlines() + ALL.splitlines())
     assert index == {
         "protoc": "protobuf-compiler",
+        "libprotoc.so.32": "libprotoc32",
+        "libXrender.so.1": "libxrender1",
+        "libXrender.so.1.3.0": "libxrender1",
         "convert": "graphicsmagick-imagemagick-compat",
         "dot": "graphviz-all",
         "a2ensite": "apache2",
@@ -169,3 +175,17 @@ def test_a_test_calling_protoc_passes_once_the_recipe_installs_its_package(
             packages = list(found.values())
     assert outcomes == {1: "failed", 2: "passed"}
     assert packages == ["protobuf-compiler"]
+
+
+def test_the_log_names_missing_programs_then_missing_libraries(tmp_path: Path) -> None:
+    """datamol: 233 of its tests failed on RDKit's "libXrender.so.1: cannot open shared object
+    file"; a data file named with a dot is not taken for a program."""
+    log = tmp_path / "test1.log"
+    log.write_text(
+        "E   ImportError: libXrender.so.1: cannot open shared object file: No such file or "
+        "directory\n"
+        "E   FileNotFoundError: [Errno 2] No such file or directory: 'protoc'\n"
+        "E   FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'\n"
+        "/bin/sh: 1: sox: not found\n"
+    )
+    assert verify._missing_programs(log) == ["protoc", "sox", "libXrender.so.1"]
