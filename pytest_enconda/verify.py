@@ -346,11 +346,27 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                     f"{record.repository}: the tests called programs the image lacks; "
                     f"the recipe installs {', '.join(added)}"
                 )
-                if label.startswith("recipe") and not label.endswith(WITH_PROGRAMS):
-                    strategies.insert(0, (label + WITH_PROGRAMS, make))
+                retry = _programs_retry(label)
+                if retry:
+                    strategies.insert(0, (retry, make))
 
 
 WITH_PROGRAMS = "+programs"
+# The loader names one missing library at a time (datamol's RDKit: libXrender.so.1, then with it
+# installed libXext.so.6): a recipe is retried while its tests name new ones, this many times.
+MAX_PROGRAM_ROUNDS = 3
+
+
+def _programs_retry(label: str) -> str:
+    """The label of the next retry of a recipe attempt with more packages ("" for none):
+    ``recipe`` → ``recipe+programs`` → ``recipe+programs2`` → ``recipe+programs3``."""
+    if not label.startswith("recipe"):
+        return ""
+    base, found, rounds = label.partition(WITH_PROGRAMS)
+    done = (int(rounds) if rounds.isdigit() else 1) if found else 0
+    if done >= MAX_PROGRAM_ROUNDS:
+        return ""
+    return f"{base}{WITH_PROGRAMS}{done + 1 if done else ''}"
 
 
 def _program_packages(ctx: _Context, record: RepoVerification, have: list[str]) -> list[str]:

@@ -33,6 +33,8 @@ AMD64 = (
     "usr/lib/x86_64-linux-gnu/libprotoc.so.32                libs/libprotoc32\n"
     "usr/lib/x86_64-linux-gnu/libXrender.so.1                libs/libxrender1\n"
     "usr/lib/x86_64-linux-gnu/libXrender.so.1.3.0            libs/libxrender1\n"
+    "usr/lib/x86_64-linux-gnu/libXext.so.6                   libs/libxext6\n"
+    "usr/lib/x86_64-linux-gnu/libX11.so.6                    libs/libx11-6\n"
     "usr/lib/python3/dist-packages/foo/libfake.so.1           python/python3-foo\n"
 )
 ALL = "usr/bin/dot graphics/graphviz-all\nusr/sbin/a2ensite                 httpd/apache2\n"
@@ -68,6 +70,8 @@ def test_programs_map_to_the_package_that_installs_them() -> None:
         "libprotoc.so.32": "libprotoc32",
         "libXrender.so.1": "libxrender1",
         "libXrender.so.1.3.0": "libxrender1",
+        "libXext.so.6": "libxext6",
+        "libX11.so.6": "libx11-6",
         "convert": "graphicsmagick-imagemagick-compat",
         "dot": "graphviz-all",
         "a2ensite": "apache2",
@@ -189,3 +193,47 @@ def test_the_log_names_missing_programs_then_missing_libraries(tmp_path: Path) -
         "/bin/sh: 1: sox: not found\n"
     )
     assert verify._missing_programs(log) == ["protoc", "sox", "libXrender.so.1"]
+
+
+def test_a_recipe_is_retried_while_its_tests_name_new_libraries_three_times_at_most(
+    tmp_path: Path, monkeypatch: Any, mirror: tuple[str, list[str]]
+) -> None:
+    """datamol's RDKit named libXrender.so.1, then with it installed libXext.so.6: the loader
+    names one missing library at a time."""
+    url, _ = mirror
+    snapshot, commit = _snapshot(tmp_path)
+    named = iter([["libXrender.so.1"], ["libXext.so.6"], ["libX11.so.6"], ["protoc"], []])
+    tried: list[tuple[str, str]] = []
+
+    def attempt(ctx: Any, record: RepoVerification, image: str, label: str, script: str, *_: Any):
+        tried.append((label, script))
+        record.undeclared_programs = next(named)
+        record.attempts.append(f"{label}: failed")
+        return False
+
+    monkeypatch.setattr(verify, "_attempt", attempt)
+    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
+    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    settings = SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None, debian_mirror=url)
+    ctx = SimpleNamespace(
+        options=verify.VerifyOptions(
+            dataset=tmp_path,
+            out=tmp_path / "s.json",
+            logs=tmp_path,
+            repo_mirror=snapshot,
+            recipe_as_of=False,
+        ),
+        progress=lambda _line: None,
+        images=SimpleNamespace(
+            settings=settings,
+            recipes=BASE_RECIPES,
+            recipe=lambda name: BASE_RECIPES[name],
+            ensure_base=lambda *_a, **_k: "base",
+            ensure_task_image=lambda *_a, **_k: "image",
+        ),
+    )
+    verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    labels = [label for label, _ in tried]
+    assert labels == ["recipe", "recipe+programs", "recipe+programs2", "recipe+programs3"]
+    last = tried[-1][1]
+    assert all(package in last for package in ("libxrender1", "libxext6", "libx11-6"))
