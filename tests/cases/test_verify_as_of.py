@@ -5,6 +5,7 @@ verify and in grading), and pip's upload cutoff working for real in a box."""
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -63,18 +64,30 @@ def test_the_revision_date_is_the_commit_time_in_utc(tmp_path: Path) -> None:
     assert _committed(folder, tmp_path, snapshot, "three") == []
 
 
-def _verify_strategies(tmp_path: Path, monkeypatch: Any, **options: Any) -> list[tuple]:
+def _strategies(
+    tmp_path: Path,
+    monkeypatch: Any,
+    url: str = "",
+    named: Callable[[str], list[str]] = lambda _label: [],
+    **options: Any,
+) -> tuple[list[tuple[str, str, str]], list[str]]:
+    """verify's attempts on a fake whose every attempt fails and whose tests name ``named(label)``
+    as missing (their packages from the Debian mirror at ``url``): (label, the test step's
+    cutoff, script) of each, and the progress lines."""
     snapshot, commit = _snapshot(tmp_path)
-    tried: list[tuple] = []
+    tried: list[tuple[str, str, str]] = []
 
     def attempt(ctx: Any, record: RepoVerification, image: str, label: str, script: str, *_: Any):
         tried.append((label, record.packages_before, script))
+        record.undeclared_programs = named(label)
         record.attempts.append(f"{label}: failed")
         return False
 
     monkeypatch.setattr(verify, "_attempt", attempt)
     monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
     monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    settings = SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None, debian_mirror=url)
+    lines: list[str] = []
     ctx = SimpleNamespace(
         options=verify.VerifyOptions(
             dataset=tmp_path,
@@ -83,10 +96,11 @@ def _verify_strategies(tmp_path: Path, monkeypatch: Any, **options: Any) -> list
             repo_mirror=snapshot,
             **options,
         ),
-        progress=lambda _line: None,
+        progress=lines.append,
         images=SimpleNamespace(
-            settings=SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None),
+            settings=settings,
             recipes=BASE_RECIPES,
+            recipe=lambda name: BASE_RECIPES[name],
             ensure_base=lambda *_a, **_k: "base",
             ensure_task_image=lambda *_a, **_k: "image",
         ),
@@ -94,6 +108,11 @@ def _verify_strategies(tmp_path: Path, monkeypatch: Any, **options: Any) -> list
     record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert record.revision_date == WHEN
     assert record.packages_before == ""  # no attempt verified it: no cutoff recorded
+    return tried, lines
+
+
+def _verify_strategies(tmp_path: Path, monkeypatch: Any, **options: Any) -> list[tuple]:
+    tried, _ = _strategies(tmp_path, monkeypatch, **options)
     return tried
 
 

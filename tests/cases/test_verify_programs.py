@@ -9,14 +9,12 @@ import http.server
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from test_verify_as_of import WHEN, _snapshot
+from test_verify_as_of import WHEN, _strategies
 
 from pytest_enconda import verify
-from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.cases.test_commands import AS_OF
 from pytest_enconda.sandbox.debian_programs import (
     ContentsError,
@@ -100,34 +98,9 @@ def test_the_recipe_after_a_run_that_lacked_protoc_installs_protobuf_compiler(
 ) -> None:
     """protoletariat: 42 of 56 failed tests said "No such file or directory: 'protoc'"."""
     url, _ = mirror
-    snapshot, commit = _snapshot(tmp_path)
-    tried: list[tuple[str, str, str]] = []
-
-    def attempt(ctx: Any, record: RepoVerification, image: str, label: str, script: str, *_: Any):
-        tried.append((label, record.packages_before, script))
-        record.undeclared_programs = ["protoc"] if label == "recipe" else []
-        record.attempts.append(f"{label}: failed")
-        return False
-
-    monkeypatch.setattr(verify, "_attempt", attempt)
-    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
-    settings = SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None, debian_mirror=url)
-    lines: list[str] = []
-    ctx = SimpleNamespace(
-        options=verify.VerifyOptions(
-            dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path, repo_mirror=snapshot
-        ),
-        progress=lines.append,
-        images=SimpleNamespace(
-            settings=settings,
-            recipes=BASE_RECIPES,
-            recipe=lambda name: BASE_RECIPES[name],
-            ensure_base=lambda *_a, **_k: "base",
-            ensure_task_image=lambda *_a, **_k: "image",
-        ),
+    tried, lines = _strategies(
+        tmp_path, monkeypatch, url, lambda label: ["protoc"] if label == "recipe" else []
     )
-    verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert [(label, before) for label, before, _ in tried] == [
         ("recipe", ""),
         ("recipe+programs", ""),
@@ -201,39 +174,11 @@ def test_a_recipe_is_retried_while_its_tests_name_new_libraries_three_times_at_m
     """datamol's RDKit named libXrender.so.1, then with it installed libXext.so.6: the loader
     names one missing library at a time."""
     url, _ = mirror
-    snapshot, commit = _snapshot(tmp_path)
     named = iter([["libXrender.so.1"], ["libXext.so.6"], ["libX11.so.6"], ["protoc"], []])
-    tried: list[tuple[str, str]] = []
-
-    def attempt(ctx: Any, record: RepoVerification, image: str, label: str, script: str, *_: Any):
-        tried.append((label, script))
-        record.undeclared_programs = next(named)
-        record.attempts.append(f"{label}: failed")
-        return False
-
-    monkeypatch.setattr(verify, "_attempt", attempt)
-    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
-    settings = SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None, debian_mirror=url)
-    ctx = SimpleNamespace(
-        options=verify.VerifyOptions(
-            dataset=tmp_path,
-            out=tmp_path / "s.json",
-            logs=tmp_path,
-            repo_mirror=snapshot,
-            recipe_as_of=False,
-        ),
-        progress=lambda _line: None,
-        images=SimpleNamespace(
-            settings=settings,
-            recipes=BASE_RECIPES,
-            recipe=lambda name: BASE_RECIPES[name],
-            ensure_base=lambda *_a, **_k: "base",
-            ensure_task_image=lambda *_a, **_k: "image",
-        ),
+    tried, _ = _strategies(
+        tmp_path, monkeypatch, url, lambda _label: next(named), recipe_as_of=False
     )
-    verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
-    labels = [label for label, _ in tried]
+    labels = [label for label, _, _ in tried]
     assert labels == ["recipe", "recipe+programs", "recipe+programs2", "recipe+programs3"]
-    last = tried[-1][1]
+    last = tried[-1][2]
     assert all(package in last for package in ("libxrender1", "libxext6", "libx11-6"))
