@@ -624,10 +624,9 @@ def _test_run(
     why = "" if outcomes else why_no_tests(result.output, result.exit_code, result.timed_out)
     if killed:
         # paz: a model test outgrew the box twice, and both runs said only "no JUnit report".
-        memory = getattr(getattr(ctx.sandbox, "settings", None), "memory", "its")
         why = (
-            f"out of memory: the box's {memory} limit killed {killed} process(es) "
-            f"(ENCONDA_MEMORY raises it); {why}"
+            f"out of memory: the box's {ctx.sandbox.settings.memory} limit killed {killed} "
+            f"process(es) (ENCONDA_MEMORY raises it); {why}"
         )
     if outcomes and not counted["passed"] and counted["error"]:
         why = first_error(result.output)  # trafilatura: 13 modules errored, the log was lost
