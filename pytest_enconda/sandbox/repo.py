@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import os
 import re
 import shutil
@@ -304,9 +305,59 @@ def mirror_candidates(mirror_dir: Path, url: str) -> list[Path]:
     candidates = [mirror_dir / f"{stem}{suffix}" for stem in stems for suffix in ("", ".git")]
     if owner:
         candidates += [mirror_dir / f"{owner}+{name}" / "repo", mirror_dir / f"{owner}+{name}"]
+    candidates += _other_spellings(mirror_dir, owner, name, candidates)
     # The URL comes from a downloaded dataset: '..' or '/' in it must not leave the mirror.
     # Checked by name, not resolved: a mirror's own entries may be symlinks to clones elsewhere.
     return [path for path in candidates if _inside_by_name(path, mirror_dir)]
+
+
+_MAX_MIRROR_ENTRIES = 100_000
+
+
+def _other_spellings(
+    mirror_dir: Path, owner: str | None, name: str, exact: list[Path]
+) -> list[Path]:
+    """Entries that hold the repository under another spelling, after the exact names.
+
+    GitHub's names ignore case and EnConda-Bench writes them in lower case
+    (``hips/autograd``), while a fetched snapshot keeps GitHub's (``HIPS+autograd``). A
+    repository that moved to another owner (``flask-middleware/flask-security`` is now
+    ``pallets-eco/flask-security``) is found as any ``owner+name/repo`` snapshot of that name;
+    such a candidate is offered only as a git repository, so its revision decides.
+    """
+    if not mirror_dir.is_dir():
+        return []
+    wanted = {path.relative_to(mirror_dir).as_posix().lower() for path in exact}
+    found: list[Path] = []
+    other_owner: list[Path] = []
+    for entry in _names(mirror_dir):
+        lowered = entry.lower()
+        if owner and lowered == owner.lower() and entry != owner:
+            for inner in (name, f"{name}.git"):
+                found += _spelled(mirror_dir / entry, inner)
+        elif lowered in wanted and (mirror_dir / entry) not in exact:
+            if lowered.endswith(f"+{name.lower()}"):
+                found.append(mirror_dir / entry / "repo")
+            found.append(mirror_dir / entry)
+        elif lowered.endswith(f"+{name.lower()}") and "+" in entry:
+            snapshot = mirror_dir / entry / "repo"
+            if _is_git_repository(snapshot):
+                other_owner.append(snapshot)
+    return found + other_owner
+
+
+def _spelled(folder: Path, name: str) -> list[Path]:
+    """``folder/<name>`` in whatever case the folder holds it."""
+    return [folder / entry for entry in _names(folder) if entry.lower() == name.lower()]
+
+
+def _names(folder: Path) -> list[str]:
+    """A folder's entry names, sorted; bounded, since a mirror may be anyone's big folder."""
+    try:
+        with os.scandir(folder) as listing:
+            return sorted(entry.name for entry in itertools.islice(listing, _MAX_MIRROR_ENTRIES))
+    except OSError:
+        return []
 
 
 def _inside_by_name(path: Path, folder: Path) -> bool:

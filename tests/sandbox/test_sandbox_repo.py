@@ -199,6 +199,50 @@ def test_mirror_candidate_order(tmp_path: Path) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "layout",
+    [
+        "Nonexistent-Owner+Nonexistent-Repo/repo",  # the fetch tool keeps GitHub's spelling
+        "NONEXISTENT-OWNER/Nonexistent-Repo.git",
+        "Nonexistent-Repo.git",
+        "moved-owner+nonexistent-repo/repo",  # the repository changed owner since the dataset
+    ],
+)
+def test_mirror_finds_other_spellings_by_their_revision(
+    tmp_path: Path, git_repo: tuple[Path, str, str], layout: str
+) -> None:
+    """EnConda-Bench names repositories in lower case (hips/autograd, HIPS+autograd fetched)."""
+    repo, first, _ = git_repo
+    mirror = tmp_path / "mirror"
+    git(tmp_path, "clone", "--quiet", "--bare", str(repo), str(mirror / layout))
+    source = RepoSource(kind="url", url=UNREACHABLE, revision=first)
+    dest = tmp_path / "checkout"
+    materialize(source, tmp_path, dest, mirror_dir=mirror, cache_dir=tmp_path / "cache")
+    assert (dest / "app.py").read_text() == "VERSION = 1\n"
+    assert mirror / layout in mirror_candidates(mirror, UNREACHABLE)
+
+
+def test_another_owners_plain_folder_is_not_taken_for_the_repository(
+    tmp_path: Path, git_repo: tuple[Path, str, str]
+) -> None:
+    """A plain folder cannot prove its revision: under another owner's name it is not used."""
+    repo, first, _ = git_repo
+    mirror = tmp_path / "mirror"
+    shutil.copytree(repo, mirror / "moved-owner+nonexistent-repo" / "repo", symlinks=True)
+    shutil.rmtree(mirror / "moved-owner+nonexistent-repo" / "repo" / ".git")
+    assert not [p for p in mirror_candidates(mirror, UNREACHABLE) if "moved-owner" in str(p)]
+    source = RepoSource(kind="url", url=UNREACHABLE, revision=first)
+    with pytest.raises(RepositoryUnavailable):
+        materialize(
+            source,
+            tmp_path,
+            tmp_path / "checkout",
+            mirror_dir=mirror,
+            timeout=30,
+            cache_dir=tmp_path / "cache",
+        )
+
+
 def test_mirror_that_is_itself_a_bare_snapshot(
     tmp_path: Path, git_repo: tuple[Path, str, str]
 ) -> None:
