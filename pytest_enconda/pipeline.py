@@ -459,14 +459,28 @@ class CasePipeline:
                 self._repo_readmes[case.id] = repository_readme(repo_dir, spec.readme_target)
             else:
                 overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
-                own = repo_dir / spec.readme_target
-                with contextlib.suppress(OSError, ValueError):  # none to restore: the tests
-                    data = textio.read_within(repo_dir, own, MAX_README_BYTES)
-                    if data != overrides[spec.readme_target]:
-                        self._own_readmes[case.id] = {spec.readme_target: data}
+                self._keep_own_readme(case, repo_dir, overrides)
             return backend.task_image(
                 case, repo_dir, overrides, tree_hash=digest, progress=self.build_progress
             )
+
+    def _keep_own_readme(self, case: Case, repo_dir: Path, overrides: dict[str, bytes]) -> None:
+        """Keep the repository's own README for the test step, which runs on it; one that
+        cannot be read (a link, too large) is said, since the tests then meet the case's."""
+        target = case.spec.readme_target
+        own = repo_dir / target
+        if not own.exists() and not own.is_symlink():
+            return  # the repository has none: the case's README is the only one
+        try:
+            data = textio.read_within(repo_dir, own, MAX_README_BYTES)
+        except (OSError, ValueError) as exc:
+            self.progress(
+                f"{case.id}: warning: the repository's own {target} cannot be restored for the "
+                f"test step ({exc}); the tests run on the case's README"
+            )
+            return
+        if data != overrides[target]:
+            self._own_readmes[case.id] = {target: data}
 
     # ----------------------------------------------------------------- replay and final state
 

@@ -225,3 +225,22 @@ def test_the_tests_meet_the_repositorys_own_readme_and_the_setup_the_cases(
         other, "execution"
     )
     assert verdict.outcome == "failed"
+
+
+def test_an_own_readme_that_cannot_be_restored_is_said(tmp_path: Path) -> None:
+    """A repository whose README is a link out of its tree: nothing is read through it, and the
+    run says that its tests meet the case's README."""
+    case = _case(tmp_path, setup="echo built > built.txt\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# not the repository's\n")
+    (case.case_dir / "repo" / "README.md").symlink_to(outside)
+    messages: list[str] = []
+    pipeline = CasePipeline(
+        EncondaSettings(run_dir=tmp_path / "run"),
+        progress=messages.append,
+        backend=FakeBackend(tmp_path / "fake"),
+    )
+    assert pipeline.verdict(case, "execution").outcome == "passed"
+    said = [m for m in messages if "cannot be restored" in m]
+    assert len(said) == 1 and said[0].startswith("toy: warning: the repository's own README.md")
+    assert "the tests run on the case's README" in said[0]
