@@ -47,7 +47,7 @@ __all__ = [
     "test_tools",
 ]
 
-Source = Literal["ci", "tox", "nox", "pytest-config", "readme", "default"]
+Source = Literal["ci", "tox", "nox", "makefile", "pytest-config", "readme", "default"]
 DEFAULT_COMMAND = "python -m pytest"
 DEFAULT_PYTEST = "pytest<9"
 _MAX_READ = 1 << 20
@@ -170,6 +170,16 @@ _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # A pytest invocation inside a shell line: the word before it may be python, coverage run, a
 # tool runner (poetry run, hatch run, uv run, pdm run, pipenv run) or nothing.
 _PYTEST_WORD = re.compile(r"(?:^|[\s;&|(])(?:py\.test|pytest)(?:\s|$)|-m\s+pytest(?:\s|$)")
+_UNITTEST_WORD = re.compile(r"(?:^|[\s;&|(])-m\s+unittest(?:\s|$)")
+# unittest's discover options and the place of each among its positional arguments.
+_DISCOVER_OPTIONS = {
+    "-s": 0,
+    "--start-directory": 0,
+    "-p": 1,
+    "--pattern": 1,
+    "-t": 2,
+    "--top-level-directory": 2,
+}
 
 
 class TestCommand(BaseModel):
@@ -258,15 +268,109 @@ def normalise(line: str) -> str | None:
     return " ".join([DEFAULT_COMMAND, *(shlex.quote(arg) for arg in args)]).strip()
 
 
-def _from_lines(text: str) -> tuple[str, str] | None:
-    """(normalised command, raw line) of the first line running pytest."""
+def normalise_unittest(line: str, repo: Path | None = None) -> str | None:
+    """``python -m pytest ARGS`` collecting what a ``python -m unittest ...`` line runs.
+
+    pytest runs unittest's test cases and writes the JUnit report Pass@1 reads, but collects
+    only files named like its ``python_files`` (``test_*.py``, ``*_test.py``) while unittest
+    discovers ``test*.py`` or its ``-p`` pattern: the pattern goes to ``-o python_files``. Test
+    names (``tests.test_io``, ``tests/test_io.py``, ``tests.test_io.TestRead``) become paths of
+    the checkout; a name that is none (or a line with CI variables) is not translated.
+    """
+    if not _UNITTEST_WORD.search(line):
+        return None
+    line = re.sub(r"\$\{\{.*?\}\}", " ${{}} ", line)
+    for segment in re.split(r"&&|\|\||;|\|", line):
+        if _UNITTEST_WORD.search(segment):
+            line = segment
+            break
+    words = _words(line.strip()) or []
+    starts = [i + 2 for i in range(len(words) - 1) if words[i : i + 2] == ["-m", "unittest"]]
+    if not starts:
+        return None
+    rest = words[starts[0] :]
+    discover = not rest or rest[0] == "discover"
+    rest = rest[1:] if rest and rest[0] == "discover" else rest
+    places = {0: ".", 1: "test*.py", 2: ""}
+    selections: list[str] = []
+    names: list[str] = []
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        if _unknown(word):
+            return None
+        option, has_value, value = word.partition("=")
+        if option in _DISCOVER_OPTIONS or option in ("-k", "--durations"):
+            if not has_value:
+                index += 1
+                value = rest[index] if index < len(rest) else ""
+            if _unknown(value):
+                return None
+            if option in _DISCOVER_OPTIONS:
+                places[_DISCOVER_OPTIONS[option]] = value
+            elif option == "-k" and not re.search(r"[*?\[]", value):
+                selections.append(value)  # a plain substring means the same to pytest's -k
+        elif not word.startswith("-"):
+            names.append(word)
+        index += 1
+    args: list[str] = []
+    if discover or not names:
+        places.update(dict(enumerate(names[:3])))
+        folder = places[0].strip().rstrip("/")
+        if not _inside_checkout(folder, repo, folder=True):
+            return None
+        if folder not in ("", "."):
+            args.append(folder.removeprefix("./"))
+        args += ["-o", f"python_files={places[1]}"]
+    else:
+        for name in names:
+            path = _unittest_path(name, repo)
+            if path is None:
+                return None
+            args.append(path)
+    for selection in selections:
+        args += ["-k", selection]
+    return " ".join([DEFAULT_COMMAND, *(shlex.quote(arg) for arg in args)])
+
+
+def _inside_checkout(path: str, repo: Path | None, *, folder: bool) -> bool:
+    parts = Path(path).parts
+    if not path or Path(path).is_absolute() or ".." in parts:
+        return path in ("", ".")
+    if repo is None:
+        return True
+    target = repo / path
+    return target.is_dir() if folder else target.is_file()
+
+
+def _unittest_path(name: str, repo: Path | None) -> str | None:
+    """The pytest path of a unittest test name: a file, or a module with its class and test."""
+    if name.endswith(".py"):
+        return name.removeprefix("./") if _inside_checkout(name, repo, folder=False) else None
+    parts = name.split(".")
+    if repo is None or not all(part.isidentifier() for part in parts):
+        return None
+    for cut in range(len(parts), 0, -1):
+        module = "/".join(parts[:cut])
+        if _inside_checkout(f"{module}.py", repo, folder=False):
+            return f"{module}.py" + "".join(f"::{part}" for part in parts[cut:])
+        if cut == len(parts) and _inside_checkout(module, repo, folder=True):
+            return module
+    return None
+
+
+def _from_lines(
+    text: str, repo: Path | None = None, *, unittest: bool = False
+) -> tuple[str, str] | None:
+    """(normalised command, raw line) of the first line running pytest; with ``unittest``, of
+    the first running unittest instead."""
     for raw in _logical_lines(text):
         stripped = raw.strip().lstrip("-").strip()
         if stripped.startswith(("run:", "- run:")):
             stripped = stripped.split(":", 1)[1].strip()
         if stripped.startswith(("#", "name:")) or "pip install" in stripped:
             continue
-        command = normalise(stripped)
+        command = normalise_unittest(stripped, repo) if unittest else normalise(stripped)
         if command and not _BENCHMARK.search(command):
             return command, raw.strip()
     return None
@@ -308,7 +412,7 @@ def _tests_elsewhere(repo: Path | None, command: str, folder: str) -> bool:
     paths = [
         word.split("::", 1)[0].rstrip("/")
         for word in words
-        if not word.startswith("-") and ("/" in word or word.endswith(".py"))
+        if not word.startswith("-") and "=" not in word and ("/" in word or word.endswith(".py"))
     ]
     if not paths:
         return False
@@ -319,7 +423,9 @@ def _tests_elsewhere(repo: Path | None, command: str, folder: str) -> bool:
     )
 
 
-def _from_workflow(text: str, repo: Path | None = None) -> _WorkflowHit | None:
+def _from_workflow(
+    text: str, repo: Path | None = None, *, unittest: bool = False
+) -> _WorkflowHit | None:
     """Like ``_from_lines``, in the folder the step runs in: a step with ``working-directory:
     ./src`` running ``pytest tests`` (pretalx) finds no ``tests`` at the repository root. With
     ``repo``, a step whose test paths the checkout lacks is passed over (``_tests_elsewhere``)."""
@@ -337,7 +443,7 @@ def _from_workflow(text: str, repo: Path | None = None) -> _WorkflowHit | None:
             for step in steps if isinstance(steps, list) else []:
                 if not isinstance(step, dict) or not isinstance(step.get("run"), str):
                     continue
-                found = _from_lines(step["run"])
+                found = _from_lines(step["run"], repo, unittest=unittest)
                 folder = _working_directory(step, job, document)
                 if not found or _tests_elsewhere(repo, found[0], folder):
                     before += _logical_lines(step["run"])
@@ -350,7 +456,7 @@ def _from_workflow(text: str, repo: Path | None = None) -> _WorkflowHit | None:
                 return _WorkflowHit(command, found[1], tuple(before))
     # No step of a job ran it (or not a workflow this reader understands): the first line that
     # runs pytest, at the root.
-    found = _from_lines(text)
+    found = _from_lines(text, repo, unittest=unittest)
     return _WorkflowHit(*found) if found and not _tests_elsewhere(repo, found[0], "") else None
 
 
@@ -360,8 +466,12 @@ def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
     step before ``pytest --check-links``. Empty for a command from elsewhere."""
     if found.source != "ci" or not found.detail:
         return []
-    hit = _from_workflow(_read(Path(repo) / found.detail), Path(repo))
-    return list(hit.before) if hit is not None and hit.raw == found.raw else []
+    text = _read(Path(repo) / found.detail)
+    for unittest in (False, True):
+        hit = _from_workflow(text, Path(repo), unittest=unittest)
+        if hit is not None and hit.raw == found.raw:
+            return list(hit.before)
+    return []
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -419,13 +529,13 @@ def _tox_sections(repo: Path) -> list[tuple[str, configparser.RawConfigParser]]:
     return found
 
 
-def _from_tox(repo: Path) -> tuple[str, str, str] | None:
+def _from_tox(repo: Path, *, unittest: bool = False) -> tuple[str, str, str] | None:
     for name, parser in _tox_sections(repo):
         sections = [s for s in parser.sections() if s == "testenv" or s.startswith("testenv")]
         sections.sort(key=lambda s: (s != "testenv", s))
         for section in sections:
             commands = parser.get(section, "commands", fallback="")
-            found = _from_lines(commands)
+            found = _from_lines(commands, repo, unittest=unittest)
             if found:
                 folder = _tox_changedir(parser, section)
                 command = f"cd {shlex.quote(folder)} && {found[0]}" if folder else found[0]
@@ -484,6 +594,71 @@ def _from_nox(repo: Path) -> tuple[str, str, str] | None:
         return None
     _, _, command, raw = min(found)
     return command, "noxfile.py session.run", raw
+
+
+_MAKE_TEST_TARGETS = ("test", "tests", "check", "unittest", "unittests", "test-unit", "unit")
+_MAKE_RULE = re.compile(r"^([A-Za-z0-9_./-]+(?:[ \t]+[A-Za-z0-9_./-]+)*)[ \t]*::?(?![=])(.*)$")
+_MODULE_RUN = re.compile(r"(?:^|\s)(?:\S*/)?python[0-9.]*\s+(?:-m\s+([A-Za-z_][\w.]*)|(\S+\.py))")
+
+
+def _make_rules(text: str) -> dict[str, tuple[list[str], list[str]]]:
+    """Each rule of a Makefile: (prerequisites, recipe lines without their ``@-+`` prefixes)."""
+    rules: dict[str, tuple[list[str], list[str]]] = {}
+    current: list[str] | None = None
+    for line in _logical_lines(text):
+        if line.startswith("\t"):
+            if current is not None:
+                current.append(line.strip().lstrip("@-+").strip())
+            continue
+        match = _MAKE_RULE.match(line)
+        if match is None:
+            if line.strip() and not line.lstrip().startswith("#"):
+                current = None
+            continue
+        current = []
+        prerequisites = match.group(2).split(";", 1)[0].split()
+        for target in match.group(1).split():
+            rules.setdefault(target, (prerequisites, current))
+    return rules
+
+
+def _module_runner(line: str, repo: Path) -> str | None:
+    """``python -m pytest PATH`` for ``python -m tests.all`` or ``python tests/run.py`` whose
+    file is a unittest suite of the checkout: pytest collects the test cases the file holds,
+    imported ones too."""
+    match = _MODULE_RUN.search(line)
+    if match is None:
+        return None
+    module, script = match.groups()
+    path = f"{module.replace('.', '/')}.py" if module else script.removeprefix("./")
+    if module in ("pytest", "unittest") or not _inside_checkout(path, repo, folder=False):
+        return None
+    return f"{DEFAULT_COMMAND} {shlex.quote(path)}" if "unittest" in _read(repo / path) else None
+
+
+def _from_makefile(repo: Path, *, unittest: bool = True) -> tuple[str, str, str] | None:
+    """The command of the Makefile's test target (``test``, ``tests``, ``check``, ...) or of the
+    targets it depends on: pytest, unittest, or a unittest suite run as a module."""
+    for name in ("Makefile", "makefile", "GNUmakefile"):
+        rules = _make_rules(_read(repo / name))
+        for target in _MAKE_TEST_TARGETS:
+            queue, seen = [target], set()
+            while queue:
+                current = queue.pop(0)
+                if current in seen or current not in rules or len(seen) > 20:
+                    continue
+                seen.add(current)
+                prerequisites, recipe = rules[current]
+                for line in recipe:
+                    command = normalise(line) or (
+                        (normalise_unittest(line, repo) or _module_runner(line, repo))
+                        if unittest
+                        else None
+                    )
+                    if command and not _BENCHMARK.search(command):
+                        return command, f"{name} target {current}", line
+                queue += prerequisites
+    return None
 
 
 def _toml(path: Path) -> dict:
@@ -566,13 +741,28 @@ def _discover(repo: Path) -> TestCommand:
         if hit:
             command, detail, raw = hit
             return TestCommand(command=command, source=source, detail=detail, raw=raw)  # type: ignore[arg-type]
+    # No pytest there: a suite run with unittest by CI or tox, or the Makefile's test target
+    # (Reticulum's `make test` runs `python -m tests.all`; its test files are not named test_*).
+    for workflow in _workflows(repo):
+        found = _from_workflow(_read(workflow), repo, unittest=True)
+        if found:
+            rel = workflow.relative_to(repo).as_posix()
+            return TestCommand(command=found[0], source="ci", detail=rel, raw=found[1])
+    for source, finder in (("tox", _from_tox), ("makefile", _from_makefile)):
+        hit = finder(repo, unittest=True)
+        if hit:
+            command, detail, raw = hit
+            return TestCommand(command=command, source=source, detail=detail, raw=raw)  # type: ignore[arg-type]
     config = _pytest_config(repo)
     if config:
         return TestCommand(command=DEFAULT_COMMAND, source="pytest-config", detail=config)
-    for readme in _readmes(repo):
-        found = _from_lines(_read(readme))
-        if found:
-            return TestCommand(command=found[0], source="readme", detail=readme.name, raw=found[1])
+    for unittest in (False, True):
+        for readme in _readmes(repo):
+            found = _from_lines(_read(readme), repo, unittest=unittest)
+            if found:
+                return TestCommand(
+                    command=found[0], source="readme", detail=readme.name, raw=found[1]
+                )
     return TestCommand(
         command=DEFAULT_COMMAND, source="default", detail="no CI, tox, nox or pytest configuration"
     )

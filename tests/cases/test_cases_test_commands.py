@@ -12,6 +12,7 @@ from pytest_enconda.cases.test_commands import (
     discover_test_command,
     django_settings,
     normalise,
+    normalise_unittest,
     recipe_script,
     release_for_url,
     test_tools,
@@ -580,3 +581,115 @@ def test_benchmark_jobs_and_sessions_are_no_test_command(tmp_path: Path) -> None
     found = discover_test_command(tmp_path)
     assert (found.source, found.command) == ("nox", "python -m pytest")
     assert "coverage" in found.raw
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("python -m unittest", "python -m pytest -o 'python_files=test*.py'"),
+        ("python -m unittest discover", "python -m pytest -o 'python_files=test*.py'"),
+        (
+            "python -m unittest discover -s tests -p '*_test.py' -v",
+            "python -m pytest tests -o 'python_files=*_test.py'",
+        ),
+        (
+            "coverage run -m unittest discover tests 'check_*.py'",
+            "python -m pytest tests -o 'python_files=check_*.py'",
+        ),
+        ("python3 -m unittest -k parse -f", "python -m pytest -o 'python_files=test*.py' -k parse"),
+        ("python -m unittest tests/test_io.py", "python -m pytest tests/test_io.py"),
+        ("python -m unittest tests.test_io", "python -m pytest tests/test_io.py"),
+        (
+            "python -m unittest tests.test_io.TestRead.test_empty",
+            "python -m pytest tests/test_io.py::TestRead::test_empty",
+        ),
+        # Not translated: CI variables, names that are no file of the checkout, a way out.
+        ("python -m unittest discover -s ${{ matrix.dir }}", None),
+        ("python -m unittest tests.no_such_module", None),
+        ("python -m unittest discover -s ../elsewhere", None),
+        ("python -m unittest discover -s no_such_folder", None),
+        ("python -m pytest tests", None),
+    ],
+)
+def test_normalise_unittest(tmp_path: Path, line: str, command: str | None) -> None:
+    write(tmp_path, "tests/test_io.py", "import unittest\n")
+    assert normalise_unittest(line, tmp_path) == command
+
+
+def test_ci_running_unittest_gives_a_pytest_command_collecting_its_pattern(
+    tmp_path: Path,
+) -> None:
+    """pytest runs unittest's cases but collects only its own file names: a suite of
+    ``check_*.py`` files run by ``unittest discover`` would be "no tests ran" under bare pytest."""
+    write(
+        tmp_path,
+        ".github/workflows/ci.yml",
+        WORKFLOW.replace(
+            'python -m pytest tests/unit -x -n auto --cov=pkg --cov-report xml -m "not slow"',
+            "python -m unittest discover -s tests -p 'check_*.py'",
+        ),
+    )
+    write(tmp_path, "tests/check_io.py", "import unittest\n")
+    write(tmp_path, "pytest.ini", "[pytest]\n")
+    found = discover_test_command(tmp_path)
+    assert (found.source, found.detail) == ("ci", ".github/workflows/ci.yml")
+    assert found.command == "python -m pytest tests -o 'python_files=check_*.py'"
+    assert ci_setup_lines(tmp_path, found) == ["pip install -e .[test]"]
+
+
+def test_a_pytest_line_anywhere_wins_over_a_unittest_line(tmp_path: Path) -> None:
+    write(tmp_path, "tox.ini", "[testenv]\ncommands = pytest tests\n")
+    write(
+        tmp_path,
+        ".github/workflows/ci.yml",
+        WORKFLOW.replace("python -m pytest tests/unit", "python -m unittest discover #"),
+    )
+    (tmp_path / "tests").mkdir()
+    found = discover_test_command(tmp_path)
+    assert (found.source, found.command) == ("tox", "python -m pytest tests")
+
+
+def test_the_makefile_test_target_runs_a_unittest_suite_module(tmp_path: Path) -> None:
+    """Reticulum: ``make test`` runs ``python -m tests.all``, which imports the test cases of
+    files not named test_*; pytest given that file collects the imported cases."""
+    write(
+        tmp_path,
+        "Makefile",
+        "all: release\n\ntest:\n\t@echo Running tests...\n\tpython -m tests.all\n\n"
+        "release: test\n\tpython -m build\n",
+    )
+    write(tmp_path, "tests/__init__.py", "")
+    write(tmp_path, "tests/all.py", "import unittest\nfrom .hashes import TestSHA256\n")
+    found = discover_test_command(tmp_path)
+    assert (found.command, found.source, found.detail, found.raw) == (
+        "python -m pytest tests/all.py",
+        "makefile",
+        "Makefile target test",
+        "python -m tests.all",
+    )
+
+
+@pytest.mark.parametrize(
+    ("makefile", "found"),
+    [
+        # A target depending on another that runs the tests.
+        (
+            "check: unit\nunit:\n\t$(PYTHON) -m pytest tests/unit -x\n",
+            ("makefile", "python -m pytest tests/unit"),
+        ),
+        (
+            "tests:\n\tcd docs && make html\n\tpython -m unittest discover\n",
+            ("makefile", "python -m pytest -o 'python_files=test*.py'"),
+        ),
+        # A module that is no unittest suite, or no file of the checkout: not a test command.
+        ("test:\n\tpython -m tools.lint\n", ("default", "python -m pytest")),
+        ("test:\n\tpython -m tests.nowhere\n", ("default", "python -m pytest")),
+        ("build:\n\tpython -m pytest tests/unit\n", ("default", "python -m pytest")),
+    ],
+)
+def test_makefile_targets(tmp_path: Path, makefile: str, found: tuple[str, str]) -> None:
+    write(tmp_path, "Makefile", makefile)
+    write(tmp_path, "tools/lint.py", "print('lint')\n")
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
+    command = discover_test_command(tmp_path)
+    assert (command.source, command.command) == found

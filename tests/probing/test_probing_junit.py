@@ -449,3 +449,48 @@ def test_what_a_test_draws_does_not_hang_on_the_run_or_the_tests_before_it(
     # Without test 0 before them, the others draw as they did.
     assert outcomes[2] == {k: v for k, v in outcomes[0].items() if not k.endswith("[0]")}
     assert outcomes[3] != outcomes[4]  # plain pytest: each run draws anew
+
+
+@pytest.mark.docker
+def test_a_unittest_suite_found_by_the_makefile_is_reported_by_the_test_step(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """Reticulum's ``make test`` runs ``python -m tests.all``; its test files are not named
+    test_*, so bare pytest ran no test. The discovered command, run by the test step in a box,
+    reports each test case the file imports; bare pytest there still collects none."""
+    from pytest_enconda.cases.test_commands import discover_test_command
+    from pytest_enconda.probing.shell import in_setup_env
+    from tests.recipebox import project, set_up
+
+    suite = (
+        "import unittest\n"
+        "class TestSum(unittest.TestCase):\n"
+        "    def test_add(self):\n        self.assertEqual(1 + 1, 2)\n"
+        "    def test_fails(self):\n        self.assertEqual(1 + 1, 3)\n"
+    )
+    files = {
+        "Makefile": "test:\n\t@echo Running tests...\n\tpython -m tests.all\n",
+        "tests/__init__.py": "",
+        "tests/sums.py": suite,
+        "tests/all.py": "import unittest\nfrom .sums import TestSum\n"
+        "if __name__ == '__main__':\n    unittest.main()\n",
+    }
+    repo = project(tmp_path / "repo", "rns", files)
+    found = discover_test_command(repo)
+    assert (found.source, found.command) == ("makefile", "python -m pytest tests/all.py")
+    with set_up(sandbox, base_image, repo, "true\n", "t/unittest-suite") as (box, _):
+        outcomes = {}
+        for name, command in [("found", found.command), ("bare", "python -m pytest")]:
+            run = box.exec(
+                in_setup_env(run_tests_command(command, ["pytest"])),
+                timeout=600,
+                workdir="/data/project",
+            )
+            report = tmp_path / f"{name}.xml"
+            box.copy_out(JUNIT_PATH, report)
+            outcomes[name] = read_junit(report)
+        assert outcomes["found"] == {
+            "tests.all.TestSum::test_add": "passed",
+            "tests.all.TestSum::test_fails": "failed",
+        }, run.output[-2000:]
+        assert outcomes["bare"] == {}
