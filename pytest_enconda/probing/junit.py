@@ -90,6 +90,9 @@ KEEP_CHECKOUT = "/tmp/enconda/keep-checkout.txt"
 # a project's test-order plugin draws the same order in every run.
 FIXED_ORDER = "enconda_fixed_order"
 PLUGIN_DIR = "/tmp/enconda/plugins"
+# The fixed-order plugin writes here the id of each test as it starts: a run the kernel kills
+# (the box's memory limit) leaves no report, and this names the test it died in.
+CURRENT_TEST = "/tmp/enconda/current-test"
 # Each distribution installed from the checkout, as ``name==version``, given to every install
 # of the test step beside what it installs, so that pip's resolver weighs the project and its
 # dependencies: a test requirement that wanted a newer qibo installed the release over the
@@ -194,6 +197,8 @@ def _fixed_order_lines() -> list[str]:
         f"mkdir -p {PLUGIN_DIR}",
         f"cat > {PLUGIN_DIR}/{FIXED_ORDER}.py <<'{end}'\n{source.rstrip()}\n{end}",
         f'export PYTHONPATH="{PLUGIN_DIR}${{PYTHONPATH:+:$PYTHONPATH}}"',
+        f"rm -f {CURRENT_TEST}",
+        f"export ENCONDA_CURRENT_TEST={CURRENT_TEST}",
     ]
 
 

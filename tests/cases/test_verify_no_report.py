@@ -216,3 +216,118 @@ def test_the_attempt_line_names_a_file_the_snapshot_lacks(tmp_path: Path) -> Non
     why = f"(no JUnit report: the snapshot lacks {lacking}, which the tests open; exit 4: "
     assert record.attempts[0].count(why + "ImportError while loading conftest") == 2
     assert "docs/big.png" not in record.attempts[0]
+
+
+HUGE = "tests/test_big.py::test_huge"
+PASSED_REPORT = (
+    '<testsuites><testsuite name="pytest" errors="0" failures="0" skipped="0" tests="2">'
+    '<testcase classname="tests.test_big" name="test_small"/>'
+    '<testcase classname="tests.test_small" name="test_ok"/>'
+    "</testsuite></testsuites>"
+)
+
+
+class _OneTestOutgrowsBox(_Box):
+    """The kernel kills pytest in ``test_huge`` (lifelines: one test outgrew the 4 GB box) until
+    the command deselects it; then the others pass and are reported."""
+
+    def __init__(self) -> None:
+        self.commands: list[str] = []
+
+    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+        self.commands.append(command)
+        deselected = f"--deselect {HUGE}" in command
+        self.report = PASSED_REPORT if deselected else ""
+        if "memory.events" in command:
+            output, code = "oom_kill 1\n", 0
+        elif "current-test" in command and "pytest" not in command:
+            output, code = HUGE + "\n", 0
+        elif "pytest" in command:
+            output, code = ("2 passed", 0) if deselected else ("tests/test_big.py .", 137)
+        else:
+            output, code = "installed", 0
+        return ExecResult(
+            exit_code=code, output=output, duration=1.0, timed_out=False, truncated=False
+        )
+
+
+def test_a_test_that_outgrows_the_box_is_deselected_and_the_rest_verified(
+    tmp_path: Path,
+) -> None:
+    box = _OneTestOutgrowsBox()
+    ctx = _ctx(tmp_path, box)
+    ctx.sandbox.settings = SimpleNamespace(memory="4g")
+    record = RepoVerification(
+        repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
+    )
+    assert _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    assert record.test_command == f"python -m pytest --deselect {HUGE}"
+    assert record.pass_set == ["tests.test_big::test_small", "tests.test_small::test_ok"]
+    assert record.attempts[0] == (
+        f"recipe: {HUGE} outgrew the box's memory and took the run with it; "
+        "the test command deselects it"
+    )
+    # One killed run, then two with the test deselected.
+    runs = [c for c in box.commands if "--junitxml" in c]
+    assert [f"--deselect {HUGE}" in c for c in runs] == [False, True, True]
+
+
+def test_deselecting_stops_after_a_few_tests(tmp_path: Path) -> None:
+    """A suite where every test outgrows the box is not deselected test by test forever."""
+
+    class _Always(_OneTestOutgrowsBox):
+        def exec(self, command: str, *, timeout: float, **kw: Any) -> ExecResult:
+            return super().exec(command.replace("--deselect", "--other"), timeout=timeout, **kw)
+
+    ctx = _ctx(tmp_path, _Always())
+    ctx.sandbox.settings = SimpleNamespace(memory="4g")
+    record = RepoVerification(
+        repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
+    )
+    assert not _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    assert record.test_command.count("--deselect") == 3
+    assert "out of memory" in record.attempts[-1]
+
+
+@pytest.mark.docker
+def test_the_test_a_memory_kill_took_is_named_in_a_real_box(
+    sandbox_settings, docker_client, base_image, test_run_id, tmp_path: Path
+) -> None:
+    """A 256m box: the test step's pytest is killed in the test that takes 1 GiB; the box's
+    memory count and the order plugin's note name it; deselected, the rest pass."""
+    from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+    from pytest_enconda.probing.shell import in_setup_env
+    from pytest_enconda.sandbox.containers import Sandbox
+    from pytest_enconda.verify import _current_test
+
+    small = Sandbox(
+        sandbox_settings.model_copy(update={"memory": "256m"}),
+        f"{test_run_id}-oom-test",
+        client=docker_client,
+    )
+    suite = (
+        "def test_ok():\n    pass\n"
+        "def test_huge():\n    b = bytearray(2**30)\n    assert len(b)\n"
+        "def test_after():\n    pass\n"
+    )
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_big.py").write_text(suite)
+    try:
+        with small.container(base_image, case_id="t/oom-test", role="test", network=True) as box:
+            box.copy_in(tmp_path / "tests", "/data/project/tests")
+            step = in_setup_env(run_tests_command("python -m pytest tests", ["pytest"]))
+            run = box.exec(step, timeout=600, workdir="/data/project")
+            assert run.exit_code == 137, run.output[-2000:]
+            assert oom_kills(box) >= 1
+            assert _current_test(box) == "tests/test_big.py::test_huge"
+            again = run_tests_command(
+                "python -m pytest tests --deselect tests/test_big.py::test_huge", ["pytest"]
+            )
+            run = box.exec(in_setup_env(again), timeout=600, workdir="/data/project")
+            box.copy_out(JUNIT_PATH, tmp_path / "junit.xml")
+            assert read_junit(tmp_path / "junit.xml") == {
+                "tests.test_big::test_ok": "passed",
+                "tests.test_big::test_after": "passed",
+            }, run.output[-2000:]
+    finally:
+        small.close()
