@@ -1233,6 +1233,16 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
         lines.append(
             "python -m pip install -e . || echo 'recipe: the checkout is no package pip can build'"
         )
+    elif lock == "Pipfile.lock" and not (repo / "requirements.txt").is_file():
+        # A Pipenv application (nablaweb: Pipfile, Pipfile.lock, manage.py, no package): the
+        # lock's packages, as pipenv would install them; one by one where they fail together
+        # (a Windows-only pin, an old release that no longer builds).
+        lines += [
+            "# Pipfile.lock: a Pipenv application; its locked packages (default and develop)",
+            f"python -m pip install -r {_CONSTRAINTS} || {{ echo 'recipe: the locked packages "
+            "did not install together: one by one'; while read -r spec; do python -m pip "
+            f'install "$spec" || echo "recipe: $spec did not install"; done < {_CONSTRAINTS}; }}',
+        ]
     for path in _requirement_files(repo):
         rel = shlex.quote(path.relative_to(repo).as_posix())
         lines.append(f"python -m pip install -r {rel} || echo 'recipe: {rel} did not install'")

@@ -693,3 +693,63 @@ def test_makefile_targets(tmp_path: Path, makefile: str, found: tuple[str, str])
     (tmp_path / "tests" / "unit").mkdir(parents=True)
     command = discover_test_command(tmp_path)
     assert (command.source, command.command) == found
+
+
+def test_a_pipenv_application_gets_its_locked_packages(tmp_path: Path) -> None:
+    """nablaweb: Pipfile, Pipfile.lock and manage.py, no package and no requirements.txt; the
+    recipe installed nothing and every test run stopped at "No module named 'django'". The
+    lock's packages install together, else one by one (a Windows-only pin fails alone)."""
+    import json
+    import os
+    import subprocess
+
+    lock = {
+        "_meta": {},
+        "default": {"django": {"version": "==3.2.19"}, "pywin32": {"version": "==306"}},
+        "develop": {"coverage": {"version": "==7.2.7"}},
+    }
+    write(tmp_path, "Pipfile.lock", json.dumps(lock))
+    write(tmp_path, "manage.py", "import django\n")
+    script = recipe_script(tmp_path)
+    assert "pip install -e ." not in script
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls.log"
+    (bin_dir / "python").write_text(
+        f'#!/bin/sh\necho "$*" >> {log}\ncase "$*" in *"-r "*|*pywin32*) exit 1;; esac\nexit 0\n'
+    )
+    (bin_dir / "python").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    calls = [c for c in log.read_text().splitlines() if c.startswith("-m pip install")]
+    assert calls[1:] == [
+        "-m pip install coverage==7.2.7",
+        "-m pip install django==3.2.19",
+        "-m pip install pywin32==306",
+    ]
+    assert calls[0].startswith("-m pip install -r ")
+    assert "recipe: pywin32==306 did not install" in result.stdout
+    # With a requirements.txt, that file is the application's install, not the lock.
+    write(tmp_path, "requirements.txt", "django\n")
+    assert "locked packages" not in recipe_script(tmp_path)
+
+
+@pytest.mark.docker
+def test_a_pipenv_applications_locked_packages_install_in_a_box(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    import json
+
+    from tests.recipebox import installed_version, set_up
+
+    lock = {"default": {"iniconfig": {"version": "==1.1.1"}}, "develop": {}}
+    write(tmp_path / "repo", "Pipfile.lock", json.dumps(lock))
+    write(tmp_path / "repo", "manage.py", "import iniconfig\n")
+    script = recipe_script(tmp_path / "repo")
+    with set_up(sandbox, base_image, tmp_path / "repo", "true\n", "t/pipenv-none") as (box, _):
+        assert installed_version(box, "iniconfig") == ""  # not in the base image
+    with set_up(sandbox, base_image, tmp_path / "repo", script, "t/pipenv-app") as (box, _):
+        assert installed_version(box, "iniconfig") == "1.1.1"
