@@ -213,6 +213,7 @@ _NO_REPORT_SIGNS = (
     re.compile(r"^(ImportError while loading conftest .+)$"),
     re.compile(r"^INTERNALERROR> (\w*(?:Error|Exception)\b.*)$"),
     re.compile(r"(No module named pytest\b.*)$"),
+    _UNCAUGHT := re.compile(r"^((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*(?:Error|Exception): .+)$"),
 )
 # The exception under "ImportError while loading conftest": the module that is missing.
 # Qualified names too: btrack's "E   pydantic.errors.PydanticUserError: ..." named no cause.
@@ -244,7 +245,10 @@ def why_no_tests(output: str, exit_code: int | None, timed_out: bool) -> str:
     for sign in _NO_REPORT_SIGNS:
         hits = [m.group(1).strip() for line in lines if (m := sign.search(line.strip()))]
         if hits:
-            said = hits[-1] if sign.pattern.startswith("^INTERNALERROR") else hits[0]
+            # The last of an internal error's lines, or of a traceback (what it ended in: a
+            # conftest's ImportError before pytest-django's note about the project it found).
+            last = sign is _UNCAUGHT or sign.pattern.startswith("^INTERNALERROR")
+            said = hits[-1] if last else hits[0]
             if said.startswith("ImportError while loading conftest"):
                 said = f"{said} {first_error(output)}".strip()
             break

@@ -231,6 +231,22 @@ def test_why_no_tests_without_pytest_words() -> None:
     assert why_no_tests("Segmentation fault\n", 139, False) == "exit 139: Segmentation fault"
 
 
+def test_a_traceback_before_pytest_djangos_note_is_the_reason() -> None:
+    """uk-polling-stations' settings import a package its install left out; the attempt line
+    said only pytest-django's note ("If this is wrong, add django_find_project = false")."""
+    out = (
+        "enconda: the test command starts\n"
+        "Traceback (most recent call last):\n"
+        '  File "/data/project/polling_stations/settings/base.py", line 3, in <module>\n'
+        "ImportError: No module named 'dc_design_system'\n"
+        "pytest-django found a Django project in . (it contains manage.py) and added it to the "
+        "Python path.\n"
+        'If this is wrong, add "django_find_project = false" to pytest.ini and explicitly '
+        "manage your Python path.\n"
+    )
+    assert why_no_tests(out, 1, False) == "exit 1: ImportError: No module named 'dc_design_system'"
+
+
 def test_pips_error_lines_before_pytest_are_not_the_reason() -> None:
     # cellrank: the test step's install printed a conflict note; the conftest's error is why.
     assert f"echo '{TESTS_START}'" in run_tests_command("python -m pytest", ["pytest"])
