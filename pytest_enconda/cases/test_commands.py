@@ -214,18 +214,23 @@ def _unknown(word: str) -> bool:
     return "{" in word or "$" in word or "%" in word
 
 
-def normalise(line: str) -> str | None:
-    """``python -m pytest ARGS`` from a shell line that runs pytest, or None if none does."""
-    if not _PYTEST_WORD.search(line):
+def _command_words(line: str, runs: re.Pattern[str]) -> list[str] | None:
+    """The words of the shell command in ``line`` that ``runs`` matches, or None."""
+    if not runs.search(line):
         return None
     # CI expressions may hold spaces: one unknown word each before the line is split into words.
     line = re.sub(r"\$\{\{.*?\}\}", " ${{}} ", line)
-    # Only the command that runs pytest: shell sequences around it are someone else's steps.
+    # Only the command that runs the tests: shell sequences around it are someone else's steps.
     for segment in re.split(r"&&|\|\||;|\|", line):
-        if _PYTEST_WORD.search(segment):
+        if runs.search(segment):
             line = segment
             break
-    words = _words(line.strip())
+    return _words(line.strip())
+
+
+def normalise(line: str) -> str | None:
+    """``python -m pytest ARGS`` from a shell line that runs pytest, or None if none does."""
+    words = _command_words(line, _PYTEST_WORD)
     if not words:
         return None
     start = None
@@ -277,14 +282,7 @@ def normalise_unittest(line: str, repo: Path | None = None) -> str | None:
     names (``tests.test_io``, ``tests/test_io.py``, ``tests.test_io.TestRead``) become paths of
     the checkout; a name that is none (or a line with CI variables) is not translated.
     """
-    if not _UNITTEST_WORD.search(line):
-        return None
-    line = re.sub(r"\$\{\{.*?\}\}", " ${{}} ", line)
-    for segment in re.split(r"&&|\|\||;|\|", line):
-        if _UNITTEST_WORD.search(segment):
-            line = segment
-            break
-    words = _words(line.strip()) or []
+    words = _command_words(line, _UNITTEST_WORD) or []
     starts = [i + 2 for i in range(len(words) - 1) if words[i : i + 2] == ["-m", "unittest"]]
     if not starts:
         return None

@@ -169,12 +169,7 @@ def test_a_snapshot_lacking_files_is_run_without_them_and_case_json_says_which(
         )
     )
     case = load_case(toml, [tmp_path / "bench"])
-    messages: list[str] = []
-    pipeline = CasePipeline(
-        EncondaSettings(run_dir=tmp_path / "run"),
-        progress=messages.append,
-        backend=FakeBackend(tmp_path / "fake"),
-    )
+    pipeline, messages = _said_pipeline(tmp_path)
     assert pipeline.verdict(case, "execution").outcome == "passed"
     facts = json.loads(CaseDir(tmp_path / "run", "toy").facts.read_text())
     assert facts["absent_files"] == ["data/big.bin"] and facts["absent_count"] == 1
@@ -234,13 +229,19 @@ def test_an_own_readme_that_cannot_be_restored_is_said(tmp_path: Path) -> None:
     outside = tmp_path / "outside.md"
     outside.write_text("# not the repository's\n")
     (case.case_dir / "repo" / "README.md").symlink_to(outside)
+    pipeline, messages = _said_pipeline(tmp_path)
+    assert pipeline.verdict(case, "execution").outcome == "passed"
+    said = [m for m in messages if "cannot be restored" in m]
+    assert len(said) == 1 and said[0].startswith("toy: warning: the repository's own README.md")
+    assert "the tests run on the case's README" in said[0]
+
+
+def _said_pipeline(tmp_path: Path) -> tuple[CasePipeline, list[str]]:
+    """A pipeline on the fake backend, and the progress lines it says."""
     messages: list[str] = []
     pipeline = CasePipeline(
         EncondaSettings(run_dir=tmp_path / "run"),
         progress=messages.append,
         backend=FakeBackend(tmp_path / "fake"),
     )
-    assert pipeline.verdict(case, "execution").outcome == "passed"
-    said = [m for m in messages if "cannot be restored" in m]
-    assert len(said) == 1 and said[0].startswith("toy: warning: the repository's own README.md")
-    assert "the tests run on the case's README" in said[0]
+    return pipeline, messages
