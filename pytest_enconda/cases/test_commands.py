@@ -594,6 +594,7 @@ def _from_nox(repo: Path) -> tuple[str, str, str] | None:
     return command, "noxfile.py session.run", raw
 
 
+MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 _MAKE_TEST_TARGETS = ("test", "tests", "check", "unittest", "unittests", "test-unit", "unit")
 _MAKE_RULE = re.compile(r"^([A-Za-z0-9_./-]+(?:[ \t]+[A-Za-z0-9_./-]+)*)[ \t]*::?(?![=])(.*)$")
 _MODULE_RUN = re.compile(r"(?:^|\s)(?:\S*/)?python[0-9.]*\s+(?:-m\s+([A-Za-z_][\w.]*)|(\S+\.py))")
@@ -634,10 +635,10 @@ def _module_runner(line: str, repo: Path) -> str | None:
     return f"{DEFAULT_COMMAND} {shlex.quote(path)}" if "unittest" in _read(repo / path) else None
 
 
-def _from_makefile(repo: Path, *, unittest: bool = True) -> tuple[str, str, str] | None:
+def _from_makefile(repo: Path) -> tuple[str, str, str] | None:
     """The command of the Makefile's test target (``test``, ``tests``, ``check``, ...) or of the
     targets it depends on: pytest, unittest, or a unittest suite run as a module."""
-    for name in ("Makefile", "makefile", "GNUmakefile"):
+    for name in MAKEFILES:
         rules = _make_rules(_read(repo / name))
         for target in _MAKE_TEST_TARGETS:
             queue, seen = [target], set()
@@ -648,10 +649,10 @@ def _from_makefile(repo: Path, *, unittest: bool = True) -> tuple[str, str, str]
                 seen.add(current)
                 prerequisites, recipe = rules[current]
                 for line in recipe:
-                    command = normalise(line) or (
-                        (normalise_unittest(line, repo) or _module_runner(line, repo))
-                        if unittest
-                        else None
+                    command = (
+                        normalise(line)
+                        or normalise_unittest(line, repo)
+                        or _module_runner(line, repo)
                     )
                     if command and not _BENCHMARK.search(command):
                         return command, f"{name} target {current}", line
@@ -722,8 +723,8 @@ _BENCHMARK_WORKFLOW = re.compile(r"^(codspeed|bench)", re.I)
 
 def _discover(repo: Path) -> TestCommand:
     uses_tox = uses_nox = False
-    for workflow in _workflows(repo):
-        text = _read(workflow)
+    workflows = [(workflow, _read(workflow)) for workflow in _workflows(repo)]
+    for workflow, text in workflows:
         found = _from_workflow(text, repo)
         rel = workflow.relative_to(repo).as_posix()
         if found and not _BENCHMARK_WORKFLOW.match(workflow.name):
@@ -741,22 +742,27 @@ def _discover(repo: Path) -> TestCommand:
             return TestCommand(command=command, source=source, detail=detail, raw=raw)  # type: ignore[arg-type]
     # No pytest there: a suite run with unittest by CI or tox, or the Makefile's test target
     # (Reticulum's `make test` runs `python -m tests.all`; its test files are not named test_*).
-    for workflow in _workflows(repo):
-        found = _from_workflow(_read(workflow), repo, unittest=True)
+    for workflow, text in workflows:
+        found = _from_workflow(text, repo, unittest=True)
         if found:
             rel = workflow.relative_to(repo).as_posix()
             return TestCommand(command=found[0], source="ci", detail=rel, raw=found[1])
-    for source, finder in (("tox", _from_tox), ("makefile", _from_makefile)):
-        hit = finder(repo, unittest=True)
+    unittest_finders = (
+        ("tox", lambda: _from_tox(repo, unittest=True)),
+        ("makefile", lambda: _from_makefile(repo)),
+    )
+    for source, finder in unittest_finders:
+        hit = finder()
         if hit:
             command, detail, raw = hit
             return TestCommand(command=command, source=source, detail=detail, raw=raw)  # type: ignore[arg-type]
     config = _pytest_config(repo)
     if config:
         return TestCommand(command=DEFAULT_COMMAND, source="pytest-config", detail=config)
+    readmes = [(readme, _read(readme)) for readme in _readmes(repo)]
     for unittest in (False, True):
-        for readme in _readmes(repo):
-            found = _from_lines(_read(readme), repo, unittest=unittest)
+        for readme, text in readmes:
+            found = _from_lines(text, repo, unittest=unittest)
             if found:
                 return TestCommand(
                     command=found[0], source="readme", detail=readme.name, raw=found[1]

@@ -34,6 +34,7 @@ from .poetry import poetry_requirement
 from .setup_py import setup_keywords
 from .test_commands import (
     _TEST_EXTRAS,
+    MAKEFILES,
     TestCommand,
     _ini,
     _read,
@@ -363,12 +364,11 @@ def _local_actions(repo: Path) -> list[Path]:
 
 # A root Makefile's install lines: CI often runs `make ci`, whose `deps` target installs the
 # extras the tests import (tortoise-orm: `poetry install -E asyncpg -E aiomysql ...`).
-_MAKEFILES = ("Makefile", "makefile", "GNUmakefile")
 
 
 def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
-    makefiles = [repo / name for name in _MAKEFILES if (repo / name).is_file()]
+    makefiles = [repo / name for name in MAKEFILES if (repo / name).is_file()]
     for workflow in [*_workflows(repo), *_local_actions(repo), *makefiles[:1]]:
         rel = workflow.relative_to(repo).as_posix()
         for line in _read(workflow).splitlines():

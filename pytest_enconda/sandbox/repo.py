@@ -339,7 +339,7 @@ def _other_spellings(
             if lowered.endswith(f"+{name.lower()}"):
                 found.append(mirror_dir / entry / "repo")
             found.append(mirror_dir / entry)
-        elif lowered.endswith(f"+{name.lower()}") and "+" in entry:
+        elif lowered.endswith(f"+{name.lower()}"):
             snapshot = mirror_dir / entry / "repo"
             if _is_git_repository(snapshot):
                 other_owner.append(snapshot)
