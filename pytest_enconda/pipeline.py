@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from .cases.models import Case
     from .probing.execution import ExecutionRecord
     from .probing.final_state import FinalState
+    from .sandbox.git_deps import GitDependency
     from .settings import EncondaSettings
 
 Progress = Callable[[str], None]
@@ -460,9 +461,25 @@ class CasePipeline:
             else:
                 overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
                 self._keep_own_readme(case, repo_dir, overrides)
+            git_deps = self._git_deps(case, repo_dir)
             return backend.task_image(
-                case, repo_dir, overrides, tree_hash=digest, progress=self.build_progress
+                case,
+                repo_dir,
+                overrides,
+                tree_hash=digest,
+                progress=self.build_progress,
+                git_deps=git_deps,
             )
+
+    def _git_deps(self, case: Case, repo_dir: Path) -> list[GitDependency]:
+        """The repository's GitHub dependencies the mirror holds, said once per case: the
+        verified reference was installed with the same copies."""
+        from .sandbox.git_deps import describe, mirrored_dependencies
+
+        deps = mirrored_dependencies(repo_dir, self.settings.repo_mirror)
+        if deps:
+            self.progress(f"{case.id}: {describe(deps)}")
+        return deps
 
     def _keep_own_readme(self, case: Case, repo_dir: Path, overrides: dict[str, bytes]) -> None:
         """Keep the repository's own README for the test step, which runs on it; one that

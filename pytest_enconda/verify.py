@@ -242,6 +242,8 @@ def verify_repository(ctx: _Context, name: str, revision: str) -> RepoVerificati
 
 def _verify(ctx: _Context, record: RepoVerification) -> None:
     from .errors import RepositoryUnavailable
+    from .sandbox.git_deps import describe as describe_git_deps
+    from .sandbox.git_deps import mirrored_dependencies
     from .sandbox.repo import describe_absent, materialize
 
     options = ctx.options
@@ -295,12 +297,22 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         record.test_requirement_sources = {req.spec: req.source for req in declared}
         packages = checkout_packages(repo_dir)
         readme_name, readme_text = repository_readme(repo_dir)
+        git_deps = mirrored_dependencies(repo_dir, options.repo_mirror)
+        record.git_dependencies = [dep.url for dep in git_deps]
+        if git_deps:
+            ctx.progress(f"{record.repository}: {describe_git_deps(git_deps)}")
         ctx.progress(f"{record.repository}: building its image")
         # A recipe's base missing on this machine is built here (minutes, once).
         base = ctx.images.ensure_base(record.base_image, progress=ctx.progress)
         case_id = f"verify/{record.repository}"
         image = ctx.images.ensure_task_image(
-            base, repo_dir, {}, case_id, progress=lambda _line: None, tree_hash=digest
+            base,
+            repo_dir,
+            {},
+            case_id,
+            progress=lambda _line: None,
+            tree_hash=digest,
+            git_deps=git_deps,
         )
         record.timings["image_s"] = round(time.monotonic() - phase, 1)
         strategies: list[tuple[str, Callable[[], str]]] = [

@@ -16,7 +16,7 @@ import contextlib
 import functools
 import shutil
 import subprocess
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
@@ -25,6 +25,7 @@ from ..sandbox.containers import PACKAGE_CACHES, BindMount, ExecResult
 
 if TYPE_CHECKING:
     from ..cases.models import Case
+    from ..sandbox.git_deps import GitDependency
 
 __all__ = [
     "DOWNLOAD_CACHE_DIRS",
@@ -149,6 +150,7 @@ class Backend(Protocol):
         *,
         tree_hash: str | None = None,
         progress: Progress | None = None,
+        git_deps: Sequence[GitDependency] = (),
     ) -> str:
         """The image of ``case``: its base and environment layer, the repository in
         ``repo_dir`` at /data/project and ``overrides`` (path -> bytes) written over it."""

@@ -7,7 +7,7 @@ docker-py is imported only when a container or image is first needed.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
     from ..cases.models import Case
     from ..sandbox.common import Progress
     from ..sandbox.containers import BindMount, Sandbox
+    from ..sandbox.git_deps import GitDependency
     from ..sandbox.images import ImageBuilder
     from ..sandbox.settings import SandboxSettings
 
@@ -137,13 +138,20 @@ class DockerBackend:
         *,
         tree_hash: str | None = None,
         progress: Progress | None = None,
+        git_deps: Sequence[GitDependency] = (),
     ) -> str:
         images = self.images
         spec = case.spec
         base = images.ensure_base(spec.base_image, progress=progress)
         env = images.ensure_environment(base, spec.environment, progress=progress)
         return images.ensure_task_image(
-            env, repo_dir, overrides, case.id, progress=progress, tree_hash=tree_hash
+            env,
+            repo_dir,
+            overrides,
+            case.id,
+            progress=progress,
+            tree_hash=tree_hash,
+            git_deps=git_deps,
         )
 
     def gpu_count(self) -> int:

@@ -21,7 +21,7 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
@@ -34,6 +34,7 @@ from .local import copy_tree_out, run_local
 if TYPE_CHECKING:
     from ..cases.models import Case
     from ..sandbox.common import Progress
+    from ..sandbox.git_deps import GitDependency
 
 # Box paths rewritten in commands: where the harness puts things (not /usr, /bin: those stay
 # the host's, so bash, python3 and coreutils are found).
@@ -328,6 +329,7 @@ class FakeBackend:
         *,
         tree_hash: str | None = None,
         progress: Progress | None = None,
+        git_deps: Sequence[GitDependency] = (),
     ) -> str:
         ref = f"fake/task:{case.id.replace('/', '-')}"
         folder = self.image_dir(ref)
@@ -340,7 +342,9 @@ class FakeBackend:
             target.write_bytes(data)
         self.images[ref] = folder
         # The base the Docker backend would build on: what a test of the base's choice reads.
-        detail = {"case": case.id, "image": ref, "base": case.spec.base_image}
+        detail: dict[str, Any] = {"case": case.id, "image": ref, "base": case.spec.base_image}
+        if git_deps:
+            detail["git_deps"] = [dep.url for dep in git_deps]
         self.calls.append(FakeCall("task_image", None, detail))
         return ref
 

@@ -12,7 +12,7 @@ import contextlib
 import os
 import shutil
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from ..cases.models import Case
     from ..sandbox.common import Progress
     from ..sandbox.containers import BindMount, ExecResult
+    from ..sandbox.git_deps import GitDependency
 
 EXISTING = "host:existing"
 
@@ -181,6 +182,7 @@ class HostBackend:
         *,
         tree_hash: str | None = None,
         progress: Progress | None = None,
+        git_deps: Sequence[GitDependency] = (),
     ) -> str:
         raise HarnessError(
             "the host backend grades an existing environment (--python/--repo): it builds no "

@@ -112,6 +112,12 @@ class RepoVerification(BaseModel):
     absent_count: int = Field(
         default=0, ge=0, description="how many files the snapshot lacked, all of them counted"
     )
+    git_dependencies: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description="GitHub dependencies served from the repository mirror (their URLs) in the "
+        "reference's boxes; a graded run needs the same mirror for them",
+    )
     reference_setup: str = Field(default="", description="the setup script that built it")
     checkout_proof: CheckoutProof | None = Field(
         default=None,

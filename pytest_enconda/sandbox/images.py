@@ -18,7 +18,7 @@ import tarfile
 import tempfile
 import time
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import IO, TYPE_CHECKING
@@ -41,6 +41,8 @@ from .common import (
     process_start_time,
     stderr_progress,
 )
+from .git_deps import GitDependency
+from .git_deps import add_to_tar as add_git_deps
 from .recipes import BASE_RECIPES, BaseRecipe
 from .repo import iter_tree, tree_hash
 from .settings import SandboxSettings
@@ -510,21 +512,28 @@ class ImageBuilder:
         return tag
 
     def task_hash(
-        self, env_ref: str, repo_dir: Path, overrides: Mapping[str, bytes], tree: str | None = None
+        self,
+        env_ref: str,
+        repo_dir: Path,
+        overrides: Mapping[str, bytes],
+        tree: str | None = None,
+        git_deps: Sequence[GitDependency] = (),
     ) -> str:
         parent = self.image_id(env_ref)
         if parent is None:
             raise ImageBuildError(f"task image: parent image {env_ref} does not exist")
-        return _digest(
-            {
-                "parent": parent,
-                "tree": tree or tree_hash(repo_dir),
-                "overrides": {
-                    _override_path(path): hashlib.sha256(data).hexdigest()
-                    for path, data in overrides.items()
-                },
-            }
-        )
+        inputs: dict[str, object] = {
+            "parent": parent,
+            "tree": tree or tree_hash(repo_dir),
+            "overrides": {
+                _override_path(path): hashlib.sha256(data).hexdigest()
+                for path, data in overrides.items()
+            },
+        }
+        if git_deps:
+            # Only when there are some: images of projects without any keep their old keys.
+            inputs["git_deps"] = {dep.url: dep.identity for dep in git_deps}
+        return _digest(inputs)
 
     def task_tag(self, digest: str) -> str:
         return f"{self.settings.image_prefix}/task:{digest[:16]}"
@@ -538,21 +547,25 @@ class ImageBuilder:
         progress: Progress | None = None,
         *,
         tree_hash: str | None = None,
+        git_deps: Sequence[GitDependency] = (),
     ) -> str:
         """``env_ref`` with the repository at /data/project and ``overrides`` written on top.
 
         ``tree_hash`` (from ``repo.materialize``) spares re-hashing the tree on a warm lookup.
+        ``git_deps`` are GitHub dependencies copied from the mirror (``git_deps``).
         """
         progress = progress or stderr_progress()
         normalized = {_override_path(path): data for path, data in overrides.items()}
-        digest = self.task_hash(env_ref, repo_dir, normalized, tree_hash)
+        digest = self.task_hash(env_ref, repo_dir, normalized, tree_hash, git_deps)
         tag = self.task_tag(digest)
         if self.image_id(tag) is not None:
             return tag
         with file_lock(self.settings.cache_dir, f"task-{digest}", progress):
             if self.image_id(tag) is None and not self._pull_shared(tag, progress):
                 progress(f"building task image {tag} for {case_id}")
-                self._commit_task(env_ref, Path(repo_dir), normalized, case_id, tag, digest)
+                self._commit_task(
+                    env_ref, Path(repo_dir), normalized, case_id, tag, digest, git_deps
+                )
                 self._push_shared(tag, progress)
         return tag
 
@@ -617,6 +630,7 @@ class ImageBuilder:
         case_id: str,
         tag: str,
         digest: str,
+        git_deps: Sequence[GitDependency] = (),
     ) -> None:
         """Copy the tree into a never-started container and commit it: no Dockerfile, no daemon
         build cache, and the same labels path as snapshots."""
@@ -642,7 +656,7 @@ class ImageBuilder:
             ) from None
         try:
             with tempfile.TemporaryFile() as archive:
-                _write_project_tar(archive, repo_dir, overrides)
+                _write_project_tar(archive, repo_dir, overrides, git_deps)
                 archive.seek(0)
                 api.put_archive(container, "/", archive)
             image_labels = self._labels(KIND_TASK, digest, case=case_id, parent=env_ref)
@@ -651,12 +665,11 @@ class ImageBuilder:
                 {f"{prefix}.{key}": "" for key in ("role", "pid", "pid_start", "host")}
             )
             repository, _, image_tag = tag.rpartition(":")
-            api.commit(
-                container,
-                repository=repository,
-                tag=image_tag,
-                changes=[_label_line(k, v) for k, v in image_labels.items()],
-            )
+            changes = [_label_line(k, v) for k, v in image_labels.items()]
+            if git_deps:
+                # Poetry's own git client (dulwich) does not read url.insteadOf; git does.
+                changes.append("ENV POETRY_SYSTEM_GIT_CLIENT=true")
+            api.commit(container, repository=repository, tag=image_tag, changes=changes)
         except APIError as exc:
             raise ImageBuildError(f"task image for {case_id} ({tag}) failed: {exc}") from None
         finally:
@@ -732,8 +745,14 @@ def _add_parents(tar: tarfile.TarFile, rel: str, seen: set[str]) -> None:
             tar.addfile(info)
 
 
-def _write_project_tar(handle: IO[bytes], repo_dir: Path, overrides: Mapping[str, bytes]) -> None:
-    """The repository (ignored names skipped) plus overrides, owned by root, under data/project."""
+def _write_project_tar(
+    handle: IO[bytes],
+    repo_dir: Path,
+    overrides: Mapping[str, bytes],
+    git_deps: Sequence[GitDependency] = (),
+) -> None:
+    """The repository (ignored names skipped) plus overrides, owned by root, under data/project;
+    with ``git_deps``, their copies and the gitconfig that points at them."""
 
     def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
         info.uid = info.gid = 0
@@ -768,3 +787,4 @@ def _write_project_tar(handle: IO[bytes], repo_dir: Path, overrides: Mapping[str
             info.mode = 0o644
             info.mtime = int(time.time())
             tar.addfile(info, io.BytesIO(data))
+        add_git_deps(tar, git_deps)
