@@ -25,7 +25,7 @@ import configparser
 import re
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal, NamedTuple
 
 from packaging.utils import canonicalize_name
@@ -1145,16 +1145,47 @@ def _with_releases(text: str, keep: bool = True) -> list[str] | None:
     return lines if changed else None
 
 
-def _requirements_install(repo: Path, lock: str) -> list[str]:
+# Where a project's CI installs its requirements file: naomi's Travis job runs
+# `pip install -r python_requirements.txt` and has no requirements.txt.
+_CI_FILES = (".travis.yml", ".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml")
+_PIP_INSTALL_R = re.compile(r"\bpip3?\s+install\b[^\n]*?\s-r\s*([A-Za-z0-9_./-]+\.txt)\b")
+
+
+def root_requirements(repo: Path) -> str | None:
+    """The project's own requirements file: ``requirements.txt``, else the one its CI installs
+    with ``pip install -r`` (a test requirements file is installed as one elsewhere)."""
+    if (repo / "requirements.txt").is_file():
+        return "requirements.txt"
+    tests = _requirement_files(repo)
+    for ci in [*_workflows(repo), *(repo / name for name in _CI_FILES)]:
+        for match in _PIP_INSTALL_R.finditer(_read(ci)):
+            rel = match.group(1).removeprefix("./")
+            if rel.startswith("/") or ".." in PurePosixPath(rel).parts:
+                continue
+            path = repo / rel
+            if path.is_file() and not path.is_symlink() and path not in tests:
+                return rel
+    return None
+
+
+def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt") -> list[str]:
     """The root requirements file's install; where it names VCS or URL requirements, tried
     again with their releases, then without them (zulip's `git+https://github.com/zulip/
     zulint@...#egg=zulint`: the sandbox cannot clone it, zulint has no release, and the whole
-    file failed)."""
-    install = "python -m pip install -r requirements.txt"
-    text = _read(repo / "requirements.txt")
+    file failed). Last, its requirements one by one: one that cannot build here (naomi's
+    pyaudio, without PortAudio's headers) does not keep the others out."""
+    quoted = shlex.quote(name)
+    install = f"python -m pip install -r {quoted}"
+    one_by_one = (
+        f"{{ echo 'recipe: {name} did not install together: one by one'; "
+        f"grep -vE '^[[:space:]]*(#|-|$)' {quoted} | sed 's/[[:space:]]#.*//' | "
+        'while read -r spec; do python -m pip install "$spec" || '
+        'echo "recipe: $spec did not install"; done; }'
+    )
+    text = _read(repo / name)
     releases, without = _with_releases(text), _with_releases(text, keep=False)
     if releases is None or without is None:
-        return [_unless_locked(install, lock)]
+        return [_unless_locked(f"{install} || {one_by_one}", lock)]
     copies = [(releases, "as releases")]
     if without != releases:
         copies.append((without, "left out"))
@@ -1164,7 +1195,7 @@ def _requirements_install(repo: Path, lock: str) -> list[str]:
         copy = f"{_RELEASES_COPY}.{index}"
         lines += [f"cat > {copy} <<'ENCONDA_REQUIREMENTS'", *content, "ENCONDA_REQUIREMENTS"]
         retry += (
-            f" || {{ echo 'recipe: requirements.txt did not install: its VCS and URL "
+            f" || {{ echo 'recipe: {name} did not install: its VCS and URL "
             f"requirements {how}'; python -m pip install -r {copy}; }}"
         )
     return [
@@ -1210,8 +1241,9 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
             "ENCONDA_LOCK",
             f"export PIP_CONSTRAINT={_CONSTRAINTS}",
         ]
-    if (repo / "requirements.txt").is_file():
-        lines += _requirements_install(repo, lock)
+    requirements = root_requirements(repo)
+    if requirements is not None:
+        lines += _requirements_install(repo, lock, requirements)
     extras = _extras(repo)
     wanted = [name for name in extras if _RECIPE_EXTRAS.match(name)]
     if not wanted:
@@ -1237,7 +1269,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
         lines.append(
             "python -m pip install -e . || echo 'recipe: the checkout is no package pip can build'"
         )
-    elif lock == "Pipfile.lock" and not (repo / "requirements.txt").is_file():
+    elif lock == "Pipfile.lock" and requirements is None:
         # A Pipenv application (nablaweb: Pipfile, Pipfile.lock, manage.py, no package): the
         # lock's packages, as pipenv would install them; one by one where they fail together
         # (a Windows-only pin, an old release that no longer builds).

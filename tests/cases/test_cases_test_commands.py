@@ -15,6 +15,7 @@ from pytest_enconda.cases.test_commands import (
     normalise_unittest,
     recipe_script,
     release_for_url,
+    root_requirements,
     test_tools,
 )
 
@@ -248,7 +249,7 @@ def test_recipe_installs_from_source_with_the_test_extra(tmp_path: Path) -> None
     script = recipe_script(tmp_path)
     lines = script.splitlines()
     assert lines[0] == "#!/bin/bash"
-    assert "python -m pip install -r requirements.txt" in lines
+    assert any(line.startswith("python -m pip install -r requirements.txt || ") for line in lines)
     assert "python -m pip install -e '.[testing]' || python -m pip install '.[testing]'" in lines
     assert any(
         line.startswith("python -m pip install -r requirements/test.txt ||") for line in lines
@@ -753,3 +754,73 @@ def test_a_pipenv_applications_locked_packages_install_in_a_box(
         assert installed_version(box, "iniconfig") == ""  # not in the base image
     with set_up(sandbox, base_image, tmp_path / "repo", script, "t/pipenv-app") as (box, _):
         assert installed_version(box, "iniconfig") == "1.1.1"
+
+
+def test_the_requirements_file_ci_installs_is_installed_one_by_one_if_need_be(
+    tmp_path: Path,
+) -> None:
+    """naomi: no requirements.txt; Travis runs `pip install -r python_requirements.txt`, which
+    pyaudio (no PortAudio headers) failed as a whole, and every test then missed
+    `cryptography`. The file CI installs is the project's; its lines go one by one if need be."""
+    import os
+    import subprocess
+
+    write(tmp_path, "setup.py", "setup(name='naomi')\n")
+    write(tmp_path, "apt_requirements.txt", "libmad0-dev\n")
+    write(
+        tmp_path,
+        "python_requirements.txt",
+        "# core\nAPScheduler\npyaudio\n\n-r other.txt\ncryptography  # keys\n"
+        'futures; python_version < "3"\n',
+    )
+    write(
+        tmp_path,
+        ".travis.yml",
+        'install:\n  - "pip install -r python_requirements.txt "\n  - pip install coverage\n',
+    )
+    assert root_requirements(tmp_path) == "python_requirements.txt"
+    script = recipe_script(tmp_path)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "calls.log"
+    (bin_dir / "python").write_text(
+        f'#!/bin/sh\necho "$*" >> {log}\ncase "$*" in *"-r "*|*pyaudio*) exit 1;; esac\nexit 0\n'
+    )
+    (bin_dir / "python").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    result = subprocess.run(
+        ["bash", "-c", script], env=env, capture_output=True, text=True, cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    calls = log.read_text().splitlines()
+    assert calls[:5] == [
+        "-m pip install -r python_requirements.txt",
+        "-m pip install APScheduler",
+        "-m pip install pyaudio",
+        "-m pip install cryptography",
+        '-m pip install futures; python_version < "3"',
+    ]
+    assert "recipe: pyaudio did not install" in result.stdout
+    # A test requirements file CI installs is not the project's own; nor is one outside it.
+    (tmp_path / "python_requirements.txt").unlink()
+    write(tmp_path, "requirements-test.txt", "pytest\n")
+    write(tmp_path, ".travis.yml", "install: pip install -r requirements-test.txt -r ../x.txt\n")
+    assert root_requirements(tmp_path) is None
+    write(tmp_path, "requirements.txt", "requests\n")
+    assert root_requirements(tmp_path) == "requirements.txt"
+
+
+@pytest.mark.docker
+def test_a_requirements_file_that_fails_together_installs_what_it_can_in_a_box(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    from tests.recipebox import installed_version, set_up
+
+    write(
+        tmp_path / "repo", "ci_requirements.txt", "enconda-no-such-package-4711\niniconfig==1.1.1\n"
+    )
+    write(tmp_path / "repo", ".travis.yml", "install: pip install -r ci_requirements.txt\n")
+    script = recipe_script(tmp_path / "repo")
+    with set_up(sandbox, base_image, tmp_path / "repo", script, "t/one-by-one") as (box, log):
+        assert installed_version(box, "iniconfig") == "1.1.1"
+    assert "recipe: enconda-no-such-package-4711 did not install" in log
