@@ -1179,7 +1179,8 @@ def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt")
     one_by_one = (
         f"{{ echo 'recipe: {name} did not install together: one by one'; "
         f"grep -vE '^[[:space:]]*(#|-|$)' {quoted} | sed 's/[[:space:]]#.*//' | "
-        'while read -r spec; do python -m pip install "$spec" || '
+        # Its stdin is the list being read: a build that reads stdin must not eat the rest.
+        'while read -r spec; do python -m pip install "$spec" < /dev/null || '
         'echo "recipe: $spec did not install"; done; }'
     )
     text = _read(repo / name)
@@ -1277,7 +1278,8 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
             "# Pipfile.lock: a Pipenv application; its locked packages (default and develop)",
             f"python -m pip install -r {_CONSTRAINTS} || {{ echo 'recipe: the locked packages "
             "did not install together: one by one'; while read -r spec; do python -m pip "
-            f'install "$spec" || echo "recipe: $spec did not install"; done < {_CONSTRAINTS}; }}',
+            f'install "$spec" < /dev/null || echo "recipe: $spec did not install"; '
+            f"done < {_CONSTRAINTS}; }}",
         ]
     for path in _requirement_files(repo):
         rel = shlex.quote(path.relative_to(repo).as_posix())
