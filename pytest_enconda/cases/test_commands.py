@@ -1253,13 +1253,33 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if _installable(repo):
         quoted = shlex.quote(target)
         install = f"python -m pip install -e {quoted} || python -m pip install {quoted}"
-        declared = _poetry_dependencies(repo)
-        if declared:
+        declared, from_git = _poetry_dependencies(repo), _poetry_git_dependencies(repo)
+        if declared or from_git:
             # An old Poetry build backend can write metadata today's pip refuses (django-machina:
-            # `^3.2 || >=4.0` became "(>=3.2,<4.0 || >=4.0)"): the declared dependencies, then.
+            # `^3.2 || >=4.0` became "(>=3.2,<4.0 || >=4.0)"), or its dependencies contradict
+            # its lock (OpenPulse): the declared dependencies, each git one alone, then the
+            # checkout without them, so that its distribution is there for pkg_resources.
+            steps = (
+                [
+                    f"python -m pip install {_pip_words(declared)} "
+                    "|| echo 'recipe: its Poetry dependencies did not install together'"
+                ]
+                if declared
+                else []
+            )
+            for spec in from_git:
+                word = shlex.quote(spec)
+                steps.append(
+                    f"{{ python -m pip install {word} || python -m pip install --no-deps {word} "
+                    f"|| echo 'recipe: {spec.split()[0]} did not install'; }}"
+                )
+            steps.append(
+                "{ python -m pip install --no-deps -e . || python -m pip install --no-deps . "
+                "|| echo 'recipe: the checkout did not install without its dependencies either'; }"
+            )
             install = (
                 f"{{ {install}; }} || {{ echo 'recipe: the checkout did not install: its Poetry "
-                f"dependencies instead'; python -m pip install {_pip_words(declared)}; }}"
+                f"dependencies instead'; {'; '.join(steps)}; }}"
             )
         lines.append(_unless_locked(install, lock))
     elif (application := _poetry_application_requirements(repo)) is not None:
@@ -1405,6 +1425,27 @@ def _poetry_dependencies(repo: Path) -> list[str]:
         and not (isinstance(spec, dict) and ("path" in spec or "git" in spec or "url" in spec))
     ]
     return [spec for spec in specs if re.fullmatch(_INDEX_SPEC, spec)]
+
+
+def _poetry_git_dependencies(repo: Path) -> list[str]:
+    """``[tool.poetry.dependencies]``'s git sources as pip direct references (``name @
+    git+URL@REF``): they install where git reaches the URL (a mirror's copy, ``git_deps``)."""
+    tool = _toml(repo / "pyproject.toml").get("tool")
+    poetry = tool.get("poetry") if isinstance(tool, dict) else None
+    dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
+    if not isinstance(dependencies, dict):
+        return []
+    specs: list[str] = []
+    for name, spec in dependencies.items():
+        url = spec.get("git") if isinstance(spec, dict) else None
+        if not (isinstance(url, str) and re.fullmatch(r"https://[\w.-]+/[\w./-]+", url)):
+            continue
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", str(name)):
+            continue
+        ref = next((spec[key] for key in ("rev", "tag", "branch") if key in spec), None)
+        suffix = f"@{ref}" if isinstance(ref, str) and re.fullmatch(r"[\w./-]+", ref) else ""
+        specs.append(f"{name} @ git+{url}{suffix}")
+    return specs
 
 
 # A function of this module, not a test: pytest would collect it wherever it is imported.

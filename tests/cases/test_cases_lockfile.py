@@ -152,7 +152,24 @@ def test_a_checkout_pip_cannot_build_falls_back_to_its_poetry_dependencies(
     (tmp_path / "pyproject.toml").write_text(UNBUILDABLE)
     (line,) = [line for line in recipe_script(tmp_path).splitlines() if "install -e" in line]
     assert line.startswith("{ python -m pip install -e . || python -m pip install .; } || {")
-    assert line.endswith("python -m pip install 'iniconfig>=2.0,<3'; }")  # no path source
+    assert "python -m pip install 'iniconfig>=2.0,<3' || echo" in line  # no path source
+    # Then the checkout without its dependencies: its distribution is there for pkg_resources.
+    assert line.endswith(
+        "{ python -m pip install --no-deps -e . || python -m pip install --no-deps . "
+        "|| echo 'recipe: the checkout did not install without its dependencies either'; }; }"
+    )
+    # A git source (OpenPulse's opps) is installed alone, at its ref, after the index ones.
+    (tmp_path / "pyproject.toml").write_text(
+        UNBUILDABLE + 'opps = {git = "https://github.com/open-pulse/opps", rev = "1a2b3c"}\n'
+        'bad = {git = "file:///etc"}\n'
+    )
+    (line,) = [line for line in recipe_script(tmp_path).splitlines() if "install -e" in line]
+    word = "'opps @ git+https://github.com/open-pulse/opps@1a2b3c'"
+    assert (
+        f"{{ python -m pip install {word} || python -m pip install --no-deps {word} "
+        "|| echo 'recipe: opps did not install'; }" in line
+    )
+    assert "file:///etc" not in line
     (tmp_path / "pyproject.toml").write_text(PYPROJECT)  # not Poetry: no fallback
     assert "Poetry dependencies" not in recipe_script(tmp_path)
 
@@ -166,3 +183,35 @@ def test_the_fallback_installs_the_poetry_dependencies(tmp_path: Path, sandbox, 
     with set_up(sandbox, base_image, repo, recipe_script(repo), "t/poetry") as (box, output):
         assert "no_such_backend" in output  # the build really failed first
         assert installed_version(box, "iniconfig").startswith("2.")
+
+
+# A Poetry library whose declared dependency no index has: neither the checkout nor its
+# dependencies install, and the checkout without them still gives its distribution.
+UNRESOLVABLE = """\
+[build-system]
+requires = ["poetry-core"]
+build-backend = "poetry.core.masonry.api"
+
+[tool.poetry]
+name = "machinette"
+version = "0.1.0"
+description = ""
+authors = []
+
+[tool.poetry.dependencies]
+python = ">=3.9"
+enconda-no-such-package-4711 = "^1.0"
+"""
+
+
+@pytest.mark.docker
+def test_the_fallback_installs_the_checkout_without_its_dependencies(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    repo = tmp_path / "repo"
+    (repo / "machinette").mkdir(parents=True)
+    (repo / "machinette" / "__init__.py").write_text("")
+    (repo / "pyproject.toml").write_text(UNRESOLVABLE)
+    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/poetry-nodeps") as (box, out):
+        assert "its Poetry dependencies instead" in out
+        assert installed_version(box, "machinette") == "0.1.0"
