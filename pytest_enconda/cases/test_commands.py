@@ -1168,6 +1168,32 @@ def root_requirements(repo: Path) -> str | None:
     return None
 
 
+_ONE_BY_ONE = "/tmp/enconda-requirements-one-by-one.txt"
+
+
+def flat_requirements(repo: Path, name: str, depth: int = 0) -> list[str]:
+    """The requirements of ``name`` one per line, its ``-r`` includes (inside the repository)
+    followed and ``-e`` dropped from editable lines (lnldb's requirements.txt is
+    ``-r requirements_base.txt`` and a few pins); options and comments left out."""
+    specs: list[str] = []
+    folder = PurePosixPath(name).parent
+    for raw in _read(repo / name).splitlines():
+        line = re.sub(r"(^|\s)#(?!egg=).*", "", raw).strip()
+        words = line.split()
+        if not words:
+            continue
+        if words[0] in ("-r", "--requirement") and len(words) == 2:
+            included = (folder / words[1]).as_posix()
+            inside = not words[1].startswith("/") and ".." not in PurePosixPath(included).parts
+            if inside and depth < 5 and (repo / included).is_file():
+                specs += flat_requirements(repo, included, depth + 1)
+        elif words[0] in ("-e", "--editable") and len(words) == 2:
+            specs.append(words[1])
+        elif not line.startswith("-"):
+            specs.append(line)
+    return list(dict.fromkeys(specs))[:2000]
+
+
 def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt") -> list[str]:
     """The root requirements file's install; where it names VCS or URL requirements, tried
     again with their releases, then without them (zulip's `git+https://github.com/zulip/
@@ -1176,17 +1202,18 @@ def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt")
     pyaudio, without PortAudio's headers) does not keep the others out."""
     quoted = shlex.quote(name)
     install = f"python -m pip install -r {quoted}"
+    specs = flat_requirements(repo, name)
+    listing = [f"cat > {_ONE_BY_ONE} <<'ENCONDA_REQUIREMENTS'", *specs, "ENCONDA_REQUIREMENTS"]
     one_by_one = (
         f"{{ echo 'recipe: {name} did not install together: one by one'; "
-        f"grep -vE '^[[:space:]]*(#|-|$)' {quoted} | sed 's/[[:space:]]#.*//' | "
         # Its stdin is the list being read: a build that reads stdin must not eat the rest.
         'while read -r spec; do python -m pip install "$spec" < /dev/null || '
-        'echo "recipe: $spec did not install"; done; }'
+        f'echo "recipe: $spec did not install"; done < {_ONE_BY_ONE}; }}'
     )
     text = _read(repo / name)
     releases, without = _with_releases(text), _with_releases(text, keep=False)
     if releases is None or without is None:
-        return [_unless_locked(f"{install} || {one_by_one}", lock)]
+        return [*listing, _unless_locked(f"{install} || {one_by_one}", lock)]
     copies = [(releases, "as releases")]
     if without != releases:
         copies.append((without, "left out"))

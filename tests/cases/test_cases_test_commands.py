@@ -11,6 +11,7 @@ from pytest_enconda.cases.test_commands import (
     ci_setup_lines,
     discover_test_command,
     django_settings,
+    flat_requirements,
     normalise,
     normalise_unittest,
     recipe_script,
@@ -555,7 +556,7 @@ def test_a_requirements_file_without_url_requirements_is_installed_as_it_is(tmp_
     (tmp_path / "requirements.txt").write_text("requests>=2\n-e .\n")
     script = recipe_script(tmp_path)
     assert "python -m pip install -r requirements.txt" in script
-    assert "ENCONDA_REQUIREMENTS" not in script
+    assert ".enconda-requirements.txt" not in script  # no copy with releases for URLs
 
 
 def test_benchmark_jobs_and_sessions_are_no_test_command(tmp_path: Path) -> None:
@@ -826,3 +827,25 @@ def test_a_requirements_file_that_fails_together_installs_what_it_can_in_a_box(
     with set_up(sandbox, base_image, tmp_path / "repo", script, "t/one-by-one") as (box, log):
         assert installed_version(box, "iniconfig") == "1.1.1"
     assert "recipe: enconda-no-such-package-4711 did not install" in log
+
+
+def test_requirements_are_flattened_for_the_one_by_one_install(tmp_path: Path) -> None:
+    """lnldb: requirements.txt is `-r requirements_base.txt` and a few pins, and its GitHub
+    dependencies are editable lines; the line-by-line install must see all of them."""
+    write(tmp_path, "requirements.txt", "-r requirements_base.txt\npsycopg2==2.7.1  # db\n")
+    write(
+        tmp_path,
+        "requirements_base.txt",
+        "--index-url https://example.invalid/simple\n"
+        "-e git+https://github.com/o/cal.git@7bc6#egg=cal\n"
+        "Django==3.2\n-r ../outside.txt\n-r /etc/passwd\n-r requirements.txt\n",
+    )
+    write(tmp_path.parent, "outside.txt", "secret\n")
+    assert flat_requirements(tmp_path, "requirements.txt") == [
+        "git+https://github.com/o/cal.git@7bc6#egg=cal",
+        "Django==3.2",
+        "psycopg2==2.7.1",
+    ]
+    script = recipe_script(tmp_path)
+    listing = script.split("<<'ENCONDA_REQUIREMENTS'\n", 1)[1].split("\nENCONDA_REQUIREMENTS", 1)[0]
+    assert listing.splitlines() == flat_requirements(tmp_path, "requirements.txt")
