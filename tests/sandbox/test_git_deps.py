@@ -120,7 +120,8 @@ def test_the_pipeline_hands_the_mirrored_dependencies_to_the_backend(tmp_path: P
     (case_dir / "README.md").write_text("# toy\n")
     (case_dir / "golden.json").write_text(json.dumps({"level": 0, "errors": []}))
     (case_dir / "case.toml").write_text(
-        'id = "toy"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\ntest_command = "true"\n'
+        'id = "toy"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
+        'test_command = "true"\n'
         '[repository]\nkind = "folder"\npath = "repo"\n'
     )
     case = load_case(case_dir / "case.toml", [tmp_path / "bench"])
