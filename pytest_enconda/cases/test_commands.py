@@ -1191,7 +1191,8 @@ def flat_requirements(repo: Path, name: str, depth: int = 0) -> list[str]:
             specs.append(words[1])
         elif not line.startswith("-"):
             specs.append(line)
-    return list(dict.fromkeys(specs))[:2000]
+    # A line that is the listing's heredoc terminator would end it and run what follows.
+    return [spec for spec in dict.fromkeys(specs) if spec != "ENCONDA_REQUIREMENTS"][:2000]
 
 
 def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt") -> list[str]:
@@ -1213,7 +1214,8 @@ def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt")
     text = _read(repo / name)
     releases, without = _with_releases(text), _with_releases(text, keep=False)
     if releases is None or without is None:
-        return [*listing, _unless_locked(f"{install} || {one_by_one}", lock)]
+        # The lock's versions first, then without them (``_unless_locked``), then one by one.
+        return [*listing, f"{_unless_locked(install, lock)} || {one_by_one}"]
     copies = [(releases, "as releases")]
     if without != releases:
         copies.append((without, "left out"))

@@ -838,7 +838,8 @@ def test_requirements_are_flattened_for_the_one_by_one_install(tmp_path: Path) -
         "requirements_base.txt",
         "--index-url https://example.invalid/simple\n"
         "-e git+https://github.com/o/cal.git@7bc6#egg=cal\n"
-        "Django==3.2\n-r ../outside.txt\n-r /etc/passwd\n-r requirements.txt\n",
+        "Django==3.2\n-r ../outside.txt\n-r /etc/passwd\n-r requirements.txt\n"
+        "ENCONDA_REQUIREMENTS\n",
     )
     write(tmp_path.parent, "outside.txt", "secret\n")
     assert flat_requirements(tmp_path, "requirements.txt") == [
