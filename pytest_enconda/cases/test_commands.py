@@ -1438,14 +1438,18 @@ def _poetry_application_requirements(repo: Path) -> list[str] | None:
     return _poetry_dependencies(repo)
 
 
-def _poetry_dependencies(repo: Path) -> list[str]:
-    """``[tool.poetry.dependencies]`` as pip requirements from an index (path, git and URL
-    sources left out); empty when there is no such table."""
+def _poetry_dependency_table(repo: Path) -> dict[str, object]:
+    """``[tool.poetry.dependencies]`` as written; empty when there is no such table."""
     tool = _toml(repo / "pyproject.toml").get("tool")
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
-    if not isinstance(dependencies, dict):
-        return []
+    return dependencies if isinstance(dependencies, dict) else {}
+
+
+def _poetry_dependencies(repo: Path) -> list[str]:
+    """``[tool.poetry.dependencies]`` as pip requirements from an index (path, git and URL
+    sources left out); empty when there is no such table."""
+    dependencies = _poetry_dependency_table(repo)
     specs = [
         poetry_requirement(name, spec)
         for name, spec in dependencies.items()
@@ -1459,11 +1463,7 @@ def _poetry_dependencies(repo: Path) -> list[str]:
 def _poetry_git_dependencies(repo: Path) -> list[str]:
     """``[tool.poetry.dependencies]``'s git sources as pip direct references (``name @
     git+URL@REF``): they install where git reaches the URL (a mirror's copy, ``git_deps``)."""
-    tool = _toml(repo / "pyproject.toml").get("tool")
-    poetry = tool.get("poetry") if isinstance(tool, dict) else None
-    dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
-    if not isinstance(dependencies, dict):
-        return []
+    dependencies = _poetry_dependency_table(repo)
     specs: list[str] = []
     for name, spec in dependencies.items():
         url = spec.get("git") if isinstance(spec, dict) else None
