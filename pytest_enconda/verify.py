@@ -336,8 +336,11 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             strategies.append(("recipe", recipe))
             if options.recipe_as_of and record.revision_date:
                 strategies.append((AS_OF, lambda: as_of_script(recipe(), record.revision_date)))
+        tried: list[str] = []
+        older = False
         while strategies:
             label, make = strategies.pop(0)
+            tried.append(label)
             ctx.progress(f"{record.repository}: {label}: writing the setup script")
             try:
                 script = make()
@@ -362,6 +365,34 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 retry = _programs_retry(label)
                 if retry:
                     strategies.insert(0, (retry, make))
+            if strategies or older or not options.recipe_fallback:
+                continue
+            choice = _older_base(ctx, record, repo_dir, logs, tried)
+            if choice is None:
+                continue
+            # Once: the recipe that got furthest (the last) again, on the base whose Python
+            # still has what the code used; its packages, requirements and image follow the base.
+            older = False
+            ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
+            record.base_image = choice.name
+            declared = declared_test_requirements(
+                repo_dir, python=ctx.images.recipes[record.base_image].python
+            )
+            record.test_requirements = [req.spec for req in declared]
+            record.test_requirement_sources = {req.spec: req.source for req in declared}
+            base = ctx.images.ensure_base(record.base_image, progress=ctx.progress)
+            image = ctx.images.ensure_task_image(
+                base,
+                repo_dir,
+                {},
+                case_id,
+                progress=lambda _line: None,
+                tree_hash=digest,
+                git_deps=git_deps,
+            )
+            programs.clear()
+            last = label.partition(WITH_PROGRAMS)[0]
+            strategies.append((f"{last}@{choice.name}", make))
 
 
 WITH_PROGRAMS = "+programs"
@@ -400,6 +431,32 @@ def _program_packages(ctx: _Context, record: RepoVerification, have: list[str]) 
         ctx.progress(f"{record.repository}: no Debian index of programs: {exc}")
         return []
     return [package for package in dict.fromkeys(found.values()) if package not in have]
+
+
+def _older_base(
+    ctx: _Context, record: RepoVerification, repo_dir: Path, logs: Path, tried: list[str]
+) -> BaseChoice | None:
+    """An older base when the failed attempts' logs show the code using a standard-library name
+    the base's Python removed (``cases.removed_apis``), said in the attempts; None otherwise."""
+    from .cases.python_range import declared_python
+    from .cases.removed_apis import removal_in_logs
+    from .sandbox.recipes import older_base
+
+    python = ctx.images.recipes[record.base_image].python_release
+    paths = [logs / f"{timing_tag(label)}-{step}.log" for label in tried for step in _LOGGED]
+    removal = removal_in_logs(paths, python)
+    if removal is None:
+        return None
+    choice = older_base(
+        record.base_image, removal.allows, declared_python(repo_dir), ctx.images.recipes
+    )
+    where = f"retried on {choice.name}" if choice else "no base has an older Python that fits"
+    record.attempts.append(f"{tried[-1]}: {removal.describe()}; {where}")
+    return choice
+
+
+# The logs an attempt writes whose text can show what the code used.
+_LOGGED = ("setup", "test1")
 
 
 def _choose_base(ctx: _Context, repo_dir: Path) -> BaseChoice:

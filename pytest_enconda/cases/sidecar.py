@@ -137,7 +137,9 @@ class RepoVerification(BaseModel):
     )
     reference_source: str = Field(
         default="",
-        description="which strategy wrote it: 'agent:<name>', 'recipe' or 'recipe:as-of'",
+        description="which strategy wrote it: 'agent:<name>', 'recipe' or 'recipe:as-of', with "
+        "'+programs' when retried with the programs its tests lacked and '@<base>' when retried on "
+        "an older base",
     )
     revision_date: str = Field(
         default="",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -200,3 +200,31 @@ def choose_base(
     from ..cases.python_range import declared_python
 
     return pick_base(declared_python(repo), default, recipes)
+
+
+def older_base(
+    current: str,
+    still_has: Callable[[str], bool],
+    declared: DeclaredPython | None,
+    recipes: Mapping[str, BaseRecipe] = BASE_RECIPES,
+) -> BaseChoice | None:
+    """The newest recipe older than ``current`` whose Python ``still_has`` (a removed API the
+    code uses) and the repository's declared range (if readable) allows; None if none."""
+    here = Version(recipes[current].python_release or recipes[current].python)
+    candidates = sorted(
+        (
+            (Version(recipe.python_release), recipe.name)
+            for recipe in recipes.values()
+            if recipe.python_release
+            and Version(recipe.python_release) < here
+            and still_has(recipe.python_release)
+            and (
+                declared is None or not declared.readable or declared.allows(recipe.python_release)
+            )
+        ),
+        reverse=True,
+    )
+    if not candidates:
+        return None
+    release, name = candidates[0]
+    return BaseChoice(name, f"its Python {release} still has what the code uses")
