@@ -123,6 +123,7 @@ class CasePipeline:
         self._own_readmes: dict[str, dict[str, bytes]] = {}
         # case id -> files its repository's snapshot lacked (the checkout went on without them)
         self._absent: dict[str, list[str]] = {}
+        self._submodules_said: set[str] = set()
         self._ceiling_said = False
 
     # ----------------------------------------------------------------- strategies, made lazily
@@ -401,6 +402,7 @@ class CasePipeline:
         from .sandbox.repo import describe_absent, materialize
 
         absent: list[str] = []
+        submodules: list[str] = []
         digest = materialize(
             case.spec.repository,
             case.case_dir,
@@ -408,7 +410,14 @@ class CasePipeline:
             mirror_dir=self.settings.repo_mirror,
             cache_dir=self.backend().cache_dir,
             absent=absent,
+            submodules=submodules,
         )
+        if case.id not in self._submodules_said:
+            self._submodules_said.add(case.id)
+            # The reference was made with the same mirror's submodules; an empty one is said.
+            for line in submodules:
+                if "left empty" in line:
+                    self.progress(f"{case.id}: warning: submodule {line}")
         if absent:
             if case.id not in self._absent:
                 self.progress(

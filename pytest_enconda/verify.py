@@ -258,6 +258,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         ctx.progress(f"{record.repository}: fetching {record.revision[:12]}")
         absent: list[str] = []
         committed: list[str] = []
+        submodules: list[str] = []
         try:
             digest = materialize(
                 source,
@@ -267,10 +268,14 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 cache_dir=ctx.images.settings.cache_dir,
                 absent=absent,
                 committed=committed,
+                submodules=submodules,
             )
         except RepositoryUnavailable as exc:
             record.reason = str(exc)
             return
+        record.submodules = submodules[:100]
+        for line in submodules:
+            ctx.progress(f"{record.repository}: submodule {line}")
         record.revision_date = committed[0] if committed else ""
         if absent:
             # A fetched snapshot may lack its largest files; the reference is measured on the

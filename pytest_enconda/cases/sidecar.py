@@ -118,6 +118,13 @@ class RepoVerification(BaseModel):
         description="GitHub dependencies served from the repository mirror (their URLs) in the "
         "reference's boxes; a graded run needs the same mirror for them",
     )
+    submodules: list[str] = Field(
+        default_factory=list,
+        max_length=100,
+        description="the checkout's git submodules: which came from the repository mirror (at "
+        "the commit the tree records) and which were left empty; a graded run needs the same "
+        "mirror for them",
+    )
     reference_setup: str = Field(default="", description="the setup script that built it")
     checkout_proof: CheckoutProof | None = Field(
         default=None,

@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlparse
 
 from ..cases.models import RepoSource
@@ -368,6 +369,13 @@ def _is_git_repository(path: Path) -> bool:
     return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
 
 
+class _Checkout(NamedTuple):
+    """Where a checkout came from: its git directory and commit (none for a plain folder)."""
+
+    git_dir: Path | None
+    commit: str
+
+
 def _from_mirror(
     source: RepoSource,
     mirror_dir: Path,
@@ -376,7 +384,7 @@ def _from_mirror(
     notes: list[str],
     absent: list[str] | None = None,
     committed: list[str] | None = None,
-) -> bool:
+) -> _Checkout | None:
     url, revision = str(source.url), str(source.revision)
     candidates = mirror_candidates(mirror_dir, url)
     if _is_git_repository(mirror_dir):
@@ -386,9 +394,9 @@ def _from_mirror(
         commit = _resolve(git_dir, revision, timeout) if git_dir else None
         if commit and git_dir:
             _export(git_dir, commit, dest, timeout, absent, committed)
-            return True
+            return _Checkout(git_dir, commit)
         notes.append(f"mirror {mirror_dir} has no revision {revision}")
-        return False
+        return None
     repositories: list[Path] = []
     for candidate in candidates:
         if not candidate.is_dir():
@@ -400,15 +408,15 @@ def _from_mirror(
                 continue
             # A plain folder cannot prove its revision; the user put it there for this URL.
             _copy_folder(candidate, dest)
-            return True
+            return _Checkout(None, "")
         repositories.append(candidate)
         git_dir = _git_dir(candidate, timeout)
         commit = _resolve(git_dir, revision, timeout) if git_dir else None
         if commit and git_dir:
             _export(git_dir, commit, dest, timeout, absent, committed)
-            return True
+            return _Checkout(git_dir, commit)
         notes.append(f"mirror {candidate} has no revision {revision}")
-    return False
+    return None
 
 
 def _clone_cache(cache_dir: Path, url: str) -> Path:
@@ -424,7 +432,7 @@ def _from_url(
     timeout: float,
     absent: list[str] | None = None,
     committed: list[str] | None = None,
-) -> None:
+) -> _Checkout:
     url, revision = str(source.url), str(source.revision)
     deadline = time.monotonic() + timeout
     bare = _clone_cache(cache_dir, url)
@@ -474,6 +482,7 @@ def _from_url(
             if commit is None:
                 raise RepositoryUnavailable(url, revision, "revision not found after fetch")
         _export(bare, commit, dest, remaining(), absent, committed)
+        return _Checkout(bare, commit)
     except subprocess.TimeoutExpired:
         raise RepositoryUnavailable(url, revision, f"git timed out after {timeout:g}s") from None
     except FileNotFoundError:
@@ -490,6 +499,7 @@ def materialize(
     cache_dir: Path | None = None,
     absent: list[str] | None = None,
     committed: list[str] | None = None,
+    submodules: list[str] | None = None,
 ) -> str:
     """Write the repository tree of ``source`` into ``dest``; return its ``tree_hash``.
 
@@ -498,9 +508,14 @@ def materialize(
     largest files) fails unless ``absent`` is a list: then it goes on without those files and
     appends their repository-relative paths, sorted, to ``absent``. With ``committed`` a list,
     a git source's commit time (ISO 8601, UTC) is appended to it (a plain folder has none).
+
+    A git checkout's submodules are checked out at their recorded commits from ``mirror_dir``,
+    as ``git clone --recursive`` would (``_fill_submodules``); with ``submodules`` a list, one line
+    per submodule saying where it came from or why it is empty is appended to it.
     """
     dest = Path(dest)
     _prepare_dest(dest)
+    checkout: _Checkout | None = None
     try:
         if source.kind == "folder":
             src = Path(case_dir) / str(source.path)
@@ -517,23 +532,37 @@ def materialize(
             if commit is None:
                 raise RepositoryUnavailable(str(repo), revision, "revision not found")
             _export(git_dir, commit, dest, timeout, absent, committed)
+            checkout = _Checkout(git_dir, commit)
         else:
             notes: list[str] = []
-            found = mirror_dir is not None and _from_mirror(
-                source, Path(mirror_dir), dest, timeout, notes, absent, committed
+            checkout = (
+                _from_mirror(source, Path(mirror_dir), dest, timeout, notes, absent, committed)
+                if mirror_dir is not None
+                else None
             )
-            if not found:
+            if checkout is None:
                 cache = cache_dir or default_cache_dir()
                 try:
                     # One fetch per URL at a time: xdist workers share the bare cache repo.
                     with file_lock(cache, f"repo-{_clone_cache(cache, str(source.url)).name}"):
-                        _from_url(source, dest, cache, timeout, absent, committed)
+                        checkout = _from_url(source, dest, cache, timeout, absent, committed)
                 except RepositoryUnavailable as exc:
                     if notes:
                         raise RepositoryUnavailable(
                             exc.url, exc.revision, "; ".join([*notes, exc.reason])
                         ) from None
                     raise
+        if checkout is not None and checkout.git_dir is not None and mirror_dir is not None:
+            _fill_submodules(
+                checkout.git_dir,
+                checkout.commit,
+                dest,
+                str(source.url or ""),
+                Path(mirror_dir),
+                timeout,
+                absent,
+                submodules if submodules is not None else [],
+            )
     except subprocess.TimeoutExpired:
         with contextlib.suppress(OSError):
             shutil.rmtree(dest)
@@ -547,3 +576,141 @@ def materialize(
             shutil.rmtree(dest)
         raise
     return tree_hash(dest)
+
+
+# A .gitmodules larger than this is not read (a real one lists a few dozen entries).
+_GITMODULES_MAX = 256 * 1024
+# Submodules of submodules are followed this deep.
+_SUBMODULE_DEPTH = 3
+
+
+def _submodule_entries(git_dir: Path, commit: str, timeout: float) -> list[tuple[str, str]]:
+    """(path, url) of each submodule the commit's ``.gitmodules`` declares, read by git itself."""
+    size = _git(
+        ["--git-dir", str(git_dir), "cat-file", "-s", f"{commit}:.gitmodules"], timeout=timeout
+    )
+    if size.returncode != 0 or not size.stdout.strip().isdigit():
+        return []
+    if int(size.stdout.strip()) > _GITMODULES_MAX:
+        return []
+    listed = _git(
+        ["--git-dir", str(git_dir), "config", "--blob", f"{commit}:.gitmodules", "--list", "-z"],
+        timeout=timeout,
+    )
+    if listed.returncode != 0:
+        return []
+    paths: dict[str, str] = {}
+    urls: dict[str, str] = {}
+    for entry in listed.stdout.split("\0"):
+        key, _, value = entry.partition("\n")
+        section, _, rest = key.partition(".")
+        name, _, field = rest.rpartition(".")
+        if section != "submodule" or not name:
+            continue
+        if field == "path":
+            paths[name] = value
+        elif field == "url":
+            urls[name] = value
+    return [(paths[name], urls[name]) for name in paths if name in urls]
+
+
+def _gitlinks(git_dir: Path, commit: str, timeout: float) -> dict[str, str]:
+    """Path → commit of each submodule entry (mode 160000) in the commit's tree."""
+    listed = _git(["--git-dir", str(git_dir), "ls-tree", "-r", "-z", commit], timeout=timeout)
+    links: dict[str, str] = {}
+    if listed.returncode != 0:
+        return links
+    for entry in listed.stdout.split("\0"):
+        meta, _, path = entry.partition("\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[0] == "160000" and parts[1] == "commit":
+            links[path] = parts[2]
+    return links
+
+
+def _submodule_url(url: str, parent: str) -> str:
+    """A ``.gitmodules`` URL made absolute: ``../other.git`` is relative to the parent's URL."""
+    if not url.startswith(("./", "../")):
+        return url
+    if not parent:
+        return ""
+    parsed = urlparse(parent.rstrip("/") + "/")
+    path = os.path.normpath(os.path.join(parsed.path, url))
+    return parsed._replace(path=path).geturl()
+
+
+def _inside(dest: Path, relative: str) -> Path | None:
+    """``dest/relative`` when it stays inside ``dest`` through no link; None otherwise: the
+    path comes from the repository, which the user did not write."""
+    parts = Path(relative).parts
+    if not parts or Path(relative).is_absolute() or any(p in ("..", ".", ".git") for p in parts):
+        return None
+    here = dest
+    for part in parts:
+        here = here / part
+        if here.is_symlink() or (here.exists() and not here.is_dir()):
+            return None
+    return here
+
+
+def _fill_submodules(
+    git_dir: Path,
+    commit: str,
+    dest: Path,
+    url: str,
+    mirror_dir: Path,
+    timeout: float,
+    absent: list[str] | None,
+    said: list[str],
+    prefix: str = "",
+    depth: int = 0,
+) -> None:
+    """Check the commit's submodules out into ``dest`` from the mirror, at the commits the tree
+    records (not a branch: the parent was tested against those). A submodule the mirror lacks
+    stays an empty folder, as a non-recursive clone leaves it; each is said in ``said``."""
+    links = _gitlinks(git_dir, commit, timeout)
+    for path, declared in _submodule_entries(git_dir, commit, timeout):
+        shown = f"{prefix}{path}"
+        wanted = links.get(path)
+        if wanted is None:
+            continue  # declared but not in this tree: nothing to check out
+        target = _inside(dest, path)
+        if target is None:
+            said.append(f"{shown}: not checked out: its path leaves the checkout")
+            continue
+        sub_url = _submodule_url(declared, url)
+        found: _Checkout | None = None
+        for candidate in mirror_candidates(mirror_dir, sub_url) if sub_url else []:
+            if not candidate.is_dir() or not _is_git_repository(candidate):
+                continue
+            sub_git = _git_dir(candidate, timeout)
+            if sub_git and _resolve(sub_git, wanted, timeout):
+                found = _Checkout(sub_git, wanted)
+                break
+        if found is None or found.git_dir is None:
+            said.append(f"{shown}: {wanted[:12]} of {declared} is not in the mirror; left empty")
+            continue
+        target.mkdir(parents=True, exist_ok=True)
+        missing: list[str] | None = [] if absent is not None else None
+        try:
+            _export(found.git_dir, wanted, target, timeout, missing)
+        except HarnessError as exc:
+            _empty(target)
+            said.append(f"{shown}: {wanted[:12]} could not be checked out; left empty: {exc}")
+            continue
+        if absent is not None and missing:
+            absent.extend(f"{shown}/{name}" for name in missing)
+        said.append(f"{shown}: {wanted[:12]} from the mirror ({found.git_dir})")
+        if depth + 1 < _SUBMODULE_DEPTH:
+            _fill_submodules(
+                found.git_dir,
+                wanted,
+                target,
+                sub_url,
+                mirror_dir,
+                timeout,
+                absent,
+                said,
+                f"{shown}/",
+                depth + 1,
+            )
