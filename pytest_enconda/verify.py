@@ -30,6 +30,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import __version__
 from .cases.checkout import CheckoutProof, checkout_packages, judge_checkout
+from .cases.ci_services import ci_services, service_packages
 from .cases.enconda_import import load_dataset
 from .cases.models import Case, CaseSpec, RepoSource
 from .cases.sidecar import (
@@ -295,6 +296,14 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         record.test_tools = test_tools(
             repo_dir, found.command, ci_job_requirements(repo_dir, found)
         )
+        record.services, record.unknown_services = ci_services(repo_dir, found)
+        if record.services or record.unknown_services:
+            kinds = ", ".join(service.kind for service in record.services) or "none"
+            unknown = f"; not known: {', '.join(record.unknown_services)}"
+            ctx.progress(
+                f"{record.repository}: CI services started beside the tests: {kinds}"
+                + (unknown if record.unknown_services else "")
+            )
         declared = declared_test_requirements(
             repo_dir, python=ctx.images.recipes[record.base_image].python
         )
@@ -333,7 +342,14 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
 
             @functools.cache
             def recipe_with(extra: tuple[str, ...]) -> str:
-                return recipe_script(repo_dir, [*_system_packages(repo_dir, readme_name), *extra])
+                return recipe_script(
+                    repo_dir,
+                    [
+                        *_system_packages(repo_dir, readme_name),
+                        *service_packages(record.services),
+                        *extra,
+                    ],
+                )
 
             def recipe() -> str:
                 return recipe_with(tuple(programs))
@@ -693,6 +709,7 @@ def _test_run(
                 record.test_tools,
                 record.test_requirements,
                 packages_before=record.packages_before,
+                services=record.services,
             )
         )
         result = box.exec(command, timeout=ctx.options.test_seconds, log_path=log)

@@ -12,6 +12,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..error_types import ErrorType
+from .ci_services import CiService
 
 
 def _known_suite(value: str) -> str:
@@ -360,6 +361,9 @@ class ExecutionReference(BaseModel):
     reason: str = ""
     test_tools: tuple[str, ...] = ()
     test_requirements: tuple[str, ...] = ()
+    services: tuple[CiService, ...] = Field(
+        default=(), description="services the test step starts, as the reference's did"
+    )
     pass_set: frozenset[str] = frozenset()
     packages_before: str = Field(
         default="",

@@ -18,6 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .. import textio
 from ..artifacts import atomic_write_text
 from .checkout import CheckoutProof
+from .ci_services import CiService
 
 # A verification sidecar lists repositories and tests: far beyond this is not one.
 MAX_SIDECAR_BYTES = 64 << 20
@@ -117,6 +118,17 @@ class RepoVerification(BaseModel):
         max_length=100,
         description="GitHub dependencies served from the repository mirror (their URLs) in the "
         "reference's boxes; a graded run needs the same mirror for them",
+    )
+    services: list[CiService] = Field(
+        default_factory=list,
+        max_length=10,
+        description="services CI runs beside the tests (GitHub Actions `services:`), started in "
+        "each test step from Debian's packages, in grading too",
+    )
+    unknown_services: list[str] = Field(
+        default_factory=list,
+        max_length=20,
+        description="CI service images no known kind matched: not started",
     )
     submodules: list[str] = Field(
         default_factory=list,

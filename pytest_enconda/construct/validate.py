@@ -256,6 +256,7 @@ class Validator:
                         record.test_tools,
                         record.test_requirements,
                         packages_before=record.packages_before,
+                        services=record.services,
                     )
                 )
                 box.exec(command, timeout=ctx.options.test_seconds, log_path=logs / "tests.log")

@@ -344,6 +344,7 @@ def replay(
             list(reference.test_tools),
             list(reference.test_requirements),
             packages_before=reference.packages_before,
+            services=reference.services,
         )
     with box_of(
         as_backend(backend),

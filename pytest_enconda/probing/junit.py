@@ -8,10 +8,14 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from .. import textio
+
+if TYPE_CHECKING:
+    from ..cases.ci_services import CiService
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -117,9 +121,10 @@ def run_tests_command(
     per_test_seconds: int = PER_TEST_SECONDS,
     *,
     packages_before: str = "",
+    services: Sequence[CiService] = (),
 ) -> str:
-    """The test step: install the test tools and the test requirements, then the test command
-    writing its JUnit report.
+    """The test step: install the test tools and the test requirements, start the services CI
+    runs beside the tests (``cases.ci_services``), then the test command writing its JUnit report.
 
     ``packages_before`` (a reference made with the dependencies of its revision's day) holds
     these installs to packages uploaded before it, through pip's ``PIP_UPLOADED_PRIOR_TO``; a
@@ -175,6 +180,10 @@ def run_tests_command(
     # pytest's cache lives outside the checkout and starts empty each run: disabling the
     # cacheprovider instead removed its options, and a repository whose addopts name one
     # (spec-bioimage-io: --failed-first) ended in a usage error before any test ran.
+    if services:
+        from ..cases.ci_services import services_prelude
+
+        lines += services_prelude(services)
     lines.append(f"rm -rf {PYTEST_CACHE}")
     lines += _fixed_order_lines()
     lines.append(f"echo {shlex.quote(TESTS_START)}")

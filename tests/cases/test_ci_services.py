@@ -1,0 +1,232 @@
+"""Services CI runs beside the tests (pika's ``rabbitmq``, peering-manager's ``postgres`` and
+``redis``) are read from the workflow, kept in the sidecar, and started by the test step from
+Debian's packages, in verify and in grading alike."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from dataset_factory import one_instance_dataset
+
+from pytest_enconda.cases.ci_services import (
+    CiService,
+    ci_services,
+    service_packages,
+    services_prelude,
+)
+from pytest_enconda.cases.sidecar import RepoVerification, read_sidecar
+from pytest_enconda.cases.test_commands import TestCommand
+from pytest_enconda.probing.junit import TESTS_START, run_tests_command
+
+PEERING = """
+jobs:
+  lint:
+    runs-on: ubuntu-latest
+    steps:
+      - run: ruff .
+  test:
+    runs-on: ubuntu-latest
+    services:
+      postgres:
+        image: postgres:12
+        ports: ["5432:5432"]
+        env:
+          POSTGRES_DB: peering_manager
+          POSTGRES_USER: devbox
+          POSTGRES_PASSWORD: ${{ secrets.DB_PASSWORD }}
+          PGDATA: /var/lib/pg
+      redis:
+        image: redis:6
+      search:
+        image: docker.elastic.co/elasticsearch/elasticsearch:7.17.5
+    steps:
+      - run: python -m pytest tests
+"""
+PIKA = """
+jobs:
+  build:
+    services:
+      rabbitmq:
+        image: rabbitmq
+        ports:
+          - 5672:5672
+    steps:
+      - run: pytest
+"""
+
+
+def _repo(tmp_path: Path, **workflows: str) -> Path:
+    folder = tmp_path / "repo" / ".github" / "workflows"
+    folder.mkdir(parents=True)
+    for name, text in workflows.items():
+        (folder / f"{name}.yml").write_text(text)
+    return tmp_path / "repo"
+
+
+def test_services_and_their_settings_are_read_from_the_workflow(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, tests=PEERING)
+    found = TestCommand(
+        command="python -m pytest tests", source="ci", detail=".github/workflows/tests.yml"
+    )
+    services, unknown = ci_services(repo, found)
+    assert services == [
+        # A secret is not a value: the image's default stands in for it.
+        CiService(
+            kind="postgres",
+            image="postgres:12",
+            env={"POSTGRES_DB": "peering_manager", "POSTGRES_USER": "devbox"},
+        ),
+        CiService(kind="redis", image="redis:6"),
+    ]
+    assert unknown == ["docker.elastic.co/elasticsearch/elasticsearch:7.17.5"]
+    assert service_packages(services) == ["postgresql", "redis-server"]
+
+
+def test_a_command_ci_did_not_give_reads_every_workflow(tmp_path: Path) -> None:
+    repo = _repo(tmp_path, main=PIKA, lint="jobs:\n  l:\n    steps:\n      - run: ruff .\n")
+    found = TestCommand(command="python -m pytest", source="default", detail="")
+    services, unknown = ci_services(repo, found)
+    assert [s.kind for s in services] == ["rabbitmq"] and unknown == []
+    # The workflow that gave the command is the only one read when CI gave it.
+    given = TestCommand(command="pytest", source="ci", detail=".github/workflows/lint.yml")
+    assert ci_services(repo, given) == ([], [])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "jobs: [1, 2]",
+        "jobs:\n  a:\n    services: postgres\n",
+        ": : :",
+        "jobs:\n  a:\n    services:\n      s: 3\n",
+    ],
+)
+def test_a_workflow_of_another_shape_gives_no_services(tmp_path: Path, text: str) -> None:
+    assert ci_services(_repo(tmp_path, ci=text)) == ([], [])
+
+
+def test_the_test_step_starts_the_services_before_the_tests() -> None:
+    postgres = CiService(
+        kind="postgres",
+        env={"POSTGRES_USER": "dev'box", "POSTGRES_DB": 'x"y', "POSTGRES_PASSWORD": "p"},
+    )
+    step = run_tests_command("python -m pytest", ["pytest"], services=[postgres])
+    assert "apt-get install -y -qq --no-install-recommends $_enconda_missing" in step
+    assert "for _p in postgresql;" in step
+    start = step.index("pg_ctlcluster")
+    assert start < step.index(TESTS_START)
+    # Quoted for SQL, fed on a quoted heredoc: no shell expansion, no injection.
+    assert "CREATE ROLE \"dev'box\" LOGIN SUPERUSER PASSWORD 'p';" in step
+    assert 'CREATE DATABASE "x""y" OWNER "dev\'box";' in step
+    assert "pg_ctlcluster" not in run_tests_command("python -m pytest", ["pytest"])
+    assert services_prelude([]) == []
+
+
+def test_the_sidecar_carries_the_services_into_grading(tmp_path: Path) -> None:
+    from pytest_enconda.cases.enconda_import import load_dataset
+
+    record = RepoVerification(
+        repository="o/a",
+        revision="abc",
+        status="verified",
+        pass_set=["t::a"],
+        services=[CiService(kind="rabbitmq", image="rabbitmq")],
+    )
+    data = one_instance_dataset(tmp_path, record)
+    sidecar = next(data.glob("*.json"))
+    assert read_sidecar(sidecar).repositories["o/a"].services[0].kind == "rabbitmq"
+    load = load_dataset(data, verification=sidecar)
+    (case,) = load.cases
+    assert case.reference is not None
+    assert [s.kind for s in case.reference.services] == ["rabbitmq"]
+    text = json.loads(sidecar.read_text())
+    text["repositories"]["o/a"]["services"] = [{"kind": "mongodb"}]
+    sidecar.write_text(json.dumps(text))
+    from pytest_enconda.cases.sidecar import SidecarError
+
+    with pytest.raises(SidecarError, match=r"repositories\.o/a\.services"):
+        read_sidecar(sidecar)
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_postgres_and_redis_answer_in_a_box_as_ci_configured_them(sandbox, base_image) -> None:
+    """Debian's packages installed and started by the prelude itself (the base has neither):
+    the CI's user logs in over TCP with its password to its database, and redis answers."""
+    services = [
+        CiService(
+            kind="postgres",
+            env={"POSTGRES_USER": "devbox", "POSTGRES_PASSWORD": "devpw", "POSTGRES_DB": "pm"},
+        ),
+        CiService(kind="redis"),
+    ]
+    script = "\n".join(services_prelude(services))
+    check = (
+        "PGPASSWORD=devpw psql -h 127.0.0.1 -U devbox -d pm -tAc 'select current_user' && "
+        "redis-cli ping"
+    )
+    with sandbox.container(base_image, case_id="t/services", role="test") as box:
+        started = box.exec(script, timeout=900, workdir="/")
+        run = box.exec(check, timeout=60, workdir="/")
+    assert started.exit_code == 0, started.output[-3000:]
+    assert "enconda:" not in started.output, started.output[-3000:]
+    assert run.exit_code == 0, run.output
+    assert run.output.split() == ["devbox", "PONG"]
+
+
+def test_verify_records_the_services_and_its_recipe_installs_their_packages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from types import SimpleNamespace
+
+    from gitutil import git
+
+    from pytest_enconda import verify
+    from pytest_enconda.sandbox.recipes import BASE_RECIPES
+
+    origin = _repo(tmp_path, tests=PEERING)
+    (origin / "setup.py").write_text("from setuptools import setup\nsetup(name='mini')\n")
+    git(origin, "init", "--quiet", "--initial-branch=main")
+    git(origin, "add", "-A")
+    git(origin, "commit", "--quiet", "-m", "one")
+    snapshot = tmp_path / "o+n" / "repo"
+    git(tmp_path, "clone", "--quiet", "--bare", str(origin), str(snapshot))
+    scripts: list[str] = []
+
+    def attempt(ctx, record, image, label, script, *_):  # type: ignore[no-untyped-def]
+        scripts.append(script)
+        record.attempts.append(f"{label}: failed")
+        return False
+
+    monkeypatch.setattr(verify, "_attempt", attempt)
+    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    lines: list[str] = []
+    ctx = SimpleNamespace(
+        options=verify.VerifyOptions(
+            dataset=tmp_path,
+            out=tmp_path / "s.json",
+            logs=tmp_path / "logs",
+            repo_mirror=snapshot,
+            agent="readme",
+            recipe_as_of=False,
+        ),
+        progress=lines.append,
+        images=SimpleNamespace(
+            settings=SimpleNamespace(cache_dir=tmp_path / "c", pull_base=None, debian_mirror=""),
+            recipes=BASE_RECIPES,
+            recipe=lambda name: BASE_RECIPES[name],
+            ensure_base=lambda *_a, **_k: "base",
+            ensure_task_image=lambda *_a, **_k: "image",
+        ),
+    )
+    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
+    record = verify.verify_repository(ctx, "o/n", git(origin, "rev-parse", "HEAD"))  # type: ignore[arg-type]
+    assert [s.kind for s in record.services] == ["postgres", "redis"]
+    assert record.unknown_services == ["docker.elastic.co/elasticsearch/elasticsearch:7.17.5"]
+    assert scripts and "postgresql" in scripts[-1] and "redis-server" in scripts[-1]
+    assert any(
+        "CI services started beside the tests: postgres, redis; not known:" in line
+        for line in lines
+    )
