@@ -50,7 +50,7 @@ from .cases.test_commands import (
     recipe_script,
     test_tools,
 )
-from .cases.test_deps import ci_job_requirements, declared_test_requirements
+from .cases.test_deps import ci_job_requirements, declared_test_requirements, depends_on_pip
 from .errors import EncondaError
 from .pipeline import heartbeat, repository_readme
 from .probing.junit import (
@@ -356,7 +356,13 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
 
             strategies.append(("recipe", recipe))
             if options.recipe_as_of and record.revision_date:
-                strategies.append((AS_OF, lambda: as_of_script(recipe(), record.revision_date)))
+                era_pip = depends_on_pip(repo_dir)
+                strategies.append(
+                    (
+                        AS_OF,
+                        lambda: as_of_script(recipe(), record.revision_date, era_pip=era_pip),
+                    )
+                )
         tried: list[str] = []
         older = False
         while strategies:

@@ -1350,22 +1350,35 @@ AS_OF = "recipe:as-of"
 _DATED_PIP = "pip>=26"
 
 
-def as_of_script(recipe: str, moment: str) -> str:
+def as_of_script(recipe: str, moment: str, *, era_pip: bool = False) -> str:
     """``recipe`` with every pip install held to packages uploaded before ``moment`` (ISO 8601):
     what ``pip install`` resolved on the day of the revision, for a repository whose code
     imports what later releases removed (nevergrad and bayes_opt 2's ``UtilityFunction``).
-    pip is upgraded first: Debian's 23.0 has no such option and would ignore the variable."""
+    pip is upgraded first: Debian's 23.0 has no such option and would ignore the variable.
+
+    With ``era_pip`` (a project depending on pip itself, ``test_deps.depends_on_pip``), the
+    script ends by putting back the pip of that day: pip-tools' tests call pip's internals, and
+    518 of its 842 failed against pip 26 (``'InstallRequirement' object has no attribute
+    'use_pep517'``). That pip is downloaded under the cutoff, which an installed newer pip would
+    otherwise satisfy."""
     body = recipe.removeprefix("#!/bin/bash\n")
-    return "\n".join(
-        [
-            "#!/bin/bash",
-            f"# the recipe as of {moment}: packages uploaded before the revision's commit",
-            f"python -m pip install -q --upgrade '{_DATED_PIP}' || {{ echo 'recipe: "
-            f"{_DATED_PIP} (for PIP_UPLOADED_PRIOR_TO) did not install'; exit 1; }}",
-            f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(moment)}",
-            body,
-        ]
-    )
+    lines = [
+        "#!/bin/bash",
+        f"# the recipe as of {moment}: packages uploaded before the revision's commit",
+        f"python -m pip install -q --upgrade '{_DATED_PIP}' || {{ echo 'recipe: "
+        f"{_DATED_PIP} (for PIP_UPLOADED_PRIOR_TO) did not install'; exit 1; }}",
+        f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(moment)}",
+        body,
+    ]
+    if era_pip:
+        lines.append(
+            "# the project depends on pip itself: the pip of that day, as its tests ran with\n"
+            "rm -rf /tmp/enconda-era-pip && python -m pip download -q --no-deps --only-binary "
+            ":all: -d /tmp/enconda-era-pip pip && python -m pip install -q --force-reinstall "
+            "--no-deps /tmp/enconda-era-pip/pip-*.whl "
+            "|| echo 'recipe: the pip of that day did not install'"
+        )
+    return "\n".join(lines)
 
 
 def _unless_locked(install: str, lock: str) -> str:

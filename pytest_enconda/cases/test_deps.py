@@ -134,6 +134,27 @@ def install_requirements(repo: Path) -> list[str]:
     return found
 
 
+def depends_on_pip(repo: Path) -> bool:
+    """Whether the project declares pip itself as a runtime dependency ([project], Poetry,
+    setup.py, setup.cfg): pip-tools calls pip's internals, which change with every pip."""
+    from packaging.requirements import InvalidRequirement, Requirement
+
+    from .test_commands import _poetry_dependency_table, _toml
+
+    project = _toml(Path(repo) / "pyproject.toml").get("project")
+    declared = project.get("dependencies") if isinstance(project, dict) else None
+    specs = [*_strings(declared), *install_requirements(repo)]
+    if any(str(name).lower() == "pip" for name in _poetry_dependency_table(Path(repo))):
+        return True
+    for spec in specs:
+        try:
+            if Requirement(spec.strip()).name.lower() == "pip":
+                return True
+        except InvalidRequirement:
+            continue
+    return False
+
+
 def _setup_py(repo: Path) -> tuple[dict[str, list[str]], list[str]]:
     """``(extras_require, tests_require)`` of setup.py, read as Python, never run."""
     keywords = setup_keywords(_read(repo / "setup.py"))
