@@ -316,18 +316,22 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         if git_deps:
             ctx.progress(f"{record.repository}: {describe_git_deps(git_deps)}")
         ctx.progress(f"{record.repository}: building its image")
-        # A recipe's base missing on this machine is built here (minutes, once).
-        base = ctx.images.ensure_base(record.base_image, progress=ctx.progress)
         case_id = f"verify/{record.repository}"
-        image = ctx.images.ensure_task_image(
-            base,
-            repo_dir,
-            {},
-            case_id,
-            progress=lambda _line: None,
-            tree_hash=digest,
-            git_deps=git_deps,
-        )
+
+        def task_image() -> str:
+            # A recipe's base missing on this machine is built here (minutes, once).
+            base = ctx.images.ensure_base(record.base_image, progress=ctx.progress)
+            return ctx.images.ensure_task_image(
+                base,
+                repo_dir,
+                {},
+                case_id,
+                progress=lambda _line: None,
+                tree_hash=digest,
+                git_deps=git_deps,
+            )
+
+        image = task_image()
         record.timings["image_s"] = round(time.monotonic() - phase, 1)
         strategies: list[tuple[str, Callable[[], str]]] = [
             (
@@ -399,7 +403,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 continue
             # Once: the recipe that got furthest (the last) again, on the base whose Python
             # still has what the code used; its packages, requirements and image follow the base.
-            older = False
+            older = True
             ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
             record.base_image = choice.name
             declared = declared_test_requirements(
@@ -407,16 +411,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             )
             record.test_requirements = [req.spec for req in declared]
             record.test_requirement_sources = {req.spec: req.source for req in declared}
-            base = ctx.images.ensure_base(record.base_image, progress=ctx.progress)
-            image = ctx.images.ensure_task_image(
-                base,
-                repo_dir,
-                {},
-                case_id,
-                progress=lambda _line: None,
-                tree_hash=digest,
-                git_deps=git_deps,
-            )
+            image = task_image()
             programs.clear()
             last = label.partition(WITH_PROGRAMS)[0]
             strategies.append((f"{last}@{choice.name}", make))

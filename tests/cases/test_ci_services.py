@@ -179,12 +179,10 @@ def test_postgres_and_redis_answer_in_a_box_as_ci_configured_them(sandbox, base_
 def test_verify_records_the_services_and_its_recipe_installs_their_packages(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from types import SimpleNamespace
-
     from gitutil import git
+    from verifyfake import fake_context
 
     from pytest_enconda import verify
-    from pytest_enconda.sandbox.recipes import BASE_RECIPES
 
     origin = _repo(tmp_path, tests=PEERING)
     (origin / "setup.py").write_text("from setuptools import setup\nsetup(name='mini')\n")
@@ -203,23 +201,8 @@ def test_verify_records_the_services_and_its_recipe_installs_their_packages(
     monkeypatch.setattr(verify, "_attempt", attempt)
     monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
     lines: list[str] = []
-    ctx = SimpleNamespace(
-        options=verify.VerifyOptions(
-            dataset=tmp_path,
-            out=tmp_path / "s.json",
-            logs=tmp_path / "logs",
-            repo_mirror=snapshot,
-            agent="readme",
-            recipe_as_of=False,
-        ),
-        progress=lines.append,
-        images=SimpleNamespace(
-            settings=SimpleNamespace(cache_dir=tmp_path / "c", pull_base=None, debian_mirror=""),
-            recipes=BASE_RECIPES,
-            recipe=lambda name: BASE_RECIPES[name],
-            ensure_base=lambda *_a, **_k: "base",
-            ensure_task_image=lambda *_a, **_k: "image",
-        ),
+    ctx = fake_context(
+        tmp_path, snapshot, lines, logs=tmp_path / "logs", agent="readme", recipe_as_of=False
     )
     monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
     record = verify.verify_repository(ctx, "o/n", git(origin, "rev-parse", "HEAD"))  # type: ignore[arg-type]

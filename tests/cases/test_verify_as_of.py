@@ -7,20 +7,19 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from dataset_factory import one_instance_dataset
 from gitutil import git
 from recipebox import installed_version, project, set_up
+from verifyfake import fake_context
 
 from pytest_enconda import verify
 from pytest_enconda.cases.models import RepoSource
 from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.cases.test_commands import AS_OF, as_of_script, recipe_script
 from pytest_enconda.probing.junit import run_tests_command
-from pytest_enconda.sandbox.recipes import BASE_RECIPES
 from pytest_enconda.sandbox.repo import materialize
 
 WHEN = "2019-05-01T10:00:00Z"
@@ -86,25 +85,8 @@ def _strategies(
     monkeypatch.setattr(verify, "_attempt", attempt)
     monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
     monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
-    settings = SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None, debian_mirror=url)
     lines: list[str] = []
-    ctx = SimpleNamespace(
-        options=verify.VerifyOptions(
-            dataset=tmp_path,
-            out=tmp_path / "s.json",
-            logs=tmp_path,
-            repo_mirror=snapshot,
-            **options,
-        ),
-        progress=lines.append,
-        images=SimpleNamespace(
-            settings=settings,
-            recipes=BASE_RECIPES,
-            recipe=lambda name: BASE_RECIPES[name],
-            ensure_base=lambda *_a, **_k: "base",
-            ensure_task_image=lambda *_a, **_k: "image",
-        ),
-    )
+    ctx = fake_context(tmp_path, snapshot, lines, debian_mirror=url, **options)
     record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert record.revision_date == WHEN
     assert record.packages_before == ""  # no attempt verified it: no cutoff recorded

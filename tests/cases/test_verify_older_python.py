@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
 from test_verify_as_of import WHEN, _snapshot
+from verifyfake import fake_context
 
 from pytest_enconda import verify
 from pytest_enconda.cases.python_range import DeclaredPython
@@ -99,6 +99,7 @@ def _run(
     monkeypatch: Any,
     log_text: dict[str, str],
     verifies: set[str] = frozenset(),  # type: ignore[assignment]
+    base_image: str = "bookworm-py3.11",
 ) -> tuple[RepoVerification, list[tuple[str, str, str]], list[str], list[str]]:
     """verify on a fake whose attempts write ``log_text[label]`` as their test log and verify
     when their label is in ``verifies``: the record, (label, base, cutoff) of each attempt, the
@@ -128,20 +129,15 @@ def _run(
     monkeypatch.setattr(verify, "_attempt", attempt)
     monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
     monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
-    settings = SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None, debian_mirror="")
     lines: list[str] = []
-    ctx = SimpleNamespace(
-        options=verify.VerifyOptions(
-            dataset=tmp_path, out=tmp_path / "s.json", logs=logs, repo_mirror=snapshot
-        ),
-        progress=lines.append,
-        images=SimpleNamespace(
-            settings=settings,
-            recipes=BASE_RECIPES,
-            recipe=lambda name: BASE_RECIPES[name],
-            ensure_base=ensure_base,
-            ensure_task_image=lambda base, *_a, **_k: f"image-on-{base}",
-        ),
+    ctx = fake_context(
+        tmp_path,
+        snapshot,
+        lines,
+        ensure_base=ensure_base,
+        ensure_task_image=lambda base, *_a, **_k: f"image-on-{base}",
+        logs=logs,
+        base_image=base_image,
     )
     record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert images == [f"image-on-base-{base}" for _, base, _ in tried]
@@ -233,3 +229,22 @@ def test_the_older_base_runs_what_the_newer_one_refused(sandbox, image_builder) 
     assert run.exit_code == 0, run.output
     assert "<class 'collections.abc.Iterable'>" in run.output
     assert find_removal(run.output, BASE_RECIPES["bullseye-py3.9"].python_release) is None
+
+
+def test_a_second_removal_after_the_retry_is_said_but_not_retried_again(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """From trixie, ``imp`` (3.12) sends the recipe to bookworm; there the code also uses
+    ``collections.Iterable`` (3.10): one retry only, so bullseye is not tried."""
+    imp = "ModuleNotFoundError: No module named 'imp'"
+    retry = f"{AS_OF}@bookworm-py3.11"
+    record, tried, built, _ = _run(
+        tmp_path, monkeypatch, {AS_OF: imp, retry: LNLDB}, base_image="trixie-py3.13"
+    )
+    assert [(label, base) for label, base, _ in tried] == [
+        ("recipe", "trixie-py3.13"),
+        (AS_OF, "trixie-py3.13"),
+        (retry, "bookworm-py3.11"),
+    ]
+    assert built == ["trixie-py3.13", "bookworm-py3.11"]
+    assert record.reason == f"{retry}: failed"

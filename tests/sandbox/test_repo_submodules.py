@@ -44,6 +44,13 @@ def _snapshot(work: Path, mirror: Path, owner_name: str) -> None:
     git(work.parent, "clone", "--quiet", "--bare", str(work), str(mirror / owner_name / "repo"))
 
 
+def _mirrored(tmp_path: Path, name: str, files: dict[str, str]) -> str:
+    """A one-commit repository ``o/name`` whose snapshot the mirror holds; its commit."""
+    commit = _repo(tmp_path / name, files)
+    _snapshot(tmp_path / name, tmp_path / "mirror", f"o+{name}")
+    return commit
+
+
 @pytest.fixture
 def project(tmp_path: Path) -> tuple[Path, str, str]:
     """A parent whose submodule ``lib`` is pinned at the library's first commit; the library
@@ -124,9 +131,7 @@ def test_a_mirror_without_the_pinned_commit_does_not_serve_another(tmp_path: Pat
 
 def test_relative_urls_and_nested_submodules(tmp_path: Path) -> None:
     mirror = tmp_path / "mirror"
-    inner = tmp_path / "inner"
-    inner_commit = _repo(inner, {"inner.txt": "deep\n"})
-    _snapshot(inner, mirror, "o+inner")
+    inner_commit = _mirrored(tmp_path, "inner", {"inner.txt": "deep\n"})
     middle = tmp_path / "middle"
     _repo(middle, {"middle.txt": "mid\n"})
     middle_commit = _link(middle, "in", inner_commit, "../inner.git")
@@ -166,9 +171,7 @@ def test_a_gitmodules_naming_a_path_through_a_link_leaves_it_alone(tmp_path: Pat
     """A tree holding a link ``vendor`` → outside and a submodule path under it: the checkout
     writes nothing through the link."""
     mirror = tmp_path / "mirror"
-    lib = tmp_path / "lib"
-    pinned = _repo(lib, {"a.txt": "x\n"})
-    _snapshot(lib, mirror, "o+lib")
+    pinned = _mirrored(tmp_path, "lib", {"a.txt": "x\n"})
     parent = tmp_path / "parent"
     _repo(parent, {"x.py": ""})
     outside = tmp_path / "outside"
