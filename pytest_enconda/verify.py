@@ -672,6 +672,13 @@ def _attempt(
         record.pass_share = round(share, 4)
         record.min_pass_share = options.min_pass_share
         record.undeclared_programs = _missing_programs(logs / f"{tag}-test1.log")
+        if snapshot is not None and any(_SONAME.fullmatch(n) for n in record.undeclared_programs):
+            # The loader names one missing library per failure (OpenPulse's VTK: libXrender,
+            # then libGLU, then libXcursor, one recipe round each); ldd names them all at once.
+            unresolved = _unresolved_libraries(ctx, record, snapshot, logs / f"{tag}-ldd.log")
+            record.undeclared_programs += [
+                name for name in unresolved if name not in record.undeclared_programs
+            ][:40]
         if not passed:
             record.attempts.append(f"{label}: no test passed in both runs ({summary})")
             return False
@@ -813,6 +820,36 @@ _MISSING_PROGRAM = re.compile(
 
 # A shared library the loader did not find (datamol: RDKit's drawing needs libXrender.so.1).
 _MISSING_LIBRARY = re.compile(r"(lib[\w.+-]*\.so(?:\.\d+)*): cannot open shared object file")
+
+
+# Every shared library the environment's Python extensions link against and the box lacks;
+# extensions are found under site-/dist-packages, the scan bounded in files and output.
+LDD_SCAN = (
+    "find / -xdev \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f "
+    "-name '*.so*' -path '*-packages/*' -print 2>/dev/null | head -n 20000 "
+    "| xargs -r -d '\\n' ldd 2>/dev/null | grep -F '=> not found' | sort -u | head -n 200"
+)
+_SONAME = re.compile(r"lib[\w.+-]*\.so(?:\.\d+)*")
+_NOT_FOUND = re.compile(r"^\s*(lib[\w.+-]*\.so(?:\.\d+)*) => not found", re.MULTILINE)
+
+
+def unresolved_libraries(ldd_output: str) -> list[str]:
+    """The sonames ``ldd`` reported as not found, sorted, once each."""
+    return sorted(set(_NOT_FOUND.findall(ldd_output)))
+
+
+def _unresolved_libraries(
+    ctx: _Context, record: RepoVerification, snapshot: str, log: Path
+) -> list[str]:
+    """``LDD_SCAN`` in a fresh box of the attempt's snapshot; none if it cannot run."""
+    try:
+        with _container(ctx, record, snapshot, "verify-ldd") as box:
+            result = box.exec(LDD_SCAN, timeout=300, workdir="/", log_path=log)
+    except _Stopped:
+        raise
+    except EncondaError:
+        return []
+    return unresolved_libraries(result.output)
 
 
 def _missing_programs(log: Path) -> list[str]:

@@ -182,3 +182,40 @@ def test_a_recipe_is_retried_while_its_tests_name_new_libraries_three_times_at_m
     assert labels == ["recipe", "recipe+programs", "recipe+programs2", "recipe+programs3"]
     last = tried[-1][2]
     assert all(package in last for package in ("libxrender1", "libxext6", "libx11-6"))
+
+
+LDD = """/usr/lib/python3/dist-packages/vtkmodules/libvtkRenderingOpenGL2.so:
+\tlinux-vdso.so.1 (0x00007ffd)
+\tlibXcursor.so.1 => not found
+\tlibGLU.so.1 => not found
+\tlibc.so.6 => /lib/x86_64-linux-gnu/libc.so.6 (0x00007f4b)
+/usr/lib/python3/dist-packages/other.so:
+\tlibXcursor.so.1 => not found
+"""
+
+
+def test_ldd_names_every_library_the_extensions_lack_once() -> None:
+    assert verify.unresolved_libraries(LDD) == ["libGLU.so.1", "libXcursor.so.1"]
+    assert verify.unresolved_libraries("not a dynamic executable\n") == []
+
+
+@pytest.mark.docker
+def test_one_scan_names_all_the_libraries_an_extension_lacks(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """OpenPulse's VTK named libXrender, libGLU, then libXcursor, one recipe round each: the scan
+    names every missing library of an extension under site-packages at once. The extension here
+    is this machine's libXcursor (bookworm, as the base), which the base lacks the X libraries
+    of."""
+    library = Path("/usr/lib/x86_64-linux-gnu/libXcursor.so.1")
+    if not library.exists():
+        pytest.skip(f"{library} is not on this machine (apt-get install libxcursor1)")
+    folder = tmp_path / "ext"
+    folder.mkdir()
+    (folder / "_fake.cpython-311-x86_64-linux-gnu.so").write_bytes(library.read_bytes())
+    with sandbox.container(base_image, case_id="t/ldd", role="test") as box:
+        box.copy_in(folder, "/usr/local/lib/python3.11/dist-packages/fakeext")
+        run = box.exec(verify.LDD_SCAN, timeout=300, workdir="/")
+    found = verify.unresolved_libraries(run.output)
+    assert {"libXrender.so.1", "libXfixes.so.3", "libX11.so.6"} <= set(found), run.output
+    assert all(name.startswith("lib") for name in found)
