@@ -22,7 +22,7 @@ import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -672,10 +672,13 @@ def _attempt(
         record.pass_share = round(share, 4)
         record.min_pass_share = options.min_pass_share
         record.undeclared_programs = _missing_programs(logs / f"{tag}-test1.log")
-        if snapshot is not None and any(_SONAME.fullmatch(n) for n in record.undeclared_programs):
+        named = [n for n in record.undeclared_programs if _SONAME.fullmatch(n)]
+        if snapshot is not None and named:
             # The loader names one missing library per failure (OpenPulse's VTK: libXrender,
             # then libGLU, then libXcursor, one recipe round each); ldd names them all at once.
-            unresolved = _unresolved_libraries(ctx, record, snapshot, logs / f"{tag}-ldd.log")
+            unresolved = _unresolved_libraries(
+                ctx, record, snapshot, logs / f"{tag}-ldd.log", named
+            )
             record.undeclared_programs += [
                 name for name in unresolved if name not in record.undeclared_programs
             ][:40]
@@ -822,24 +825,39 @@ _MISSING_PROGRAM = re.compile(
 _MISSING_LIBRARY = re.compile(r"(lib[\w.+-]*\.so(?:\.\d+)*): cannot open shared object file")
 
 
-# Every shared library the environment's Python extensions link against and the box lacks;
-# extensions are found under site-/dist-packages, the scan bounded in files and output.
+# For each Python extension (a ``*.so*`` under site-/dist-packages) that links against a library
+# the box lacks: the extension and that library, one tab-separated pair a line. Bounded in files
+# and lines.
 LDD_SCAN = (
     "find / -xdev \\( -path /proc -o -path /sys -o -path /dev \\) -prune -o -type f "
     "-name '*.so*' -path '*-packages/*' -print 2>/dev/null | head -n 20000 "
-    "| xargs -r -d '\\n' ldd 2>/dev/null | grep -F '=> not found' | sort -u | head -n 200"
+    # /dev/null first: ldd names each file only when given two or more.
+    "| xargs -r -d '\\n' ldd /dev/null 2>/dev/null "
+    "| awk '/:$/ { file = $0 } /=> not found/ { print file \"\\t\" $1 }' | head -n 2000"
 )
 _SONAME = re.compile(r"lib[\w.+-]*\.so(?:\.\d+)*")
-_NOT_FOUND = re.compile(r"^\s*(lib[\w.+-]*\.so(?:\.\d+)*) => not found", re.MULTILINE)
 
 
-def unresolved_libraries(ldd_output: str) -> list[str]:
-    """The sonames ``ldd`` reported as not found, sorted, once each."""
-    return sorted(set(_NOT_FOUND.findall(ldd_output)))
+def unresolved_libraries(scan_output: str, named: Collection[str]) -> list[str]:
+    """What the extensions that lack a library the loader ``named`` lack besides: the libraries
+    those extensions need, not every optional plugin's (PyQt5's Qt plugins link to Qt3D and
+    WebEngine, which no test loaded). Sorted, once each; a library bundled under a hashed name
+    (``libXau-154567c4.so.6.0.0``, auditwheel's) is left out: no package has it."""
+    lacks: dict[str, set[str]] = {}
+    for line in scan_output.splitlines():
+        extension, _, library = line.rpartition("\t")
+        if extension and _SONAME.fullmatch(library) and not _BUNDLED.search(library):
+            lacks.setdefault(extension, set()).add(library)
+    wanted = set(named)
+    found = {lib for libs in lacks.values() if libs & wanted for lib in libs}
+    return sorted(found)
+
+
+_BUNDLED = re.compile(r"-[0-9a-f]{8}\.so")
 
 
 def _unresolved_libraries(
-    ctx: _Context, record: RepoVerification, snapshot: str, log: Path
+    ctx: _Context, record: RepoVerification, snapshot: str, log: Path, named: list[str]
 ) -> list[str]:
     """``LDD_SCAN`` in a fresh box of the attempt's snapshot; none if it cannot run."""
     try:
@@ -849,7 +867,7 @@ def _unresolved_libraries(
         raise
     except EncondaError:
         return []
-    return unresolved_libraries(result.output)
+    return unresolved_libraries(result.output, named)
 
 
 def _missing_programs(log: Path) -> list[str]:
