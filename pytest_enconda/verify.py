@@ -304,11 +304,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                 f"{record.repository}: CI services started beside the tests: {kinds}"
                 + (unknown if record.unknown_services else "")
             )
-        declared = declared_test_requirements(
-            repo_dir, python=ctx.images.recipes[record.base_image].python
-        )
-        record.test_requirements = [req.spec for req in declared]
-        record.test_requirement_sources = {req.spec: req.source for req in declared}
+        _declare_test_requirements(ctx, record, repo_dir)
         packages = checkout_packages(repo_dir)
         readme_name, readme_text = repository_readme(repo_dir)
         git_deps = mirrored_dependencies(repo_dir, options.repo_mirror)
@@ -406,11 +402,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
             older = True
             ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
             record.base_image = choice.name
-            declared = declared_test_requirements(
-                repo_dir, python=ctx.images.recipes[record.base_image].python
-            )
-            record.test_requirements = [req.spec for req in declared]
-            record.test_requirement_sources = {req.spec: req.source for req in declared}
+            _declare_test_requirements(ctx, record, repo_dir)
             image = task_image()
             programs.clear()
             last = label.partition(WITH_PROGRAMS)[0]
@@ -453,6 +445,15 @@ def _program_packages(ctx: _Context, record: RepoVerification, have: list[str]) 
         ctx.progress(f"{record.repository}: no Debian index of programs: {exc}")
         return []
     return [package for package in dict.fromkeys(found.values()) if package not in have]
+
+
+def _declare_test_requirements(ctx: _Context, record: RepoVerification, repo_dir: Path) -> None:
+    """The repository's test requirements as read for the Python of the record's base."""
+    declared = declared_test_requirements(
+        repo_dir, python=ctx.images.recipes[record.base_image].python
+    )
+    record.test_requirements = [req.spec for req in declared]
+    record.test_requirement_sources = {req.spec: req.source for req in declared}
 
 
 def _older_base(
@@ -822,7 +823,8 @@ _MISSING_PROGRAM = re.compile(
 
 
 # A shared library the loader did not find (datamol: RDKit's drawing needs libXrender.so.1).
-_MISSING_LIBRARY = re.compile(r"(lib[\w.+-]*\.so(?:\.\d+)*): cannot open shared object file")
+_SONAME = re.compile(r"lib[\w.+-]*\.so(?:\.\d+)*")
+_MISSING_LIBRARY = re.compile(rf"({_SONAME.pattern}): cannot open shared object file")
 
 
 # For each Python extension (a ``*.so*`` under site-/dist-packages) that links against a library
@@ -835,7 +837,6 @@ LDD_SCAN = (
     "| xargs -r -d '\\n' ldd /dev/null 2>/dev/null "
     "| awk '/:$/ { file = $0 } /=> not found/ { print file \"\\t\" $1 }' | head -n 2000"
 )
-_SONAME = re.compile(r"lib[\w.+-]*\.so(?:\.\d+)*")
 
 
 def unresolved_libraries(scan_output: str, named: Collection[str]) -> list[str]:
