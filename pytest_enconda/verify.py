@@ -65,6 +65,8 @@ from .probing.junit import (
 from .probing.shell import in_setup_env, setup_command
 
 if TYPE_CHECKING:
+    from .cases.removed_apis import Removal
+    from .cases.wheel_pythons import ReleaseFile, Unbuilt
     from .sandbox.recipes import BaseChoice
 
 Progress = Callable[[str], None]
@@ -121,6 +123,12 @@ class _Context:
     def download_cache(self, base_image: str) -> str:
         """The base image's tag: the pip and uv caches a benchmark run on that base shares."""
         return self.images.base_tag(self.images.recipe(base_image))
+
+    def pypi_files(self, name: str) -> dict[str, list[ReleaseFile]]:
+        """PyPI's files of project ``name`` (``wheel_pythons.PyPIError`` when it cannot say)."""
+        from .cases.wheel_pythons import fetch_release_files
+
+        return fetch_release_files(name)
 
 
 def repositories_of(dataset: Path) -> list[tuple[str, str]]:
@@ -460,21 +468,29 @@ def _older_base(
     ctx: _Context, record: RepoVerification, repo_dir: Path, logs: Path, tried: list[str]
 ) -> BaseChoice | None:
     """An older base when the failed attempts' logs show the code using a standard-library name
-    the base's Python removed (``cases.removed_apis``), said in the attempts; None otherwise."""
+    the base's Python removed (``cases.removed_apis``), or the last setup pinning a release PyPI
+    has no build of for the base's Python (``cases.wheel_pythons``), said in the attempts; None
+    otherwise."""
     from .cases.python_range import declared_python
     from .cases.removed_apis import removal_in_logs
+    from .cases.wheel_pythons import unbuilt_requirement
     from .sandbox.recipes import older_base
 
     python = ctx.images.recipes[record.base_image].python_release
     paths = [logs / f"{timing_tag(label)}-{step}.log" for label in tried for step in _LOGGED]
-    removal = removal_in_logs(paths, python)
-    if removal is None:
+    sign: Removal | Unbuilt | None = removal_in_logs(paths, python)
+    if sign is None:
+        # The last attempt's own cutoff: an as-of setup saw only the files of the revision's day.
+        before = record.revision_date if tried[-1].startswith(AS_OF) else ""
+        last_setup = logs / f"{timing_tag(tried[-1])}-setup.log"
+        sign = unbuilt_requirement([last_setup], python, before, fetch=ctx.pypi_files)
+    if sign is None:
         return None
     choice = older_base(
-        record.base_image, removal.allows, declared_python(repo_dir), ctx.images.recipes
+        record.base_image, sign.allows, declared_python(repo_dir), ctx.images.recipes
     )
     where = f"retried on {choice.name}" if choice else "no base has an older Python that fits"
-    record.attempts.append(f"{tried[-1]}: {removal.describe()}; {where}")
+    record.attempts.append(f"{tried[-1]}: {sign.describe()}; {where}")
     return choice
 
 

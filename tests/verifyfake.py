@@ -21,6 +21,7 @@ def fake_context(
     ensure_base: Callable[..., str] = lambda *_a, **_k: "base",
     ensure_task_image: Callable[..., str] = lambda *_a, **_k: "image",
     logs: Path | None = None,
+    pypi_files: Callable[[str], Any] | None = None,
     **options: Any,
 ) -> Any:
     """A context ``verify.verify_repository`` accepts: options from ``options``, progress into
@@ -37,6 +38,7 @@ def fake_context(
             **options,
         ),
         progress=lines.append,
+        pypi_files=pypi_files or _no_pypi,
         images=SimpleNamespace(
             settings=settings,
             recipes=BASE_RECIPES,
@@ -45,3 +47,9 @@ def fake_context(
             ensure_task_image=ensure_task_image,
         ),
     )
+
+
+def _no_pypi(name: str) -> Any:
+    from pytest_enconda.cases.wheel_pythons import PyPIError
+
+    raise PyPIError(f"no PyPI in this test ({name})")
