@@ -420,12 +420,15 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
 WITH_PROGRAMS = "+programs"
 # The loader names one missing library at a time (datamol's RDKit: libXrender.so.1, then with it
 # installed libXext.so.6): a recipe is retried while its tests name new ones, this many times.
-MAX_PROGRAM_ROUNDS = 3
+# Libraries opened through ctypes at run time are invisible to the ldd scan and still come one a
+# round (OpenPulse's VTK: libGLU, libXcursor, libXft after the scan's libXrender): three rounds
+# ran out before they did. Each round needs a name not seen before, so the bound only caps cost.
+MAX_PROGRAM_ROUNDS = 6
 
 
 def _programs_retry(label: str) -> str:
     """The label of the next retry of a recipe attempt with more packages ("" for none):
-    ``recipe`` → ``recipe+programs`` → ``recipe+programs2`` → ``recipe+programs3``."""
+    ``recipe`` → ``recipe+programs`` → ``recipe+programs2`` → ... → ``recipe+programs6``."""
     if not label.startswith("recipe"):
         return ""
     base, found, rounds = label.partition(WITH_PROGRAMS)

@@ -33,6 +33,7 @@ AMD64 = (
     "usr/lib/x86_64-linux-gnu/libXrender.so.1.3.0            libs/libxrender1\n"
     "usr/lib/x86_64-linux-gnu/libXext.so.6                   libs/libxext6\n"
     "usr/lib/x86_64-linux-gnu/libX11.so.6                    libs/libx11-6\n"
+    "usr/lib/x86_64-linux-gnu/libXft.so.2                    libs/libxft2\n"
     "usr/lib/python3/dist-packages/foo/libfake.so.1           python/python3-foo\n"
 )
 ALL = "usr/bin/dot graphics/graphviz-all\nusr/sbin/a2ensite                 httpd/apache2\n"
@@ -70,6 +71,7 @@ def test_programs_map_to_the_package_that_installs_them() -> None:
         "libXrender.so.1.3.0": "libxrender1",
         "libXext.so.6": "libxext6",
         "libX11.so.6": "libx11-6",
+        "libXft.so.2": "libxft2",
         "convert": "graphicsmagick-imagemagick-compat",
         "dot": "graphviz-all",
         "a2ensite": "apache2",
@@ -168,20 +170,25 @@ def test_the_log_names_missing_programs_then_missing_libraries(tmp_path: Path) -
     assert verify._missing_programs(log) == ["protoc", "sox", "libXrender.so.1"]
 
 
-def test_a_recipe_is_retried_while_its_tests_name_new_libraries_three_times_at_most(
+def test_a_recipe_is_retried_while_its_tests_name_new_libraries_six_times_at_most(
     tmp_path: Path, monkeypatch: Any, mirror: tuple[str, list[str]]
 ) -> None:
     """datamol's RDKit named libXrender.so.1, then with it installed libXext.so.6: the loader
     names one missing library at a time."""
     url, _ = mirror
-    named = iter([["libXrender.so.1"], ["libXext.so.6"], ["libX11.so.6"], ["protoc"], []])
+    names = ["libXrender.so.1", "libXext.so.6", "libX11.so.6", "libprotoc.so.32", "convert"]
+    named = iter([[name] for name in names] + [["libXft.so.2"], ["protoc"], []])
     tried, _ = _strategies(
         tmp_path, monkeypatch, url, lambda _label: next(named), recipe_as_of=False
     )
     labels = [label for label, _, _ in tried]
-    assert labels == ["recipe", "recipe+programs", "recipe+programs2", "recipe+programs3"]
+    assert labels == ["recipe", "recipe+programs"] + [
+        f"recipe+programs{n}" for n in range(2, verify.MAX_PROGRAM_ROUNDS + 1)
+    ]
+    assert verify.MAX_PROGRAM_ROUNDS == 6
     last = tried[-1][2]
-    assert all(package in last for package in ("libxrender1", "libxext6", "libx11-6"))
+    assert all(package in last for package in ("libxrender1", "libxext6", "libx11-6", "libxft2"))
+    assert "protobuf-compiler" not in last  # named after the last round
 
 
 LDD = (
