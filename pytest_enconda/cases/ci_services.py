@@ -1,5 +1,6 @@
-"""Services a repository's CI runs beside its tests (GitHub Actions ``services:``), started in
-the test box from Debian's packages: there is no registry to pull the CI's images from.
+"""Services a repository's CI runs beside its tests (GitHub Actions ``services:``, CircleCI's
+secondary ``docker:`` images), started in the test box from Debian's packages: there is no
+registry to pull the CI's images from.
 
 pika's 79 of 102 failing tests said ``AMQPConnectionError``: its workflow runs them next to a
 ``rabbitmq`` service container. A service is known by its image's name (``postgres:12``,
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -46,7 +48,7 @@ _PACKAGES: dict[Kind, str] = {
 }
 # The variables each image reads; others (and any holding a workflow expression) are not kept.
 _SETTINGS: dict[Kind, tuple[str, ...]] = {
-    "postgres": ("POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB"),
+    "postgres": ("POSTGRES_USER", "POSTGRES_PASSWORD", "POSTGRES_DB", "POSTGRES_HOST_AUTH_METHOD"),
     "mysql": (
         "MYSQL_ROOT_PASSWORD",
         "MYSQL_DATABASE",
@@ -108,26 +110,51 @@ def _job_services(document: object) -> list[tuple[str, object]]:
     return found
 
 
+def _circleci_services(document: object) -> list[tuple[str, object]]:
+    """(image, environment) of every secondary image of every CircleCI job and executor: the
+    first image of a ``docker:`` list is the one the steps run in, the others run beside it
+    (bitcart's ``circleci/redis:alpine`` and ``circleci/postgres:12-alpine-ram``)."""
+    if not isinstance(document, dict):
+        return []
+    found: list[tuple[str, object]] = []
+    for section in ("executors", "jobs"):
+        entries = document.get(section)
+        for entry in entries.values() if isinstance(entries, dict) else []:
+            images = entry.get("docker") if isinstance(entry, dict) else None
+            for image in images[1:] if isinstance(images, list) else []:
+                if isinstance(image, dict) and isinstance(image.get("image"), str):
+                    found.append((image["image"], image.get("environment")))
+    return found
+
+
 def ci_services(repo: Path, found: TestCommand | None = None) -> tuple[list[CiService], list[str]]:
     """The services CI starts beside the tests (of the workflow that gave ``found`` when CI gave
-    it, else of every workflow), one per kind, and the images no kind matched."""
+    it, else of every GitHub workflow and CircleCI's configuration), one per kind, and the
+    images no kind matched."""
     import yaml
 
     from .test_commands import _read, _workflows
 
     repo = Path(repo)
+    readers: list[tuple[Path, Callable[[object], list[tuple[str, object]]]]]
     if found is not None and found.source == "ci" and found.detail.startswith(".github/"):
-        files = [repo / found.detail]
+        readers = [(repo / found.detail, _job_services)]
+    elif found is not None and found.source == "ci" and found.detail.startswith(".circleci/"):
+        readers = [(repo / found.detail, _circleci_services)]
     else:
-        files = _workflows(repo)
+        readers = [(path, _job_services) for path in _workflows(repo)]
+        readers.append((repo / ".circleci" / "config.yml", _circleci_services))
     services: dict[Kind, CiService] = {}
     unknown: list[str] = []
-    for path in files:
+    root = repo.resolve()
+    for path, read in readers:
+        if not path.resolve().is_relative_to(root):
+            continue  # a linked folder (.circleci -> /etc) is not the repository's
         try:
             document = yaml.safe_load(_read(path))
         except yaml.YAMLError:
             continue
-        for image, env in _job_services(document):
+        for image, env in read(document):
             kind = _image_kind(image)
             if kind is None:
                 if image not in unknown and "${{" not in image:
@@ -169,6 +196,12 @@ def _postgres(env: dict[str, str]) -> list[str]:
     password = env.get("POSTGRES_PASSWORD") or "postgres"
     database = env.get("POSTGRES_DB") or user
     statements = [f"ALTER ROLE postgres PASSWORD {_literal(password)};"]
+    # The image's "trust" lets any user in without a password (bitcart's tests send none).
+    trust = (
+        ["sed -i -E 's/(scram-sha-256|md5|peer)$/trust/' /etc/postgresql/*/main/pg_hba.conf"]
+        if env.get("POSTGRES_HOST_AUTH_METHOD") == "trust"
+        else []
+    )
     if user != "postgres":
         statements.append(
             f"CREATE ROLE {_identifier(user)} LOGIN SUPERUSER PASSWORD {_literal(password)};"
@@ -176,6 +209,7 @@ def _postgres(env: dict[str, str]) -> list[str]:
     if database != "postgres":
         statements.append(f"CREATE DATABASE {_identifier(database)} OWNER {_identifier(user)};")
     return [
+        *trust,
         # Debian's cluster is named by its version; the first one found is started.
         'for _v in /etc/postgresql/*/main; do pg_ctlcluster "$(basename "$(dirname "$_v")")" '
         "main start; break; done",

@@ -150,6 +150,93 @@ def test_the_sidecar_carries_the_services_into_grading(tmp_path: Path) -> None:
         read_sidecar(sidecar)
 
 
+# bitcart's: the steps run in the first image, the services in the others.
+CIRCLECI = """
+version: 2.1
+executors:
+  main-executor:
+    docker:
+      - image: cimg/python:3.9
+      - image: circleci/redis:alpine
+      - image: circleci/postgres:12-alpine-ram
+        environment:
+          POSTGRES_DB: bitcart_test
+          POSTGRES_HOST_AUTH_METHOD: trust
+jobs:
+  test:
+    executor: main-executor
+    steps: [checkout]
+  docs:
+    docker:
+      - image: cimg/python:3.9
+      - image: memcached:1.6
+      - image: quay.io/acme/search:1
+"""
+
+
+def _circleci(tmp_path: Path, text: str = CIRCLECI) -> Path:
+    folder = tmp_path / "repo" / ".circleci"
+    folder.mkdir(parents=True)
+    (folder / "config.yml").write_text(text)
+    return tmp_path / "repo"
+
+
+def test_circlecis_secondary_images_are_the_services(tmp_path: Path) -> None:
+    repo = _circleci(tmp_path)
+    services, unknown = ci_services(repo)
+    assert services == [
+        CiService(kind="redis", image="circleci/redis:alpine"),
+        CiService(
+            kind="postgres",
+            image="circleci/postgres:12-alpine-ram",
+            env={"POSTGRES_DB": "bitcart_test", "POSTGRES_HOST_AUTH_METHOD": "trust"},
+        ),
+        CiService(kind="memcached", image="memcached:1.6"),
+    ]
+    assert unknown == ["quay.io/acme/search:1"]  # and never the image the steps run in
+    # A command CircleCI gave reads CircleCI alone; one a workflow gave, that workflow alone.
+    given = TestCommand(command="pytest", source="ci", detail=".circleci/config.yml")
+    assert ci_services(repo, given) == (services, unknown)
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "t.yml").write_text(PIKA)
+    workflow = TestCommand(command="pytest", source="ci", detail=".github/workflows/t.yml")
+    assert [s.kind for s in ci_services(repo, workflow)[0]] == ["rabbitmq"]
+    assert [s.kind for s in ci_services(repo)[0]] == ["rabbitmq", "redis", "postgres", "memcached"]
+
+
+def test_a_linked_ci_folder_is_not_read(tmp_path: Path) -> None:
+    outside = _circleci(tmp_path / "elsewhere").parent / "repo" / ".circleci"
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / ".circleci").symlink_to(outside)
+    assert ci_services(repo) == ([], [])
+
+
+def test_trust_lets_every_user_in_before_the_cluster_starts() -> None:
+    trusted = CiService(kind="postgres", env={"POSTGRES_HOST_AUTH_METHOD": "trust"})
+    lines = services_prelude([trusted])
+    edit = next(i for i, line in enumerate(lines) if "pg_hba.conf" in line)
+    assert edit < next(i for i, line in enumerate(lines) if "pg_ctlcluster" in line)
+    assert not any("pg_hba" in line for line in services_prelude([CiService(kind="postgres")]))
+
+
+@pytest.mark.docker
+@pytest.mark.slow
+def test_a_trusted_postgres_takes_a_login_without_a_password(
+    sandbox, base_image, tmp_path: Path
+) -> None:
+    """bitcart's CircleCI database: user postgres, no password, over TCP."""
+    services, _ = ci_services(_circleci(tmp_path))
+    script = "\n".join(services_prelude([s for s in services if s.kind == "postgres"]))
+    check = "psql -w -h 127.0.0.1 -U postgres -d bitcart_test -tAc 'select current_database()'"
+    with sandbox.container(base_image, case_id="t/trust", role="test") as box:
+        started = box.exec(script, timeout=900, workdir="/")
+        run = box.exec(check, timeout=60, workdir="/")
+    assert started.exit_code == 0 and "enconda:" not in started.output, started.output[-3000:]
+    assert run.exit_code == 0, run.output
+    assert run.output.split() == ["bitcart_test"]
+
+
 @pytest.mark.docker
 @pytest.mark.slow
 def test_postgres_and_redis_answer_in_a_box_as_ci_configured_them(sandbox, base_image) -> None:
