@@ -127,6 +127,16 @@ def _circleci_services(document: object) -> list[tuple[str, object]]:
     return found
 
 
+def _circleci_files(repo: Path) -> list[Path]:
+    """``config.yml`` first, then the configurations it continues with (uk-polling-stations'
+    ``setup: true`` config hands over to ``deploy-config.yml``, where the jobs are)."""
+    folder = repo / ".circleci"
+    if not folder.is_dir():
+        return []
+    files = sorted(p for p in folder.iterdir() if p.suffix in (".yml", ".yaml"))
+    return sorted(files, key=lambda p: p.name != "config.yml")[:20]
+
+
 def ci_services(repo: Path, found: TestCommand | None = None) -> tuple[list[CiService], list[str]]:
     """The services CI starts beside the tests (of the workflow that gave ``found`` when CI gave
     it, else of every GitHub workflow and CircleCI's configuration), one per kind, and the
@@ -143,7 +153,7 @@ def ci_services(repo: Path, found: TestCommand | None = None) -> tuple[list[CiSe
         readers = [(repo / found.detail, _circleci_services)]
     else:
         readers = [(path, _job_services) for path in _workflows(repo)]
-        readers.append((repo / ".circleci" / "config.yml", _circleci_services))
+        readers += [(path, _circleci_services) for path in _circleci_files(repo)]
     services: dict[Kind, CiService] = {}
     unknown: list[str] = []
     root = repo.resolve()
@@ -162,6 +172,11 @@ def ci_services(repo: Path, found: TestCommand | None = None) -> tuple[list[CiSe
                 continue
             services.setdefault(kind, CiService(kind=kind, image=image, env=_settings(kind, env)))
     return list(services.values()), unknown[:20]
+
+
+def _postgis(service: CiService) -> bool:
+    """PostGIS images (``postgis/postgis``, CircleCI's ``cimg/postgres:14.5-postgis``)."""
+    return service.kind == "postgres" and "postgis" in service.image.lower()
 
 
 def service_packages(services: list[CiService] | tuple[CiService, ...]) -> list[str]:
@@ -191,25 +206,44 @@ def _wait(check: str, what: str) -> str:
     )
 
 
-def _postgres(env: dict[str, str]) -> list[str]:
+def _postgres(env: dict[str, str], postgis: bool = False) -> list[str]:
     user = env.get("POSTGRES_USER") or "postgres"
     password = env.get("POSTGRES_PASSWORD") or "postgres"
     database = env.get("POSTGRES_DB") or user
     statements = [f"ALTER ROLE postgres PASSWORD {_literal(password)};"]
-    # The image's "trust" lets any user in without a password (bitcart's tests send none).
-    trust = (
-        ["sed -i -E 's/(scram-sha-256|md5|peer)$/trust/' /etc/postgresql/*/main/pg_hba.conf"]
-        if env.get("POSTGRES_HOST_AUTH_METHOD") == "trust"
-        else []
-    )
     if user != "postgres":
         statements.append(
             f"CREATE ROLE {_identifier(user)} LOGIN SUPERUSER PASSWORD {_literal(password)};"
         )
     if database != "postgres":
         statements.append(f"CREATE DATABASE {_identifier(database)} OWNER {_identifier(user)};")
+    if postgis:
+        # As the PostGIS image does: the extension in the database and in new ones' template.
+        for name in dict.fromkeys(("template1", database)):
+            statements += [
+                f"\\connect {_identifier(name)}",
+                "CREATE EXTENSION IF NOT EXISTS postgis;",
+            ]
+    # The image trusts its socket; over TCP it asks for the password unless told to trust, and
+    # a CI whose service has no password (bitcart's CircleCI, a workflow's secret dropped here)
+    # ran one that trusted.
+    methods = "peer" if env.get("POSTGRES_PASSWORD") else "peer|scram-sha-256|md5"
+    if env.get("POSTGRES_HOST_AUTH_METHOD") == "trust":
+        methods = "peer|scram-sha-256|md5"
+    # PostGIS is packaged per server version (bullseye has no unversioned package).
+    extension = (
+        [
+            "_pgv=$(ls /usr/lib/postgresql 2>/dev/null | sort -V | tail -n 1); "
+            "dpkg -s postgresql-$_pgv-postgis-3 >/dev/null 2>&1 || (apt-get update -qq && "
+            "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "
+            "postgresql-$_pgv-postgis-3) >/dev/null || echo 'enconda: postgis did not install' >&2"
+        ]
+        if postgis
+        else []
+    )
     return [
-        *trust,
+        *extension,
+        f"sed -i -E 's/ ({methods})$/ trust/' /etc/postgresql/*/main/pg_hba.conf",
         # Debian's cluster is named by its version; the first one found is started.
         'for _v in /etc/postgresql/*/main; do pg_ctlcluster "$(basename "$(dirname "$_v")")" '
         "main start; break; done",
@@ -263,7 +297,7 @@ def _rabbitmq(env: dict[str, str]) -> list[str]:
 
 def _start(service: CiService) -> list[str]:
     if service.kind == "postgres":
-        return _postgres(service.env)
+        return _postgres(service.env, _postgis(service))
     if service.kind == "mysql":
         return _mysql(service.env)
     if service.kind == "rabbitmq":

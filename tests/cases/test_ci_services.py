@@ -212,29 +212,80 @@ def test_a_linked_ci_folder_is_not_read(tmp_path: Path) -> None:
     assert ci_services(repo) == ([], [])
 
 
-def test_trust_lets_every_user_in_before_the_cluster_starts() -> None:
-    trusted = CiService(kind="postgres", env={"POSTGRES_HOST_AUTH_METHOD": "trust"})
-    lines = services_prelude([trusted])
+def _hba_edit(service: CiService) -> str:
+    lines = services_prelude([service])
     edit = next(i for i, line in enumerate(lines) if "pg_hba.conf" in line)
     assert edit < next(i for i, line in enumerate(lines) if "pg_ctlcluster" in line)
-    assert not any("pg_hba" in line for line in services_prelude([CiService(kind="postgres")]))
+    return lines[edit]
+
+
+def test_the_socket_is_trusted_and_tcp_too_where_ci_gave_no_password() -> None:
+    """As the image: its socket trusts; over TCP a password is asked for unless the CI's service
+    had none (it could only have run trusting) or was told to trust."""
+    assert "(peer)$" in _hba_edit(CiService(kind="postgres", env={"POSTGRES_PASSWORD": "p"}))
+    everything = "(peer|scram-sha-256|md5)$"
+    assert everything in _hba_edit(CiService(kind="postgres"))
+    told = {"POSTGRES_PASSWORD": "p", "POSTGRES_HOST_AUTH_METHOD": "trust"}
+    assert everything in _hba_edit(CiService(kind="postgres", env=told))
+
+
+# uk-polling-stations': a `setup: true` config.yml hands over to deploy-config.yml.
+UKPS = """
+version: 2.1
+jobs:
+  build_and_test:
+    docker:
+      - image: cimg/python:3.10.13-browsers
+        environment:
+          PGHOST: 127.0.0.1
+      - image: cimg/postgres:14.5-postgis
+        environment:
+          POSTGRES_USER: postgres
+          POSTGRES_DB: polling_stations
+"""
+
+
+def test_a_postgis_image_adds_postgis_and_its_extension(tmp_path: Path) -> None:
+    repo = _circleci(tmp_path, "version: 2.1\nsetup: true\n")
+    (repo / ".circleci" / "deploy-config.yml").write_text(UKPS)
+    services, unknown = ci_services(repo)
+    assert services == [
+        CiService(
+            kind="postgres",
+            image="cimg/postgres:14.5-postgis",
+            env={"POSTGRES_USER": "postgres", "POSTGRES_DB": "polling_stations"},
+        )
+    ]
+    assert unknown == []
+    assert service_packages(services) == ["postgresql"]  # PostGIS's name follows the server's
+    script = "\n".join(services_prelude(services))
+    assert '\\connect "polling_stations"\nCREATE EXTENSION IF NOT EXISTS postgis;' in script
+    assert '\\connect "template1"' in script
+    assert "postgresql-$_pgv-postgis-3" in script
+    assert "postgis" not in "\n".join(services_prelude([CiService(kind="postgres")]))
 
 
 @pytest.mark.docker
 @pytest.mark.slow
-def test_a_trusted_postgres_takes_a_login_without_a_password(
+def test_a_passwordless_postgis_takes_a_login_and_has_the_extension(
     sandbox, base_image, tmp_path: Path
 ) -> None:
-    """bitcart's CircleCI database: user postgres, no password, over TCP."""
-    services, _ = ci_services(_circleci(tmp_path))
-    script = "\n".join(services_prelude([s for s in services if s.kind == "postgres"]))
-    check = "psql -w -h 127.0.0.1 -U postgres -d bitcart_test -tAc 'select current_database()'"
+    """uk-polling-stations' CircleCI database: user postgres, no password, over TCP and by the
+    socket, PostGIS in its database."""
+    repo = _circleci(tmp_path, UKPS)
+    services, _ = ci_services(repo)
+    script = "\n".join(services_prelude(services))
+    query = "select current_database(), postgis_lib_version() is not null"
+    check = (
+        f"psql -w -h 127.0.0.1 -U postgres -d polling_stations -tAc '{query}' && "
+        "psql -w -U postgres -d polling_stations -tAc 'select 1'"
+    )
     with sandbox.container(base_image, case_id="t/trust", role="test") as box:
         started = box.exec(script, timeout=900, workdir="/")
         run = box.exec(check, timeout=60, workdir="/")
     assert started.exit_code == 0 and "enconda:" not in started.output, started.output[-3000:]
     assert run.exit_code == 0, run.output
-    assert run.output.split() == ["bitcart_test"]
+    assert run.output.split() == ["polling_stations|t", "1"]
 
 
 @pytest.mark.docker
