@@ -37,6 +37,7 @@ import shlex
 from typing import Any
 
 from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
@@ -220,6 +221,8 @@ def version_setup(
                 if variable not in variables:
                     variables.append(variable)
     before += [f'export {name}="${{{name}:-{PRETEND_VERSION}}}"' for name in variables]
+    if any(tool.name == "setuptools-scm" for tool in tools):
+        before += _fallback_override(pyproject, dist_name)
     unset = [tool for tool in tools if not tool.variables]
     if unset:
         tag = shlex.quote(throwaway_tag(pyproject))
@@ -234,3 +237,25 @@ def version_setup(
         ]
         after.append('if [ -n "${enconda_throwaway_git:-}" ]; then rm -rf .git; fi')
     return before, after
+
+
+def _fallback_override(pyproject: dict[str, Any], dist_name: str) -> list[str]:
+    """A PEP 440 ``fallback_version`` where the project's is not one: setuptools-scm 10 (on
+    vcs-versioning) reads the fallback while listing the files of a checkout with no .git, the
+    pretend version notwithstanding, and fails on datamol's ``fallback_version = "dev"``
+    ("Invalid version: 'dev'"), which releases before it never read there. Its documented
+    ``SETUPTOOLS_SCM_OVERRIDES_FOR_<DIST>`` replaces that one setting for the project alone."""
+    tool = pyproject.get("tool")
+    table = tool.get("setuptools_scm") if isinstance(tool, dict) else None
+    fallback = table.get("fallback_version") if isinstance(table, dict) else None
+    if not isinstance(fallback, str) or not dist_name:
+        return []
+    try:
+        Version(fallback)
+        return []
+    except InvalidVersion:
+        pass
+    value = shlex.quote(f'{{fallback_version = "{PRETEND_VERSION}"}}')
+    return [
+        f"export {name}={value}" for name in named_variables("SETUPTOOLS_SCM_OVERRIDES", dist_name)
+    ]

@@ -201,3 +201,46 @@ def test_the_throwaway_repository_is_what_versioningit_and_miniver_describe_then
     assert run.returncode == 0, run.stdout + run.stderr
     assert (tmp_path / "described").read_text().startswith(f"{tag}-0-g")
     assert not (tmp_path / ".git").exists()
+
+
+DATAMOL = (
+    '[build-system]\nrequires = ["setuptools", "setuptools-scm"]\n'
+    'build-backend = "setuptools.build_meta"\n'
+    '[project]\nname = "scmdemo"\ndynamic = ["version"]\n'
+    '[tool.setuptools_scm]\nfallback_version = "{fallback}"\n'
+)
+
+
+@pytest.mark.parametrize(
+    ("fallback", "name", "expected"),
+    [
+        ("dev", "scmdemo", {"SETUPTOOLS_SCM_OVERRIDES_FOR_SCMDEMO"}),
+        ("0.1.dev0", "scmdemo", set()),  # a version already: nothing to replace
+        ("dev", "", set()),  # no name, no variable for the project alone
+    ],
+)
+def test_a_fallback_that_is_no_version_is_overridden_for_the_project_alone(
+    fallback: str, name: str, expected: set[str]
+) -> None:
+    text = DATAMOL.format(fallback=fallback).replace('name = "scmdemo"', f'name = "{name}"')
+    before, _ = version_setup(text, tomllib.loads(text), dist_name=name)
+    overrides = {
+        line.split("=", 1)[0].removeprefix("export ")
+        for line in before
+        if line.startswith("export SETUPTOOLS_SCM_OVERRIDES")
+    }
+    assert overrides == expected
+    if expected:
+        line = next(line for line in before if "OVERRIDES" in line)
+        assert line.endswith("""='{fallback_version = "0.0.0"}'""")
+
+
+@pytest.mark.docker
+def test_the_newest_setuptools_scm_builds_a_checkout_whose_fallback_is_no_version(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """datamol's ``fallback_version = "dev"``: setuptools-scm 10 reads it while listing the files
+    of a checkout without .git, and refused it ("Invalid version: 'dev'") until overridden."""
+    repo = project(tmp_path / "repo", "scmdemo", {"pyproject.toml": DATAMOL.format(fallback="dev")})
+    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/scm-fallback") as (box, _):
+        assert installed_version(box, "scmdemo") == "0.0.0"
