@@ -206,6 +206,13 @@ def _cmd_verify(args: argparse.Namespace) -> int:
         if not sep:
             raise SystemExit(f"pytest-enconda verify: error: expected KEY=VALUE, got {item!r}")
         options[key] = value
+    if (args.start_at != "agent" and args.no_recipe) or (
+        args.start_at == "as-of" and args.no_as_of
+    ):
+        raise SystemExit(
+            f"pytest-enconda verify: error: --start-at {args.start_at} starts at an attempt "
+            "that --no-recipe or --no-as-of switches off"
+        )
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     sidecar = verify_dataset(
         VerifyOptions(
@@ -216,6 +223,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
             agent_options=options,
             recipe_fallback=not args.no_recipe,
             recipe_as_of=not args.no_as_of,
+            first_attempt=args.start_at,
             repo_mirror=Path(args.repo_mirror) if args.repo_mirror else None,
             workers=args.n,
             setup_seconds=args.setup_timeout,
@@ -485,6 +493,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-as-of",
         action="store_true",
         help="no second recipe with the packages of the revision's day (pip's upload cutoff)",
+    )
+    verify.add_argument(
+        "--start-at",
+        choices=("agent", "recipe", "as-of"),
+        default="agent",
+        help="the first attempt (default agent): a re-run may skip attempts whose failures are "
+        "on record; the record says which were not tried",
     )
     verify.add_argument("--repo-mirror", help="local clones or fetched snapshots of repositories")
     verify.add_argument("-n", type=int, default=1, help="repositories verified at once")

@@ -1,0 +1,64 @@
+"""A re-run may start at a later attempt (meerkat: the agent's and the plain recipe's test runs
+took an hour each before the dated recipe, the one that got furthest); the record says which
+attempts were not tried."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_verify_as_of import WHEN, _snapshot
+from verifyfake import fake_context
+
+from pytest_enconda import cli, verify
+from pytest_enconda.cases.sidecar import RepoVerification
+from pytest_enconda.cases.test_commands import AS_OF
+
+
+def _run(tmp_path: Path, monkeypatch: Any, **options: Any) -> tuple[RepoVerification, list[str]]:
+    snapshot, commit = _snapshot(tmp_path)
+    tried: list[str] = []
+    agent_asked: list[bool] = []
+
+    def attempt(ctx: Any, record: RepoVerification, image: str, label: str, *_: Any) -> bool:
+        tried.append(label)
+        record.attempts.append(f"{label}: failed")
+        return False
+
+    def agent(*_a: Any, **_k: Any) -> str:
+        agent_asked.append(True)
+        return "#!/bin/bash\ntrue\n"
+
+    monkeypatch.setattr(verify, "_attempt", attempt)
+    monkeypatch.setattr(verify, "_agent_script", agent)
+    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    ctx = fake_context(tmp_path, snapshot, [], logs=tmp_path / "logs", **options)
+    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    assert bool(agent_asked) == (tried[:1] == ["agent:readme"])  # a skipped agent is never asked
+    return record, tried
+
+
+@pytest.mark.parametrize(
+    ("first", "expected", "skipped"),
+    [
+        ("agent", ["agent:readme", "recipe", AS_OF], ""),
+        ("recipe", ["recipe", AS_OF], "agent:readme"),
+        ("as-of", [AS_OF], "agent:readme, recipe"),
+    ],
+)
+def test_the_attempts_before_the_first_are_not_tried_and_said(
+    tmp_path: Path, monkeypatch: Any, first: str, expected: list[str], skipped: str
+) -> None:
+    record, tried = _run(tmp_path, monkeypatch, first_attempt=first)
+    assert tried == expected
+    assert record.revision_date == WHEN
+    said = [a for a in record.attempts if a.startswith("not tried")]
+    assert said == ([f"not tried (started at {first}): {skipped}"] if skipped else [])
+    assert record.status == "unverified" and record.reason == f"{expected[-1]}: failed"
+
+
+def test_an_attempt_switched_off_is_no_place_to_start(tmp_path: Path) -> None:
+    for flags in (["--start-at", "as-of", "--no-as-of"], ["--start-at", "recipe", "--no-recipe"]):
+        with pytest.raises(SystemExit, match="switches off"):
+            cli.main(["verify", str(tmp_path), *flags])
