@@ -100,6 +100,8 @@ def _run(
     log_text: dict[str, str],
     verifies: set[str] = frozenset(),  # type: ignore[assignment]
     base_image: str = "bookworm-py3.11",
+    step: str = "test1",
+    pypi_files: Any = None,
 ) -> tuple[RepoVerification, list[tuple[str, str, str]], list[str], list[str]]:
     """verify on a fake whose attempts write ``log_text[label]`` as their test log and verify
     when their label is in ``verifies``: the record, (label, base, cutoff) of each attempt, the
@@ -114,7 +116,7 @@ def _run(
         tried.append((label, record.base_image, record.packages_before))
         images.append(image)
         folder = logs / "o__n"
-        (folder / f"{timing_tag(label)}-test1.log").write_text(log_text.get(label, ""))
+        (folder / f"{timing_tag(label)}-{step}.log").write_text(log_text.get(label, ""))
         if label in verifies:
             record.pass_set = ["t::a"]
             record.reference_source = label
@@ -138,6 +140,7 @@ def _run(
         ensure_task_image=lambda base, *_a, **_k: f"image-on-{base}",
         logs=logs,
         base_image=base_image,
+        pypi_files=pypi_files,
     )
     record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert images == [f"image-on-base-{base}" for _, base, _ in tried]

@@ -14,11 +14,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 from packaging.requirements import Requirement
-from test_verify_as_of import WHEN, _snapshot
-from verifyfake import fake_context
+from test_verify_as_of import WHEN
+from test_verify_older_python import _run as run_on_fake
 
-from pytest_enconda import verify
-from pytest_enconda.cases.sidecar import RepoVerification, timing_tag
+from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.cases.test_commands import AS_OF
 from pytest_enconda.cases.wheel_pythons import (
     PyPIError,
@@ -165,38 +164,15 @@ def test_any_bytes_from_pypi_are_a_pypi_error_or_a_document(data: bytes) -> None
 def _run(
     tmp_path: Path, monkeypatch: Any, setup_logs: dict[str, str], verifies: set[str]
 ) -> tuple[RepoVerification, list[tuple[str, str, str]], list[str]]:
-    snapshot, commit = _snapshot(tmp_path)
-    tried: list[tuple[str, str, str]] = []
-    built: list[str] = []
-    logs = tmp_path / "logs"
-
-    def attempt(ctx: Any, record: RepoVerification, image: str, label: str, *_: Any) -> bool:
-        tried.append((label, record.base_image, record.packages_before))
-        folder = logs / "o__n"
-        (folder / f"{timing_tag(label)}-setup.log").write_text(setup_logs.get(label, ""))
-        if label in verifies:
-            record.pass_set = ["t::a"]
-            record.reference_source = label
-            return True
-        record.attempts.append(f"{label}: setup exited with 1")
-        return False
-
-    def ensure_base(name: str, **_: Any) -> str:
-        built.append(name)
-        return f"base-{name}"
-
-    monkeypatch.setattr(verify, "_attempt", attempt)
-    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
-    ctx = fake_context(
+    """verify on the fake of the older-Python tests, its attempts writing setup logs."""
+    record, tried, built, _ = run_on_fake(
         tmp_path,
-        snapshot,
-        [],
-        ensure_base=ensure_base,
-        logs=logs,
+        monkeypatch,
+        setup_logs,
+        verifies,
+        step="setup",
         pypi_files=_fetcher(BEFORE_WHEN, []),
     )
-    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     return record, tried, built
 
 
