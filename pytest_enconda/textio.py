@@ -120,6 +120,18 @@ def read_tail(path: Path, limit: int) -> bytes:
         return handle.read(limit)
 
 
+def tails_text(paths: list[Path], limit: int) -> str:
+    """The last ``limit`` bytes of each of ``paths`` that is a readable regular file (not a
+    link), decoded leniently and joined by newlines; the others are passed over."""
+    parts: list[str] = []
+    for path in paths:
+        try:
+            parts.append(read_tail(path, limit).decode("utf-8", errors="replace"))
+        except (OSError, ValueError):
+            continue
+    return "\n".join(parts)
+
+
 def read_within(root: Path, path: Path, limit: int) -> bytes:
     """``read_bounded`` of a file in an untrusted tree: no link on the way from ``root``."""
     link = link_within(root, path)

@@ -431,7 +431,8 @@ def _skipped_attempts(strategies: list[tuple[str, Callable[[], str]]], first: st
         (i for i, (label, _) in enumerate(strategies) if label.startswith(starts[first])), None
     )
     if index is None:
-        raise EncondaError(f"verify: no {first} attempt to start at (it is switched off)")
+        # Switched off, or no dated recipe: the snapshot gave no revision date.
+        raise EncondaError(f"verify: no {first} attempt to start at")
     skipped = [label for label, _ in strategies[:index]]
     del strategies[:index]
     return ", ".join(skipped)

@@ -133,8 +133,8 @@ def _circleci_files(repo: Path) -> list[Path]:
     folder = repo / ".circleci"
     if not folder.is_dir():
         return []
-    files = sorted(p for p in folder.iterdir() if p.suffix in (".yml", ".yaml"))
-    return sorted(files, key=lambda p: p.name != "config.yml")[:20]
+    files = (p for p in folder.iterdir() if p.suffix in (".yml", ".yaml"))
+    return sorted(files, key=lambda p: (p.name != "config.yml", p.name))[:20]
 
 
 def ci_services(repo: Path, found: TestCommand | None = None) -> tuple[list[CiService], list[str]]:
@@ -227,9 +227,8 @@ def _postgres(env: dict[str, str], postgis: bool = False) -> list[str]:
     # The image trusts its socket; over TCP it asks for the password unless told to trust, and
     # a CI whose service has no password (bitcart's CircleCI, a workflow's secret dropped here)
     # ran one that trusted.
-    methods = "peer" if env.get("POSTGRES_PASSWORD") else "peer|scram-sha-256|md5"
-    if env.get("POSTGRES_HOST_AUTH_METHOD") == "trust":
-        methods = "peer|scram-sha-256|md5"
+    trusting = not env.get("POSTGRES_PASSWORD") or env.get("POSTGRES_HOST_AUTH_METHOD") == "trust"
+    methods = "peer|scram-sha-256|md5" if trusting else "peer"
     # PostGIS is packaged per server version (bullseye has no unversioned package).
     extension = (
         [

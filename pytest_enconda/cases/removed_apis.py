@@ -18,6 +18,8 @@ from pathlib import Path
 
 from packaging.version import Version
 
+from .. import textio
+
 __all__ = ["Removal", "find_removal", "removal_in_logs"]
 
 # collections' ABC aliases, removed in 3.10 (bpo-37324).
@@ -111,12 +113,4 @@ def find_removal(text: str, python: str) -> Removal | None:
 
 def removal_in_logs(logs: list[Path], python: str) -> Removal | None:
     """``find_removal`` over the tails of the logs that exist."""
-    parts: list[str] = []
-    for log in logs:
-        try:
-            with log.open("rb") as handle:
-                handle.seek(max(0, log.stat().st_size - _TAIL))
-                parts.append(handle.read().decode("utf-8", errors="replace"))
-        except OSError:
-            continue
-    return find_removal("\n".join(parts), python)
+    return find_removal(textio.tails_text(logs, _TAIL), python)

@@ -28,6 +28,8 @@ from packaging.utils import InvalidWheelFilename, canonicalize_name, parse_wheel
 from packaging.version import InvalidVersion, Version
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from .. import textio
+
 __all__ = [
     "PyPIError",
     "ReleaseFile",
@@ -206,7 +208,7 @@ def unbuilt_requirement(
     confirms have no build for ``python``; its ``allows`` says which other Pythons have one. None
     when PyPI cannot say, the requirement is unreadable, or PyPI does list a build (then the cause
     was not the interpreter)."""
-    text = "\n".join(_tail(log) for log in logs)
+    text = textio.tails_text(logs, _TAIL)
     for written in unmatched_requirements(text):
         try:
             requirement = Requirement(written)
@@ -224,12 +226,3 @@ def unbuilt_requirement(
 
         return Unbuilt(written, python, before, allows)
     return None
-
-
-def _tail(log: Path) -> str:
-    try:
-        with log.open("rb") as handle:
-            handle.seek(max(0, log.stat().st_size - _TAIL))
-            return handle.read().decode("utf-8", errors="replace")
-    except OSError:
-        return ""

@@ -78,6 +78,14 @@ def test_only_a_log_tail_is_read(tmp_path: Path) -> None:
     assert removal_in_logs([log, tmp_path / "absent.log"], "3.11.2") is not None
 
 
+def test_a_linked_log_is_not_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.log"
+    outside.write_text(TRAX)
+    (tmp_path / "test1.log").symlink_to(outside)
+    assert removal_in_logs([tmp_path / "test1.log"], "3.11.2") is None
+    assert removal_in_logs([outside], "3.11.2") is not None
+
+
 def test_the_older_base_is_the_newest_whose_python_has_it_and_the_range_allows() -> None:
     removal = find_removal(TRAX, "3.13.5")
     assert removal is not None

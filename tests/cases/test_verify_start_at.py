@@ -62,3 +62,18 @@ def test_an_attempt_switched_off_is_no_place_to_start(tmp_path: Path) -> None:
     for flags in (["--start-at", "as-of", "--no-as-of"], ["--start-at", "recipe", "--no-recipe"]):
         with pytest.raises(SystemExit, match="switches off"):
             cli.main(["verify", str(tmp_path), *flags])
+
+
+def test_a_start_no_attempt_has_is_the_repositorys_reason_alone(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """The dated recipe is not there when it is switched off (or the snapshot has no date)."""
+    snapshot, commit = _snapshot(tmp_path)
+    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
+    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    ctx = fake_context(
+        tmp_path, snapshot, [], logs=tmp_path / "logs", first_attempt="as-of", recipe_as_of=False
+    )
+    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    assert record.status == "unverified"
+    assert record.reason == "verify: no as-of attempt to start at"
