@@ -136,7 +136,11 @@ class _Context:
 
 
 def repositories_of(dataset: Path) -> list[tuple[str, str]]:
-    """(owner/name, revision) of every repository with at least one loadable instance."""
+    """(owner/name, revision) of every repository of the dataset, those without instances too.
+
+    A case's repository is named as its URL names it; a repository folder that holds no
+    instance comes from ``repo_info.jsonl`` alone.
+    """
     load = load_dataset(dataset)
     seen: dict[str, str] = {}
     for case in load.cases:
@@ -145,6 +149,10 @@ def repositories_of(dataset: Path) -> list[tuple[str, str]]:
             continue
         name = "/".join(source.url.rstrip("/").split("/")[-2:])
         seen.setdefault(name, source.revision)
+    known = {name.lower() for name in seen}
+    for name, revision in load.repositories.items():
+        if name.lower() not in known:
+            seen[name] = revision
     return sorted(seen.items())
 
 

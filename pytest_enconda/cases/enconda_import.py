@@ -115,6 +115,9 @@ class DatasetLoad(BaseModel):
 
     root: Path
     cases: list[Case] = Field(default_factory=list)
+    # owner/name -> revision of every repository folder read, those without instances too: the
+    # verification sidecar covers the dataset's repositories, not only those with cases today.
+    repositories: dict[str, str] = Field(default_factory=dict)
     problems: list[ImportProblem] = Field(default_factory=list)
     notes: list[ImportProblem] = Field(default_factory=list)
 
@@ -247,6 +250,7 @@ def load_dataset(
                 seen_ids,
                 roots,
                 report,
+                load.repositories,
             )
         )
     start = repo_info_path.parent if repo_info_path else root
@@ -478,6 +482,7 @@ def _load_repo(
     seen_ids: set[str],
     roots: _Roots,
     report: ImportReport,
+    found: dict[str, str],
 ) -> list[Case]:
     key = repo_dir.name.removeprefix(REPO_PREFIX)
     if not roots.check(repo_dir, "repository folder", report):
@@ -491,12 +496,16 @@ def _load_repo(
         instance_dirs = [path for path in instance_dirs if path.name == only_instance]
     elif not instance_dirs:
         report.note(repo_dir, "no instance folders")
+        if (repo := _match_repo(key, repos, repo_dir, report)) is not None:
+            found[repo.full_name] = repo.revision
         return []
     if only_instance is None:
         stray = sorted(p.name for p in repo_dir.iterdir() if p.is_file() and not _is_readme(p.name))
         if stray:
             report.note(repo_dir, f"ignored files outside instance folders: {', '.join(stray)}")
     repo = _match_repo(key, repos, repo_dir, report)
+    if repo is not None:
+        found[repo.full_name] = repo.revision
     if repo is None:
         where = repo_info_path or REPO_INFO
         for instance_dir in instance_dirs:

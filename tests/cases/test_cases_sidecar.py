@@ -259,3 +259,21 @@ def test_importer_gives_every_case_its_repositorys_base(tmp_path: Path) -> None:
         case.spec.base_image == "bookworm-py3.11"
         for case in load_dataset(data, verification=tmp_path / "missing.json").cases
     )
+
+
+def test_verify_lists_every_repository_folder_also_one_without_instances(tmp_path: Path) -> None:
+    from pytest_enconda.verify import repositories_of
+
+    root = make_dataset(tmp_path / "d")
+    # EnConda-Bench's dev split has such a folder: its own README, no error_readme_N instance.
+    with (root / "repo_info.jsonl").open("a") as info:
+        info.write(json.dumps({"repository": "o/bare", "revision": "c" * 40}) + "\n")
+        info.write(json.dumps({"repository": "o/nofolder", "revision": "d" * 40}) + "\n")
+    (root / "instances" / "error_gen_o_bare").mkdir()
+    (root / "instances" / "error_gen_o_bare" / "README.rst").write_text("bare\n")
+    load = load_dataset(root)
+    assert {case.spec.repository.url.rsplit("/", 1)[-1] for case in load.cases} == {"a", "b"}
+    assert load.repositories == {"o/a": REV_A, "o/b": REV_B, "o/bare": "c" * 40}
+    assert repositories_of(root) == [("o/a", REV_A), ("o/b", REV_B), ("o/bare", "c" * 40)]
+    # Given one repository folder, only that one is listed (repo_info.jsonl above names others).
+    assert repositories_of(root / "instances" / "error_gen_o_bare") == [("o/bare", "c" * 40)]
