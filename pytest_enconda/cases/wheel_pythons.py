@@ -43,7 +43,11 @@ __all__ = [
 # tensorflow's document (every file of ~150 releases) is about 6 MB.
 MAX_JSON_BYTES = 64 * 1024 * 1024
 PYPI_JSON = "https://pypi.org/pypi/{name}/json"
-_UNMATCHED = re.compile(r"^ERROR: No matching distribution found for (\S+)\s*$", re.MULTILINE)
+# A dependency's requirement ends with what asked for it: "... for tfx-bsl<1.16.0,>=1.15.1 (from
+# tensorflow-model-analysis)".
+_UNMATCHED = re.compile(
+    r"^ERROR: No matching distribution found for (\S+)(?: \(from [^()\n]*\))?\s*$", re.MULTILINE
+)
 # The log's tail holds pip's error; a huge log is not read whole.
 _TAIL = 2_000_000
 # The platforms a Linux x86_64 or aarch64 box installs.

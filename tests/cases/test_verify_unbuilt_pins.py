@@ -66,6 +66,11 @@ def test_pips_unmatched_requirements_are_read_in_order() -> None:
     )
     assert unmatched_requirements(text) == ["tensorflow==2.8.0", "c-blosc2<2.14,>=2.13.2"]
     assert unmatched_requirements("ERROR: Could not find a version that satisfies x") == []
+    # tensorflow/model-analysis's setup: a dependency's pin, with what asked for it.
+    assert unmatched_requirements(
+        "ERROR: No matching distribution found for tfx-bsl<1.16.0,>=1.15.1 "
+        "(from tensorflow-model-analysis)\n"
+    ) == ["tfx-bsl<1.16.0,>=1.15.1"]
 
 
 @pytest.mark.parametrize(
