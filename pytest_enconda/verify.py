@@ -46,9 +46,11 @@ from .cases.sidecar import (
 from .cases.test_commands import (
     AS_OF,
     as_of_script,
+    ci_file_steps,
     discover_test_command,
     recipe_script,
     test_tools,
+    with_file_steps,
 )
 from .cases.test_deps import ci_job_requirements, declared_test_requirements, depends_on_pip
 from .errors import EncondaError
@@ -359,10 +361,11 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
         # recipe written after that attempt installs them too.
         programs: list[str] = []
         if options.recipe_fallback:
+            file_steps = ci_file_steps(repo_dir, found)
 
             @functools.cache
             def recipe_with(extra: tuple[str, ...]) -> str:
-                return recipe_script(
+                script = recipe_script(
                     repo_dir,
                     [
                         *_system_packages(repo_dir, readme_name),
@@ -370,6 +373,7 @@ def _verify(ctx: _Context, record: RepoVerification) -> None:
                         *extra,
                     ],
                 )
+                return with_file_steps(script, file_steps, found.detail)
 
             def recipe() -> str:
                 return recipe_with(tuple(programs))

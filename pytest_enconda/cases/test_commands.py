@@ -40,11 +40,13 @@ from .vcs_version import CONFIG_FILES, version_setup
 __all__ = [
     "DjangoSettings",
     "TestCommand",
+    "ci_file_steps",
     "ci_setup_lines",
     "discover_test_command",
     "django_settings",
     "recipe_script",
     "test_tools",
+    "with_file_steps",
 ]
 
 Source = Literal["ci", "tox", "nox", "makefile", "pytest-config", "readme", "default"]
@@ -171,6 +173,35 @@ _REQUIREMENT_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # tool runner (poetry run, hatch run, uv run, pdm run, pipenv run) or nothing.
 _PYTEST_WORD = re.compile(r"(?:^|[\s;&|(])(?:py\.test|pytest)(?:\s|$)|-m\s+pytest(?:\s|$)")
 _UNITTEST_WORD = re.compile(r"(?:^|[\s;&|(])-m\s+unittest(?:\s|$)")
+# Django's test runner at the checkout's root: `python manage.py test`, `./manage.py test`,
+# `coverage run manage.py test` (peering-manager's CI).
+_DJANGO_TEST_WORD = re.compile(r"(?:^|[\s;&|(])(?:\./)?manage\.py\s+test(?:\s|$)")
+# Options of `manage.py test` that change how, not which, tests run; with the number of words
+# each takes (1: its value follows unless written with "=").
+_DJANGO_RUNNER_OPTIONS = {
+    "--noinput": 0,
+    "--no-input": 0,
+    "--keepdb": 0,
+    "-k": 0,  # Django's -k is --keepdb, not pytest's selection
+    "--failfast": 0,
+    "--parallel": 0,
+    "--timing": 0,
+    "--buffer": 0,
+    "-b": 0,
+    "--debug-mode": 0,
+    "--debug-sql": 0,
+    "-d": 0,
+    "--force-color": 0,
+    "--no-color": 0,
+    "--reverse": 0,
+    "-r": 0,
+    "--shuffle": 0,
+    "--pdb": 0,
+    "--traceback": 0,
+    "-v": 1,
+    "--verbosity": 1,
+    "--testrunner": 1,
+}
 # unittest's discover options and the place of each among its positional arguments.
 _DISCOVER_OPTIONS = {
     "-s": 0,
@@ -331,6 +362,61 @@ def normalise_unittest(line: str, repo: Path | None = None) -> str | None:
     return " ".join([DEFAULT_COMMAND, *(shlex.quote(arg) for arg in args)])
 
 
+def normalise_django(line: str, repo: Path | None = None) -> str | None:
+    """``python -m pytest ARGS`` collecting what a ``manage.py test ...`` line runs (pytest-django
+    runs Django's test cases, and ``discover_test_command`` adds the settings module): test
+    labels become paths as unittest names do, Django's ``test*.py`` pattern (or ``-p``) goes to
+    ``-o python_files`` (pytest's own pattern misses Django's usual ``app/tests.py``),
+    ``--settings`` to ``--ds``. A ``manage.py`` elsewhere than the root, an option not known
+    here, or a label that is no path of the checkout is not translated."""
+    words = _command_words(line, _DJANGO_TEST_WORD) or []
+    starts = [
+        i + 2
+        for i in range(len(words) - 1)
+        if words[i] in ("manage.py", "./manage.py") and words[i + 1] == "test"
+    ]
+    if not starts or (repo is not None and not (repo / "manage.py").is_file()):
+        return None
+    rest = words[starts[0] :]
+    pattern, settings, names = "test*.py", "", []
+    index = 0
+    while index < len(rest):
+        word = rest[index]
+        option, has_value, value = word.partition("=")
+        if _unknown(word):
+            index += 1
+            continue  # tox's {posargs}, a CI expression: nothing the tests need
+        if option in ("-p", "--pattern", "--settings"):
+            if not has_value:
+                index += 1
+                value = rest[index] if index < len(rest) else ""
+            if not value or _unknown(value):
+                return None
+            if option == "--settings":
+                settings = value
+            else:
+                pattern = value
+        elif option in _DJANGO_RUNNER_OPTIONS:
+            index += 0 if has_value else _DJANGO_RUNNER_OPTIONS[option]
+        elif word.startswith("-"):
+            return None
+        else:
+            names.append(word)
+        index += 1
+    args: list[str] = []
+    for name in names:
+        path = _unittest_path(name, repo) or (
+            name.rstrip("/") if _inside_checkout(name.rstrip("/"), repo, folder=True) else None
+        )
+        if path is None:
+            return None
+        args.append(path)
+    args += ["-o", f"python_files={pattern}"]
+    if settings:
+        args.append(f"--ds={settings}")
+    return " ".join([DEFAULT_COMMAND, *(shlex.quote(arg) for arg in args)])
+
+
 def _inside_checkout(path: str, repo: Path | None, *, folder: bool) -> bool:
     parts = Path(path).parts
     if not path or Path(path).is_absolute() or ".." in parts:
@@ -368,7 +454,11 @@ def _from_lines(
             stripped = stripped.split(":", 1)[1].strip()
         if stripped.startswith(("#", "name:")) or "pip install" in stripped:
             continue
-        command = normalise_unittest(stripped, repo) if unittest else normalise(stripped)
+        command = (
+            normalise_unittest(stripped, repo) or normalise_django(stripped, repo)
+            if unittest
+            else normalise(stripped)
+        )
         if command and not _BENCHMARK.search(command):
             return command, raw.strip()
     return None
@@ -470,6 +560,55 @@ def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
         if hit is not None and hit.raw == found.raw:
             return list(hit.before)
     return []
+
+
+# The file steps of a CI job the recipe repeats: a settings file made from the checkout's example
+# (peering-manager: `cp peering_manager/configuration.example.py peering_manager/configuration.py`;
+# readux: `mkdir logs && touch logs/debug.log`). Only these programs, their plain options.
+_FILE_STEP_OPTIONS = {"cp": {"-r", "-R", "-f", "-n", "-a", "-p"}, "mkdir": {"-p"}, "touch": set()}
+
+
+def ci_file_steps(repo: Path, found: TestCommand) -> list[str]:
+    """The CI job's steps before the tests that copy a file of the checkout or make a folder or
+    an empty file in it (``cp``, ``mkdir``, ``touch``), as shell lines for the recipe: without
+    the settings file a Django project's CI copies from its example, no test imports. A step
+    naming a path outside the checkout, a variable or a pattern is left out; so is a copy whose
+    source the checkout lacks (CI made it in an earlier step)."""
+    repo = Path(repo)
+    root = repo.resolve()
+    steps: list[str] = []
+    for line in ci_setup_lines(repo, found):
+        for segment in re.split(r"&&|\|\||;", line):
+            words = _words(segment.strip())
+            if not words or words[0] not in _FILE_STEP_OPTIONS:
+                continue
+            options = [word for word in words[1:] if word.startswith("-")]
+            paths = [word for word in words[1:] if not word.startswith("-")]
+            if not paths or not set(options) <= _FILE_STEP_OPTIONS[words[0]]:
+                continue
+            if not all(_plain_path(path, root) for path in paths):
+                continue
+            if words[0] == "cp" and (len(paths) != 2 or not (repo / paths[0]).exists()):
+                continue
+            steps.append(shlex.join(words))
+    return list(dict.fromkeys(steps))
+
+
+def with_file_steps(script: str, steps: list[str], source: str) -> str:
+    """``script`` ending with the CI file ``steps`` (``ci_file_steps``), each allowed to fail."""
+    if not steps:
+        return script
+    lines = [f"# the files CI makes before the tests ({source})"] + [
+        f"{step} || echo {shlex.quote(f'recipe: CI step {step!r} failed')}" for step in steps
+    ]
+    return script.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
+
+
+def _plain_path(path: str, root: Path) -> bool:
+    """A relative path without variables, patterns or '..' that resolves inside ``root``."""
+    if re.search(r"[$`*?\[\]{}~]", path) or Path(path).is_absolute() or ".." in Path(path).parts:
+        return False
+    return (root / path).resolve().is_relative_to(root)
 
 
 def _logical_lines(text: str) -> list[str]:

@@ -8,16 +8,19 @@ from pathlib import Path
 import pytest
 
 from pytest_enconda.cases.test_commands import (
+    ci_file_steps,
     ci_setup_lines,
     discover_test_command,
     django_settings,
     flat_requirements,
     normalise,
+    normalise_django,
     normalise_unittest,
     recipe_script,
     release_for_url,
     root_requirements,
     test_tools,
+    with_file_steps,
 )
 
 
@@ -360,7 +363,9 @@ def test_a_django_project_tested_with_manage_py_gets_its_settings(tmp_path: Path
         False,
     )
     found = discover_test_command(tmp_path)
-    assert found.command == "python -m pytest --ds=tests.app.settings"
+    # Django's runner collects test*.py (an app's tests.py too): the pattern goes with it.
+    assert (found.source, found.raw) == ("tox", "python manage.py test {posargs}")
+    assert found.command == "python -m pytest -o 'python_files=test*.py' --ds=tests.app.settings"
     assert "pytest-django" in test_tools(tmp_path, found.command)
 
 
@@ -850,3 +855,99 @@ def test_requirements_are_flattened_for_the_one_by_one_install(tmp_path: Path) -
     script = recipe_script(tmp_path)
     listing = script.split("<<'ENCONDA_REQUIREMENTS'\n", 1)[1].split("\nENCONDA_REQUIREMENTS", 1)[0]
     assert listing.splitlines() == flat_requirements(tmp_path, "requirements.txt")
+
+
+@pytest.mark.parametrize(
+    ("line", "command"),
+    [
+        ("python manage.py test", "python -m pytest -o 'python_files=test*.py'"),
+        (
+            "poetry run coverage run manage.py test --parallel=4 --noinput -v 2 --keepdb",
+            "python -m pytest -o 'python_files=test*.py'",
+        ),
+        (
+            "./manage.py test --settings=site.test_settings app tests.test_io -p 'check*.py'",
+            "python -m pytest app tests/test_io.py -o 'python_files=check*.py' "
+            "--ds=site.test_settings",
+        ),
+        ("python manage.py test {posargs}", "python -m pytest -o 'python_files=test*.py'"),
+        ("python manage.py test --tag slow", None),  # an option not known here
+        ("python manage.py test no_such_app", None),
+        ("python manage.py test ../elsewhere", None),
+        ("python manage.py testserver", None),
+        ("python src/manage.py test", None),  # another folder's manage.py
+    ],
+)
+def test_normalise_django(tmp_path: Path, line: str, command: str | None) -> None:
+    write(tmp_path, "manage.py", MANAGE_PY)
+    write(tmp_path, "tests/test_io.py", "import unittest\n")
+    write(tmp_path, "app/tests.py", "import unittest\n")
+    assert normalise_django(line, tmp_path) == command
+
+
+def test_no_django_command_without_a_manage_py_at_the_root(tmp_path: Path) -> None:
+    assert normalise_django("python manage.py test", tmp_path) is None
+
+
+PEERING_CI = """\
+    name: CI
+    on: [push]
+    jobs:
+      tests:
+        runs-on: ubuntu-latest
+        services:
+          redis:
+            image: redis:6
+        steps:
+          - uses: actions/checkout@v4
+          - name: Setup environment
+            run: |
+              pipx install poetry
+              cp site/configuration.example.py site/configuration.py
+              mkdir -p logs && touch logs/debug.log
+              cp /etc/hosts site/hosts.py
+              cp site/../../outside.py site/x.py
+              cp site/$NAME.py site/y.py
+              cp site/missing.example.py site/missing.py
+              cp -x site/configuration.example.py site/z.py
+              touch escape/out.txt
+          - name: Run tests
+            run: poetry run coverage run manage.py test
+"""
+
+
+def test_ci_running_manage_py_test_gives_its_command_and_the_file_steps_before_it(
+    tmp_path: Path,
+) -> None:
+    """peering-manager: CI copies its settings file from the example and runs Django's runner;
+    neither was read, and every test erred on the missing configuration module."""
+    write(tmp_path, ".github/workflows/ci.yml", PEERING_CI)
+    write(tmp_path, "manage.py", MANAGE_PY.replace("tests.app.settings", "site.settings"))
+    write(tmp_path, "site/__init__.py", "")
+    write(tmp_path, "site/settings.py", "from .configuration import *\n")
+    write(tmp_path, "site/configuration.example.py", "SECRET_KEY = 'x'\n")
+    (tmp_path / "escape").symlink_to(tmp_path.parent)  # a folder leading out of the checkout
+    found = discover_test_command(tmp_path)
+    assert (found.source, found.detail, found.raw) == (
+        "ci",
+        ".github/workflows/ci.yml",
+        "poetry run coverage run manage.py test",
+    )
+    assert found.command == "python -m pytest -o 'python_files=test*.py' --ds=site.settings"
+    # Outside paths, variables, a source the checkout lacks, unknown options: left out.
+    assert ci_file_steps(tmp_path, found) == [
+        "cp site/configuration.example.py site/configuration.py",
+        "mkdir -p logs",
+        "touch logs/debug.log",
+    ]
+    script = with_file_steps(
+        "#!/bin/bash\npip install -e .\n", ci_file_steps(tmp_path, found), found.detail
+    )
+    assert script.splitlines()[2:] == [
+        "# the files CI makes before the tests (.github/workflows/ci.yml)",
+        "cp site/configuration.example.py site/configuration.py || echo 'recipe: CI step "
+        "'\"'\"'cp site/configuration.example.py site/configuration.py'\"'\"' failed'",
+        "mkdir -p logs || echo 'recipe: CI step '\"'\"'mkdir -p logs'\"'\"' failed'",
+        "touch logs/debug.log || echo 'recipe: CI step '\"'\"'touch logs/debug.log'\"'\"' failed'",
+    ]
+    assert with_file_steps("#!/bin/bash\n", [], "x") == "#!/bin/bash\n"

@@ -1,0 +1,107 @@
+"""A Django project whose CI copies its settings file from an example and runs ``manage.py test``:
+its command and the copy are read from CI, and in a real box the copy is what lets its tests run."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.cases.test_commands import (
+    ci_file_steps,
+    discover_test_command,
+    recipe_script,
+    test_tools,
+    with_file_steps,
+)
+
+CI = """\
+    name: CI
+    on: [push]
+    jobs:
+      tests:
+        runs-on: ubuntu-latest
+        steps:
+          - uses: actions/checkout@v4
+          - run: |
+              pip install -r requirements.txt
+              cp mysite/configuration.example.py mysite/configuration.py
+          - run: python manage.py test --noinput
+"""
+FILES = {
+    ".github/workflows/ci.yml": CI,
+    "requirements.txt": "django>=4.2,<6\n",
+    "manage.py": """\
+        import os
+        import sys
+
+        if __name__ == "__main__":
+            os.environ.setdefault("DJANGO_SETTINGS_MODULE", "mysite.settings")
+            from django.core.management import execute_from_command_line
+            execute_from_command_line(sys.argv)
+    """,
+    "mysite/__init__.py": "",
+    "mysite/settings.py": """\
+        from .configuration import SECRET_KEY  # made by CI from the example
+
+        INSTALLED_APPS = ["polls"]
+        DATABASES = {"default": {"ENGINE": "django.db.backends.sqlite3", "NAME": ":memory:"}}
+        USE_TZ = True
+    """,
+    "mysite/configuration.example.py": "SECRET_KEY = 'example'\n",
+    "polls/__init__.py": "",
+    # Django's runner collects an app's tests.py; pytest's own pattern would not.
+    "polls/tests.py": """\
+        from django.conf import settings
+        from django.test import SimpleTestCase
+
+
+        class SettingsTest(SimpleTestCase):
+            def test_secret_key(self):
+                self.assertEqual(settings.SECRET_KEY, "example")
+    """,
+}
+
+
+def django_project(root: Path) -> Path:
+    for rel, text in FILES.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return root
+
+
+@pytest.mark.docker
+def test_the_copied_settings_file_lets_the_django_tests_run(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    from recipebox import set_up
+
+    from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+
+    repo = django_project(tmp_path / "repo")
+    found = discover_test_command(repo)
+    assert found.command == "python -m pytest -o 'python_files=test*.py' --ds=mysite.settings"
+    steps = ci_file_steps(repo, found)
+    assert steps == ["cp mysite/configuration.example.py mysite/configuration.py"]
+    step = run_tests_command(found.command, test_tools(repo, found.command))
+    test_id = "polls.tests.SettingsTest::test_secret_key"
+    outcomes = []
+    # One box: the recipe without CI's file steps, its tests; then the steps, the tests again.
+    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/ci-file-steps") as (box, _):
+        for script in ("", with_file_steps("", steps, found.detail)):
+            if script:
+                made = box.exec(script, timeout=60, workdir="/data/project")
+                assert made.exit_code == 0, made.output
+            run = box.exec(step, timeout=600, workdir="/data/project")
+            junit = tmp_path / f"junit{len(outcomes)}.xml"
+            try:
+                box.copy_out(JUNIT_PATH, junit)
+            except FileNotFoundError:
+                outcomes.append(f"no JUnit report: {run.output[-1500:]}")
+                continue
+            outcomes.append(read_junit(junit).get(test_id, "not collected: " + run.output[-1500:]))
+    assert outcomes[1] == "passed", outcomes
+    # Without the copy, pytest-django cannot import the settings: no test runs.
+    assert outcomes[0].startswith("no JUnit report") and "configuration" in outcomes[0], outcomes
