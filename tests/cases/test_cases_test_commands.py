@@ -951,3 +951,16 @@ def test_ci_running_manage_py_test_gives_its_command_and_the_file_steps_before_i
         "touch logs/debug.log || echo 'recipe: CI step '\"'\"'touch logs/debug.log'\"'\"' failed'",
     ]
     assert with_file_steps("#!/bin/bash\n", [], "x") == "#!/bin/bash\n"
+
+
+def test_a_checkout_that_is_distutils_turns_setuptools_shim_off_after_its_installs(
+    tmp_path: Path,
+) -> None:
+    """pypa/distutils: setuptools' shim gave the tests its own copy, not the checkout's."""
+    write(tmp_path, "distutils/__init__.py", "")
+    write(tmp_path, "pyproject.toml", '[project]\nname = "distutils"\nversion = "1"\n')
+    lines = recipe_script(tmp_path).splitlines()
+    assert lines[-1] == "export SETUPTOOLS_USE_DISTUTILS=stdlib"
+    assert any("pip install -e" in line for line in lines[:-1])
+    write(tmp_path / "other", "pkg/__init__.py", "")
+    assert "SETUPTOOLS_USE_DISTUTILS" not in recipe_script(tmp_path / "other")

@@ -1,5 +1,6 @@
-"""A Django project whose CI copies its settings file from an example and runs ``manage.py test``:
-its command and the copy are read from CI, and in a real box the copy is what lets its tests run."""
+"""What the recipe does for a suite CI runs differently, in real boxes: a Django project whose CI
+copies its settings file from an example and runs ``manage.py test`` (its command and the copy are
+read from CI; the copy is what lets its tests run), and a checkout that is ``distutils`` itself."""
 
 from __future__ import annotations
 
@@ -105,3 +106,31 @@ def test_the_copied_settings_file_lets_the_django_tests_run(
     assert outcomes[1] == "passed", outcomes
     # Without the copy, pytest-django cannot import the settings: no test runs.
     assert outcomes[0].startswith("no JUnit report") and "configuration" in outcomes[0], outcomes
+
+
+@pytest.mark.docker
+def test_the_recipe_of_a_distutils_checkout_imports_the_checkouts_distutils(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """Debian's setuptools installs its distutils shim: the checkout's own ``distutils`` is
+    imported only once the recipe turns it off, as pypa/distutils' CI venv has no setuptools."""
+    from recipebox import project, set_up
+
+    repo = project(
+        tmp_path / "repo",
+        "distutils",
+        {"pyproject.toml": '[project]\nname = "distutils"\nversion = "1"\n'},
+    )
+    where = 'python -c "import distutils; print(distutils.__file__)"'
+    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/distutils") as (box, _):
+        plain = box.exec(where, timeout=60, workdir="/data/project")
+        # The recipe sourced again, as the setup step sources it: its exports stay.
+        after = box.exec(
+            f"bash -c '. ./setup.sh > /dev/null 2>&1; {where}'",
+            timeout=600,
+            workdir="/data/project",
+        )
+    assert "setuptools/_distutils" in plain.output, plain.output
+    assert after.output.strip().splitlines()[-1] == "/data/project/distutils/__init__.py", (
+        after.output[-2000:]
+    )
