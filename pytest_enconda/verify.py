@@ -666,6 +666,9 @@ def _attempt(
                     else f"exited with {setup.exit_code}"
                 )
                 record.attempts.append(f"{label}: setup {why}: {_failure_line(setup.output)}")
+                # A build calling a program the image lacks fails the setup, not a test: its
+                # package is retried as a test's would be.
+                record.undeclared_programs = _missing_programs(logs / f"{tag}-setup.log")
                 return False
             proof = _checkout_proof(box, packages, logs / f"{tag}-checkout.json")
             record.checkout_proof = proof
@@ -871,6 +874,9 @@ def _checkout_proof(box: Any, packages: list[str], out: Path) -> CheckoutProof:
 _MISSING_PROGRAM = re.compile(
     r"No such file or directory: '([A-Za-z0-9_.+-]+)'"
     r"|(?:^|\s)([A-Za-z0-9_.+-]+): (?:command )?not found"
+    # A build script's own words (tensorflow/model-analysis's setup.py: "protoc is not installed
+    # nor found in ../src"); a name no Debian package installs as a program costs nothing.
+    r"|(?:^|\s)([A-Za-z0-9_.+-]+) is not installed"
 )
 
 
@@ -931,7 +937,7 @@ def _missing_programs(log: Path) -> list[str]:
         text = log.read_text(encoding="utf-8", errors="replace")[-2_000_000:]
     except OSError:
         return []
-    names = {a or b for a, b in _MISSING_PROGRAM.findall(text)}
+    names = {next(filter(None, groups), "") for groups in _MISSING_PROGRAM.findall(text)}
     programs = sorted(name for name in names if name and "." not in name)
     return (programs + sorted(set(_MISSING_LIBRARY.findall(text))))[:20]
 

@@ -166,8 +166,9 @@ def test_the_log_names_missing_programs_then_missing_libraries(tmp_path: Path) -
         "E   FileNotFoundError: [Errno 2] No such file or directory: 'protoc'\n"
         "E   FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'\n"
         "/bin/sh: 1: sox: not found\n"
+        "protoc-gen-x is not installed nor found in ../src.\n"
     )
-    assert verify._missing_programs(log) == ["protoc", "sox", "libXrender.so.1"]
+    assert verify._missing_programs(log) == ["protoc", "protoc-gen-x", "sox", "libXrender.so.1"]
 
 
 def test_a_recipe_is_retried_while_its_tests_name_new_libraries_six_times_at_most(
@@ -229,3 +230,92 @@ def test_one_scan_names_all_the_libraries_an_extension_lacks(
     found = verify.unresolved_libraries(run.output, ["libX11.so.6"])
     assert {"libXrender.so.1", "libXfixes.so.3", "libX11.so.6"} <= set(found), run.output
     assert all(name.startswith("lib") for name in found)
+
+
+def test_a_setup_whose_build_lacks_a_program_names_it_for_the_next_recipe(
+    tmp_path: Path,
+) -> None:
+    """tensorflow/model-analysis: its setup.py stops with "protoc is not installed nor found in
+    ../src" before any test runs; the setup log names the program as a test log would."""
+    import threading
+    from contextlib import contextmanager
+    from types import SimpleNamespace
+
+    from pytest_enconda.cases.sidecar import RepoVerification
+
+    said = (
+        "running build_py\n"
+        "protoc is not installed nor found in ../src.  Please compile it or install the binary "
+        "package.\nerror: failed-wheel-build-for-install\n"
+    )
+
+    class Box:
+        def copy_in(self, *_: Any) -> None:
+            pass
+
+        def exec(self, _command: str, *, timeout: float, log_path: Path, **_: Any) -> Any:
+            log_path.parent.mkdir(parents=True, exist_ok=True)
+            log_path.write_text(said)
+            return SimpleNamespace(exit_code=1, timed_out=False, output=said)
+
+    @contextmanager
+    def container(_image: str, **_: Any) -> Any:
+        yield Box()
+
+    ctx = SimpleNamespace(
+        options=verify.VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path),
+        sandbox=SimpleNamespace(container=container),
+        stopping=threading.Event(),
+        download_cache=lambda _base: None,
+        progress=lambda _line: None,
+    )
+    record = RepoVerification(repository="o/n", revision="r", status="unverified")
+    record.undeclared_programs = ["from-an-earlier-attempt"]
+    assert not verify._attempt(ctx, record, "image", "recipe", "#!/bin/bash\n", tmp_path, [])  # type: ignore[arg-type]
+    assert record.undeclared_programs == ["protoc"]
+    assert record.attempts[-1].startswith("recipe: setup exited with 1: ")
+
+
+@pytest.mark.docker
+def test_a_build_that_needs_protoc_installs_once_the_recipe_has_its_package(
+    tmp_path: Path, sandbox, base_image, sandbox_settings
+) -> None:
+    """In real boxes: a setup.py that refuses to build without protoc (as tensorflow/model-
+    analysis's does) fails the recipe, its log names the program, Debian's real index its
+    package, and the recipe with it installs the checkout."""
+    from recipebox import project
+
+    from pytest_enconda.backends.base import started
+    from pytest_enconda.backends.docker import DockerBackend
+    from pytest_enconda.cases.test_commands import recipe_script
+
+    setup_py = (
+        "import shutil, sys\n"
+        "from setuptools import setup\n"
+        "if shutil.which('protoc') is None:\n"
+        "    sys.exit('protoc is not installed nor found in ../src.')\n"
+        "setup(name='protobuild', version='1', packages=['protobuild'])\n"
+    )
+    repo = project(tmp_path / "repo", "protobuild", {"setup.py": setup_py})
+    packages: list[str] = []
+    exits = []
+    for attempt in (1, 2):
+        (repo / "setup.sh").write_text("set -e\n" + recipe_script(repo, packages))
+        log = tmp_path / f"setup{attempt}.log"
+        backend = DockerBackend(sandbox=sandbox)
+        with started(
+            backend, base_image, case_id=f"t/build-programs{attempt}", role="test", network=True
+        ) as box:
+            box.copy_in(repo, "/data/project")
+            run = box.exec("bash setup.sh", timeout=600, workdir="/data/project", log_path=log)
+            exits.append(run.exit_code)
+        if attempt == 1:
+            missing = verify._missing_programs(log)
+            assert missing == ["protoc"], run.output[-2000:]
+            release = BASE_RECIPES["bookworm-py3.11"].release
+            found = program_packages(
+                missing, release, sandbox_settings.debian_mirror, tmp_path / "cache"
+            )
+            packages = list(found.values())
+    assert packages == ["protobuf-compiler"]
+    assert exits[0] != 0 and exits[1] == 0, run.output[-2000:]
