@@ -182,9 +182,7 @@ _DJANGO_RUNNER_OPTIONS = {
     "--noinput": 0,
     "--no-input": 0,
     "--keepdb": 0,
-    "-k": 0,  # Django's -k is --keepdb, not pytest's selection
     "--failfast": 0,
-    "--parallel": 0,
     "--timing": 0,
     "--buffer": 0,
     "-b": 0,
@@ -396,6 +394,10 @@ def normalise_django(line: str, repo: Path | None = None) -> str | None:
                 settings = value
             else:
                 pattern = value
+        elif option == "--parallel":
+            # Its number is optional: `--parallel 4`, `--parallel auto`, or none.
+            following = rest[index + 1] if index + 1 < len(rest) else ""
+            index += int(not has_value and (following.isdigit() or following == "auto"))
         elif option in _DJANGO_RUNNER_OPTIONS:
             index += 0 if has_value else _DJANGO_RUNNER_OPTIONS[option]
         elif word.startswith("-"):

@@ -871,6 +871,11 @@ def test_requirements_are_flattened_for_the_one_by_one_install(tmp_path: Path) -
             "--ds=site.test_settings",
         ),
         ("python manage.py test {posargs}", "python -m pytest -o 'python_files=test*.py'"),
+        (
+            "python manage.py test --parallel 4 app --parallel",
+            "python -m pytest app -o 'python_files=test*.py'",
+        ),
+        ("python manage.py test -k Settings", None),  # Django 3's -k selects; 2's kept the db
         ("python manage.py test --tag slow", None),  # an option not known here
         ("python manage.py test no_such_app", None),
         ("python manage.py test ../elsewhere", None),
