@@ -505,7 +505,12 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("-n", type=int, default=1, help="repositories verified at once")
     verify.add_argument("--out", help="sidecar path (default: DATASET/enconda-verification.json)")
     verify.add_argument("--logs", help="folder for setup and test logs (default: reports/verify-*)")
-    verify.add_argument("--repo", action="append", help="only this owner/name (repeatable)")
+    verify.add_argument(
+        "--repo",
+        action="append",
+        help="only this owner/name (repeatable; case is ignored, and a name the dataset lacks "
+        "is an error)",
+    )
     verify.add_argument("--redo", action="store_true", help="verify recorded repositories again")
     verify.add_argument(
         "--setup-timeout",

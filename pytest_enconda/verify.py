@@ -164,8 +164,17 @@ def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sideca
     sidecar.dataset = str(options.dataset)
     sidecar.harness_version = __version__
     todo = []
-    for name, revision in repositories_of(options.dataset):
-        if options.only and name not in options.only:
+    listed = repositories_of(options.dataset)
+    # GitHub's names ignore case, and so does --repo; one naming no repository is a typo.
+    wanted = {name.lower(): name for name in options.only}
+    unknown = sorted(set(wanted) - {name.lower() for name, _ in listed})
+    if unknown:
+        raise EncondaError(
+            f"verify: --repo {', '.join(wanted[name] for name in unknown)}: no such repository "
+            f"in {options.dataset} (owner/name as repo_info.jsonl writes it)"
+        )
+    for name, revision in listed:
+        if wanted and name.lower() not in wanted:
             continue
         if not options.redo and sidecar.record(name, revision) is not None:
             continue

@@ -317,3 +317,41 @@ def test_an_interrupted_verify_makes_no_container_that_outlives_the_sandbox(tmp_
     with pytest.raises(Exception, match="verify was interrupted"), stopped:
         events.append("ran tests")
     assert events == ["made setup", "ran setup", "removed setup", "made test", "removed test"]
+
+
+def test_repo_selects_ignoring_case_and_an_unknown_one_is_an_error(
+    tmp_path: Path, monkeypatch: Any
+) -> None:
+    """``--repo lightning-ai/litgpt`` verified nothing and said only "0 repositories to verify":
+    the dataset writes ``Lightning-AI/litgpt``."""
+    import pytest
+
+    from pytest_enconda import verify
+    from pytest_enconda.errors import EncondaError
+
+    started: list[str] = []
+
+    class _Ctx:
+        def __init__(self, options: VerifyOptions, progress: Any) -> None:
+            self.sandbox = SimpleNamespace(reap_orphans=lambda: [], close=lambda: None)
+            self.options = options
+            self.lock = threading.Lock()
+            self.stopping = threading.Event()
+
+    def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
+        started.append(name)
+        return RepoVerification(repository=name, revision=revision, status="unverified")
+
+    monkeypatch.setattr(verify, "_Context", _Ctx)
+    monkeypatch.setattr(verify, "verify_repository", fake_verify)
+    monkeypatch.setattr(
+        verify, "repositories_of", lambda _d: [("Lightning-AI/litgpt", "1"), ("b/two", "2")]
+    )
+    lines: list[str] = []
+    verify.verify_dataset(
+        _options(tmp_path, workers=1, only=("lightning-ai/LITGPT",)), progress=lines.append
+    )
+    assert started == ["Lightning-AI/litgpt"]
+    with pytest.raises(EncondaError, match=r"--repo b/twoo: no such repository"):
+        verify.verify_dataset(_options(tmp_path, workers=1, only=("b/twoo", "b/two")))
+    assert started == ["Lightning-AI/litgpt"]
