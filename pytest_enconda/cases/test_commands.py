@@ -1478,9 +1478,7 @@ def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ())
     if groups:
         words = _pip_words(groups)
         lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
-    from .checkout import checkout_packages  # checkout reads this module's parsers
-
-    if "distutils" in checkout_packages(repo):
+    if any((repo / base / "distutils" / "__init__.py").is_file() for base in (".", "src")):
         # setuptools' distutils-precedence.pth hands every `import distutils` its own copy
         # (pypa/distutils' reference imported setuptools/_distutils, not the checkout), where the
         # project's CI tests in a venv without setuptools: after the installs, which build with
