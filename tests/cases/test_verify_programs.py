@@ -39,6 +39,15 @@ AMD64 = (
 ALL = "usr/bin/dot graphics/graphviz-all\nusr/sbin/a2ensite                 httpd/apache2\n"
 
 
+def _packages_named_by(log: Path, settings: Any, tmp_path: Path, output: str) -> list[str]:
+    """The Debian packages, from the real index, of the programs ``log`` names (protoc only)."""
+    missing = verify._missing_programs(log)
+    assert missing == ["protoc"], output[-2000:]
+    release = BASE_RECIPES["bookworm-py3.11"].release
+    found = program_packages(missing, release, settings.debian_mirror, tmp_path / "cache")
+    return list(found.values())
+
+
 @pytest.fixture
 def mirror(tmp_path: Path) -> Iterator[tuple[str, list[str]]]:
     """A Debian mirror's two Contents files over HTTP on 127.0.0.1, and the paths it served."""
@@ -145,13 +154,7 @@ def test_a_test_calling_protoc_passes_once_the_recipe_installs_its_package(
             box.copy_out(JUNIT_PATH, tmp_path / "junit.xml")
             outcomes[attempt] = read_junit(tmp_path / "junit.xml")[test_id]
         if attempt == 1:
-            missing = verify._missing_programs(log)
-            assert missing == ["protoc"], run.output[-2000:]
-            release = BASE_RECIPES["bookworm-py3.11"].release
-            found = program_packages(
-                missing, release, sandbox_settings.debian_mirror, tmp_path / "cache"
-            )
-            packages = list(found.values())
+            packages = _packages_named_by(log, sandbox_settings, tmp_path, run.output)
     assert outcomes == {1: "failed", 2: "passed"}
     assert packages == ["protobuf-compiler"]
 
@@ -310,12 +313,6 @@ def test_a_build_that_needs_protoc_installs_once_the_recipe_has_its_package(
             run = box.exec("bash setup.sh", timeout=600, workdir="/data/project", log_path=log)
             exits.append(run.exit_code)
         if attempt == 1:
-            missing = verify._missing_programs(log)
-            assert missing == ["protoc"], run.output[-2000:]
-            release = BASE_RECIPES["bookworm-py3.11"].release
-            found = program_packages(
-                missing, release, sandbox_settings.debian_mirror, tmp_path / "cache"
-            )
-            packages = list(found.values())
+            packages = _packages_named_by(log, sandbox_settings, tmp_path, run.output)
     assert packages == ["protobuf-compiler"]
     assert exits[0] != 0 and exits[1] == 0, run.output[-2000:]
