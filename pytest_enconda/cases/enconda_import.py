@@ -504,8 +504,6 @@ def _load_repo(
         if stray:
             report.note(repo_dir, f"ignored files outside instance folders: {', '.join(stray)}")
     repo = _match_repo(key, repos, repo_dir, report)
-    if repo is not None:
-        found[repo.full_name] = repo.revision
     if repo is None:
         where = repo_info_path or REPO_INFO
         for instance_dir in instance_dirs:
@@ -514,6 +512,7 @@ def _load_repo(
                 f"no revision: repository {key!r} has no entry in {where}",
             )
         return []
+    found[repo.full_name] = repo.revision
     short_names = _short_names(key, [path.name for path in instance_dirs])
     # Merged instances sort among the others by what follows the repository name.
     instance_dirs.sort(key=lambda path: _natural_key(short_names[path.name]))
