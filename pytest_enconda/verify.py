@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import __version__
+from . import __version__, textio
 from .cases.checkout import CheckoutProof, checkout_packages, judge_checkout
 from .cases.ci_services import ci_services, service_packages
 from .cases.enconda_import import load_dataset
@@ -138,24 +138,9 @@ class _Context:
 
 
 def repositories_of(dataset: Path) -> list[tuple[str, str]]:
-    """(owner/name, revision) of every repository of the dataset, those without instances too.
-
-    A case's repository is named as its URL names it; a repository folder that holds no
-    instance comes from ``repo_info.jsonl`` alone.
-    """
-    load = load_dataset(dataset)
-    seen: dict[str, str] = {}
-    for case in load.cases:
-        source = case.spec.repository
-        if source.kind != "url" or not source.url or not source.revision:
-            continue
-        name = "/".join(source.url.rstrip("/").split("/")[-2:])
-        seen.setdefault(name, source.revision)
-    known = {name.lower() for name in seen}
-    for name, revision in load.repositories.items():
-        if name.lower() not in known:
-            seen[name] = revision
-    return sorted(seen.items())
+    """(owner/name, revision) of every repository folder of the dataset that ``repo_info.jsonl``
+    names, those without instances too (each case's repository is one of them)."""
+    return sorted(load_dataset(dataset).repositories.items())
 
 
 def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sidecar:
@@ -942,10 +927,7 @@ def _missing_programs(log: Path) -> list[str]:
     """Names the tests' log says are missing, a program the image lacks most often (a name with a
     dot or a slash is taken for a data file and left out), then shared libraries the loader did
     not find: a hint, listed in the sidecar, and what the next recipe installs packages for."""
-    try:
-        text = log.read_text(encoding="utf-8", errors="replace")[-2_000_000:]
-    except OSError:
-        return []
+    text = textio.tails_text([log], 2_000_000)
     names = {next(filter(None, groups), "") for groups in _MISSING_PROGRAM.findall(text)}
     programs = sorted(name for name in names if name and "." not in name)
     return (programs + sorted(set(_MISSING_LIBRARY.findall(text))))[:20]
