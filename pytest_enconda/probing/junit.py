@@ -104,6 +104,38 @@ CURRENT_TEST = "/tmp/enconda/current-test"
 # dash-bio's pinned ``click==7.1.2`` broke the Flask its setup installed. Such a requirement
 # now fails alone. A version that is no PEP 440 one (an old setuptools installed "unknown") is
 # not named: pip refuses such a requirement, and every install of the step with it.
+# The Hugging Face hub's clients retry an unreachable hub with backoff: 23 s for each file a
+# test asks for (measured in a box: 5 retries, 1 s to 8 s apart), and litgpt's 150 tokenizer
+# tests, each rerun 5 times by its flaky marker, ran past every test timeout. Told that they are
+# offline, the same clients fail at once from their empty cache (0.002 s): the tests that need the
+# hub fail either way, the others run. Only where the hub answers nothing (an HTTP error is an
+# answer), and never over a setting the setup made.
+HUB_OFFLINE_ENV = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+_HUB_REACHABLE = (
+    "import os, urllib.error, urllib.request as r\n"
+    "url = os.environ.get('HF_ENDPOINT') or 'https://huggingface.co'\n"
+    "try:\n"
+    "    r.urlopen(r.Request(url, method='HEAD'), timeout=10)\n"
+    "except urllib.error.HTTPError:\n"
+    "    pass\n"
+)
+
+
+def hub_offline_lines() -> list[str]:
+    """Shell lines declaring the model hub offline to its clients when the box cannot reach it."""
+    import shlex
+
+    preset = " || ".join(f'[ -n "${{{name}:-}}" ]' for name in HUB_OFFLINE_ENV)
+    exports = " ".join(f"{name}=1" for name in HUB_OFFLINE_ENV)
+    return [
+        f"if ! {{ {preset}; }} && ! python -c {shlex.quote(_HUB_REACHABLE)} >/dev/null 2>&1; then",
+        f"  export {exports}",
+        "  echo 'enconda: the Hugging Face hub is unreachable from the box: its clients are "
+        "told they are offline' >&2",
+        "fi",
+    ]
+
+
 _LIST_CHECKOUT_DISTS = (
     "import importlib.metadata as m, re; "
     '[print(d.metadata.get("Name") + "==" + d.version) for d in m.distributions() '
@@ -147,6 +179,7 @@ def run_tests_command(
     # No display in a box: Qt (pytest-qt, napari) aborts the whole session on xcb unless told to
     # draw offscreen, as CI's headless runners are; a setup that chose a platform keeps it.
     lines.append('export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"')
+    lines += hub_offline_lines()
     if packages_before:
         lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(packages_before)}")
     if tools or requirements:

@@ -13,6 +13,7 @@ from pytest_enconda.probing.junit import (
     JUNIT_PATH,
     TESTS_START,
     JUnitError,
+    hub_offline_lines,
     parse_junit,
     read_junit,
     run_tests_command,
@@ -108,6 +109,102 @@ def test_qt_draws_offscreen_unless_the_setup_chose_a_platform(
         check=True,
     )
     assert shown.stdout.strip() == expected
+
+
+class _HeadServer:
+    """An HTTP server on 127.0.0.1 answering every HEAD with a 404: a hub that answers."""
+
+    def __enter__(self) -> str:
+        import http.server
+        import threading
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_HEAD(self) -> None:
+                self.send_response(404)
+                self.end_headers()
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        return f"http://127.0.0.1:{self.server.server_port}"
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def _closed_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _hub_env_after_lines(env: dict[str, str]) -> tuple[dict[str, str], str]:
+    names = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
+    show = "; ".join(f'echo "{name}=${{{name}:-}}"' for name in names)
+    path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    shown = subprocess.run(
+        ["bash", "-c", "\n".join([*hub_offline_lines(), show])],
+        env={"PATH": path, **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    values = dict(line.split("=", 1) for line in shown.stdout.split())
+    return values, shown.stderr
+
+
+def test_an_unreachable_hub_is_declared_offline_to_its_clients() -> None:
+    """litgpt's tokenizer tests waited out the hub client's retries (23 s per file)."""
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    values, told = _hub_env_after_lines({"HF_ENDPOINT": endpoint})
+    assert values == {
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+    }
+    assert "hub is unreachable" in told
+
+
+def test_a_hub_that_answers_even_with_an_error_stays_online() -> None:
+    with _HeadServer() as endpoint:
+        values, told = _hub_env_after_lines({"HF_ENDPOINT": endpoint})
+    assert values == {"HF_HUB_OFFLINE": "", "HF_DATASETS_OFFLINE": "", "TRANSFORMERS_OFFLINE": ""}
+    assert told == ""
+
+
+def test_an_offline_setting_the_setup_made_is_kept() -> None:
+    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    values, _ = _hub_env_after_lines({"HF_ENDPOINT": endpoint, "HF_HUB_OFFLINE": "0"})
+    assert values == {"HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "", "TRANSFORMERS_OFFLINE": ""}
+
+
+@pytest.mark.docker
+def test_the_hub_client_in_a_box_that_cannot_reach_it_is_offline(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """In a real box whose hub endpoint refuses connections, the test step's tests see the real
+    huggingface_hub in offline mode; the step says why."""
+    from pytest_enconda.probing.shell import in_setup_env
+    from tests.recipebox import project, set_up
+
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='hubuser', version='0.1')\n",
+        "tests/test_hub.py": "def test_offline():\n"
+        "    from huggingface_hub import constants\n"
+        "    assert constants.HF_HUB_OFFLINE is True\n",
+    }
+    repo = project(tmp_path / "repo", "hubuser", files)
+    with set_up(sandbox, base_image, repo, "true\n", "t/hub-offline") as (box, _):
+        step = run_tests_command("python -m pytest tests", ["pytest"], ["huggingface_hub"])
+        closed = "export HF_ENDPOINT=http://127.0.0.1:9\n"
+        run = box.exec(in_setup_env(closed + step), timeout=600, workdir="/data/project")
+        assert "hub is unreachable" in run.output, run.output[-2000:]
+        assert "1 passed" in run.output, run.output[-2000:]
 
 
 def _local_test_step(tmp_path: Path, report: Path) -> str:
