@@ -17,7 +17,7 @@ Read, without running any of the repository's code:
   call, values that are lists, names of lists assigned earlier, and list concatenations;
 - requirement files named for tests (``-r`` includes followed inside the repository);
 - tox ``deps`` and ``extras`` of every test environment; nox ``session.install(...)``;
-- ``pip install`` lines of the CI workflows.
+- ``pip install`` lines of the CI workflows, and ``conda``/``mamba install`` lines.
 """
 
 from __future__ import annotations
@@ -79,8 +79,17 @@ _TOOLING = {
     "codecov",
     "coveralls",
 }
-# Names starting so are linters, docs themes or type stubs.
-_TOOLING_PREFIXES = ("sphinx", "flake8", "mypy", "types-", "tox-", "pre-commit", "pylint")
+# Names starting so are linters, docs themes or type stubs. Not every "mypy*": mypy-protobuf is
+# the protoc plugin protoletariat's tests generate stubs with, mypy-extensions a runtime library.
+_TOOLING_PREFIXES = (
+    "sphinx",
+    "flake8",
+    "mypy-boto3",
+    "types-",
+    "tox-",
+    "pre-commit",
+    "pylint",
+)
 _TOOLING |= {
     "virtualenv",
     "poetry",
@@ -332,6 +341,42 @@ def _pip_line(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
     return _pip_words(words, repo, extras) if words is not None else []
 
 
+# `conda install` / `mamba install` in a CI job: the Python packages among them have the same
+# name on PyPI (protoletariat's conda job: `mamba install grpc-cpp grpcio-tools`, whose
+# grpc_tools 14 of its tests run). A conda-only name (grpc-cpp) fails its own pip install alone.
+_CONDA_INSTALL = re.compile(r"\b(?:conda|mamba|micromamba)\s+install\s+(.*)$")
+_CONDA_VALUE_OPTIONS = {"-c", "--channel", "-n", "--name", "-p", "--prefix", "--file", "-f"}
+_CONDA_NOT_PYPI = {"python", "pip", "compilers", "c-compiler", "cxx-compiler", "fortran-compiler"}
+_CONDA_TO_PYPI = {"pytorch": "torch"}
+
+
+def _conda_line(line: str) -> list[str]:
+    """PEP 508 specifiers for the packages a shell line's conda (or mamba) install names."""
+    match = _CONDA_INSTALL.search(line)
+    if not match or _PROSE_KEY.match(line):
+        return []
+    words = _first_command_words(match.group(1), r"\$\{\{.*?\}\}")
+    specs: list[str] = []
+    skip = False
+    for word in words or []:
+        if skip or word.startswith("-"):
+            skip = word in _CONDA_VALUE_OPTIONS
+            continue
+        spec = word.rsplit("::", 1)[-1]  # a channel-qualified name (conda-forge::numpy)
+        found = re.fullmatch(r"([A-Za-z0-9][A-Za-z0-9._-]*)(.*)", spec)
+        if not found:
+            continue
+        name, version = _CONDA_TO_PYPI.get(found.group(1).lower(), found.group(1)), found.group(2)
+        if name.lower() in _CONDA_NOT_PYPI or name.lower().startswith(("r-", "lib")):
+            continue
+        # conda's `=1.2` is a prefix match, pip's `==1.2.*`; a build string after it is conda's.
+        single = re.fullmatch(r"=([0-9][0-9a-zA-Z.]*?)(?:\.\*)?(?:=.*)?", version)
+        if single:
+            version = f"=={single.group(1)}.*"
+        specs.append(name + version)
+    return specs
+
+
 def _first_command_words(text: str, unresolvable: str) -> list[str] | None:
     """The words of ``text`` up to the next command on its line (``&&``, ``;``, a pipe), with
     what cannot be resolved here blanked and a comment dropped; None where quoting is broken."""
@@ -395,6 +440,7 @@ def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
         for line in _read(workflow).splitlines():
             found += [(spec, rel) for spec in _pip_line(line, repo, extras)]
             found += [(spec, rel) for spec in _installer_extras(line, extras)]
+            found += [(spec, rel) for spec in _conda_line(line)]
     return found
 
 
@@ -407,6 +453,7 @@ def ci_job_requirements(repo: Path, found: TestCommand) -> list[str]:
     specs: list[str] = []
     for line in ci_setup_lines(repo, found):
         specs += _pip_line(line, repo, extras) + _installer_extras(line, extras)
+        specs += _conda_line(line)
     return specs
 
 

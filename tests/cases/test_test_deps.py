@@ -477,3 +477,36 @@ def test_a_steps_title_that_reads_like_a_pip_line_is_not_one(tmp_path: Path) -> 
     specs = _specs(_repo(tmp_path, {".github/workflows/hub.yml": ci}))
     assert {"p", "responses", "freezegun"} <= set(specs)
     assert not {"from", "main", "mock"} & set(specs)
+
+
+def test_a_ci_conda_install_names_test_requirements(tmp_path: Path) -> None:
+    """protoletariat's conda job installs grpcio-tools, which 14 of its tests run as
+    ``python -m grpc_tools.protoc``; conda's prefix pins become pip's, channels and options
+    are not names, and what only conda has (Python itself, R) is left out."""
+    job = (
+        "jobs:\n  conda:\n    steps:\n"
+        "      - run: mamba install -c conda-forge grpc-cpp grpcio-tools 'numpy=1.26=py311_0'\n"
+        "      - run: conda install --yes -n test conda-forge::pytorch python=3.11 r-base\n"
+        "      - run: pytest -ra\n"
+    )
+    repo = _repo(
+        tmp_path,
+        {".github/workflows/ci.yml": job, "pyproject.toml": "[project]\nname='p'\n"},
+    )
+    specs = _specs(repo)
+    assert list(specs) == ["grpc-cpp", "grpcio-tools", "numpy==1.26.*", "torch"]
+    assert set(specs.values()) == {".github/workflows/ci.yml"}
+
+
+def test_mypy_plugins_for_protoc_and_runtime_helpers_are_not_taken_for_the_type_checker(
+    tmp_path: Path,
+) -> None:
+    """protoletariat's tests run protoc with ``--mypy_out``, mypy-protobuf's plugin: the
+    ``mypy`` prefix had dropped it with mypy; boto3's stub packages are still left out."""
+    pyproject = (
+        "[tool.poetry]\nname = 'p'\n[tool.poetry.dev-dependencies]\n"
+        "mypy = '>=1'\nmypy-protobuf = '>=3,<4'\nmypy-extensions = '*'\n"
+        "mypy-boto3-s3 = '*'\ntypes-protobuf = '*'\n"
+    )
+    repo = _repo(tmp_path, {"pyproject.toml": pyproject})
+    assert list(_specs(repo)) == ["mypy-protobuf>=3,<4", "mypy-extensions"]
