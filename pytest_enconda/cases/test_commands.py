@@ -543,11 +543,47 @@ def _from_workflow(
                 raw = [line.strip() for line in lines]
                 before += lines[: raw.index(found[1])] if found[1] in raw else lines
                 command = f"cd {shlex.quote(folder)} && {found[0]}" if folder else found[0]
+                before = [_with_matrix(line, _linux_matrix(job)) for line in before]
                 return _WorkflowHit(command, found[1], tuple(before))
     # No step of a job ran it (or not a workflow this reader understands): the first line that
     # runs pytest, at the root.
     found = _from_lines(text, repo, unittest=unittest)
     return _WorkflowHit(*found) if found and not _tests_elsewhere(repo, found[0], "") else None
+
+
+def _linux_matrix(job: dict) -> dict[str, str]:
+    """One entry of a job's ``strategy.matrix``: its first Linux ``include`` entry (else its
+    first), and each list's first value. wwrando's job installs ``-r ${{ matrix.reqs_file }}``,
+    named only by its matrix entries, and without it pytest-dotenv never loaded CI's ``.env``."""
+    strategy = job.get("strategy")
+    matrix = strategy.get("matrix") if isinstance(strategy, dict) else None
+    if not isinstance(matrix, dict):
+        return {}
+    chosen: dict[str, str] = {}
+    for key, value in matrix.items():
+        if isinstance(value, list) and value and isinstance(value[0], str | int | float):
+            chosen[str(key)] = str(value[0])
+    entries = [entry for entry in matrix.get("include") or [] if isinstance(entry, dict)]
+    linux = [e for e in entries if re.search(r"ubuntu|linux", str(e.get("os", "")), re.I)]
+    for key, value in (linux or entries or [{}])[0].items():
+        if isinstance(value, str | int | float) and not isinstance(value, bool):
+            chosen[str(key)] = str(value)
+    return chosen
+
+
+def _with_matrix(line: str, matrix: dict[str, str]) -> str:
+    """``line`` with each ``${{ matrix.KEY }}`` the matrix entry gives replaced by its value."""
+    if not matrix:
+        return line
+
+    def value(found: re.Match[str]) -> str:
+        chosen = matrix.get(found.group(1))
+        # Only a plain value: a word with shell syntax in it is no file name or version.
+        if chosen is None or not re.fullmatch(r"[\w.+=<>~!/-]+", chosen):
+            return found.group(0)
+        return chosen
+
+    return re.sub(r"\$\{\{\s*matrix\.([\w-]+)\s*\}\}", value, line)
 
 
 def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
@@ -566,7 +602,8 @@ def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
 
 # The file steps of a CI job the recipe repeats: a settings file made from the checkout's example
 # (peering-manager: `cp peering_manager/configuration.example.py peering_manager/configuration.py`;
-# readux: `mkdir logs && touch logs/debug.log`). Only these programs, their plain options.
+# readux: `mkdir logs && touch logs/debug.log`). Only these programs, their plain options, and
+# `echo TEXT > FILE` with fixed text.
 _FILE_STEP_OPTIONS = {"cp": {"-r", "-R", "-f", "-n", "-a", "-p"}, "mkdir": {"-p"}, "touch": set()}
 
 
@@ -581,6 +618,10 @@ def ci_file_steps(repo: Path, found: TestCommand) -> list[str]:
     steps: list[str] = []
     for line in ci_setup_lines(repo, found):
         for segment in re.split(r"&&|\|\||;", line):
+            written = _echo_step(segment.strip(), root)
+            if written:
+                steps.append(written)
+                continue
             words = _words(segment.strip())
             if not words or words[0] not in _FILE_STEP_OPTIONS:
                 continue
@@ -594,6 +635,25 @@ def ci_file_steps(repo: Path, found: TestCommand) -> list[str]:
                 continue
             steps.append(shlex.join(words))
     return list(dict.fromkeys(steps))
+
+
+# `echo "WW_RANDO_OUTPUT_DIR=/wwrando-output" > .env` (wwrando's CI, read by pytest-dotenv).
+_ECHO_STEP = re.compile(r"echo\s+(?P<text>.+?)\s*(?P<op>>>?)\s*(?P<path>[^\s<>|&;]+)")
+
+
+def _echo_step(segment: str, root: Path) -> str:
+    """A CI line writing fixed text into a file of the checkout, as a recipe line ("" if not)."""
+    match = _ECHO_STEP.fullmatch(segment)
+    if not match:
+        return ""
+    words = _words(match.group("text"))
+    # No variables, substitutions or options: the text must be what CI wrote, word for word.
+    if not words or words[0].startswith("-") or any(re.search(r"[$`\\]", w) for w in words):
+        return ""
+    if not _plain_path(match.group("path"), root):
+        return ""
+    text = shlex.quote(" ".join(words))
+    return f"echo {text} {match.group('op')} {shlex.quote(match.group('path'))}"
 
 
 def with_file_steps(script: str, steps: list[str], source: str) -> str:

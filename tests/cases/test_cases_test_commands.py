@@ -969,3 +969,59 @@ def test_a_checkout_that_is_distutils_turns_setuptools_shim_off_after_its_instal
     assert any("pip install -e" in line for line in lines[:-1])
     write(tmp_path / "other", "pkg/__init__.py", "")
     assert "SETUPTOOLS_USE_DISTUTILS" not in recipe_script(tmp_path / "other")
+
+
+WWRANDO_CI = """
+jobs:
+  build:
+    strategy:
+      matrix:
+        python: ['3.12', '3.11']
+        include:
+          - name: Windows
+            os: windows-latest
+            reqs_file: requirements_win.txt
+          - name: Linux
+            os: ubuntu-latest
+            reqs_file: requirements_full.txt
+    runs-on: ${{ matrix.os }}
+    steps:
+      - uses: actions/checkout@v4
+      - run: |
+          pip install -r ${{ matrix.reqs_file }} "numpy==${{ matrix.python }}"
+          pip install -r ${{ matrix.other }}
+      - name: Prepare test env vars
+        run: |
+          echo "WW_RANDO_OUTPUT_DIR=/wwrando-output" > .env
+          echo "HOME_IS=$HOME" > home.env
+          echo secret > ../outside.env
+          echo -e "a\\tb" > tabs.env
+          echo "more=1" >> .env
+      - name: Test with pytest
+        run: |
+          pip install pytest pytest-cov
+          pytest test --cov
+"""
+
+
+def test_a_ci_jobs_matrix_values_and_echo_steps_reach_the_recipe(tmp_path: Path) -> None:
+    """wwrando: CI installs ``-r ${{ matrix.reqs_file }}`` (its pytest-dotenv among them) and
+    writes a ``.env`` with ``echo``; neither was read, and its tests failed on a missing
+    environment variable. The Linux entry's values stand in; an unknown key stays as written."""
+    from pytest_enconda.cases.test_commands import ci_setup_lines
+    from pytest_enconda.cases.test_deps import ci_job_requirements
+
+    write(tmp_path, ".github/workflows/test.yml", WWRANDO_CI)
+    write(tmp_path, "requirements_full.txt", "pytest-dotenv~=0.5.2\nPyYAML==6.0.1\n")
+    write(tmp_path, "test/test_a.py", "def test_a(): pass\n")
+    found = discover_test_command(tmp_path)
+    assert found.raw == "pytest test --cov"
+    lines = [line.strip() for line in ci_setup_lines(tmp_path, found)]
+    assert 'pip install -r requirements_full.txt "numpy==3.12"' in lines
+    assert "pip install -r ${{ matrix.other }}" in lines
+    assert "pytest-dotenv~=0.5.2" in ci_job_requirements(tmp_path, found)
+    # Fixed text into a file of the checkout: kept; a variable, an option, a path out: not.
+    assert ci_file_steps(tmp_path, found) == [
+        "echo WW_RANDO_OUTPUT_DIR=/wwrando-output > .env",
+        "echo more=1 >> .env",
+    ]

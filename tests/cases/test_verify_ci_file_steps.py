@@ -134,3 +134,60 @@ def test_the_recipe_of_a_distutils_checkout_imports_the_checkouts_distutils(
     assert after.output.strip().splitlines()[-1] == "/data/project/distutils/__init__.py", (
         after.output[-2000:]
     )
+
+
+DOTENV_CI = """\
+    jobs:
+      test:
+        strategy:
+          matrix:
+            include:
+              - os: windows-latest
+                reqs_file: requirements_win.txt
+              - os: ubuntu-latest
+                reqs_file: requirements_full.txt
+        runs-on: ${{ matrix.os }}
+        steps:
+          - uses: actions/checkout@v4
+          - run: pip install -r ${{ matrix.reqs_file }}
+          - run: echo "GREETING=hello from CI" > .env
+          - run: pytest tests
+"""
+
+
+@pytest.mark.docker
+def test_a_matrix_requirement_file_and_an_echoed_env_file_let_the_tests_run(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    """wwrando: its CI installs ``-r ${{ matrix.reqs_file }}`` (pytest-dotenv) and echoes the
+    variables its tests read into ``.env``. In a real box the test passes once both are read,
+    and fails on the missing variable before the ``echo`` step runs."""
+    from recipebox import project, set_up
+
+    from pytest_enconda.cases.test_deps import ci_job_requirements
+    from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+
+    files = {
+        ".github/workflows/test.yml": textwrap.dedent(DOTENV_CI),
+        "requirements_full.txt": "pytest-dotenv\n",
+        "tests/test_env.py": "import os\n\ndef test_greeting():\n"
+        "    assert os.environ['GREETING'] == 'hello from CI'\n",
+    }
+    repo = project(tmp_path / "repo", "greeter", files)
+    found = discover_test_command(repo)
+    tools = test_tools(repo, found.command, ci_job_requirements(repo, found))
+    assert "pytest-dotenv" in tools
+    steps = ci_file_steps(repo, found)
+    assert steps == ["echo 'GREETING=hello from CI' > .env"]
+    step = run_tests_command(found.command, tools)
+    outcomes = []
+    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/ci-echo-env") as (box, _):
+        for script in ("", with_file_steps("", steps, found.detail)):
+            if script:
+                made = box.exec(script, timeout=60, workdir="/data/project")
+                assert made.exit_code == 0, made.output
+            box.exec(step, timeout=600, workdir="/data/project")
+            junit = tmp_path / f"junit{len(outcomes)}.xml"
+            box.copy_out(JUNIT_PATH, junit)
+            outcomes.append(read_junit(junit).get("tests.test_env::test_greeting"))
+    assert outcomes == ["failed", "passed"]
