@@ -111,6 +111,18 @@ def read_bounded(path: Path, limit: int, *, follow_links: bool = True) -> bytes:
     return data
 
 
+def read_url(url: str, limit: int, *, timeout: float) -> bytes:
+    """At most ``limit`` bytes of what ``url`` answers: ``OSError`` when it cannot be read (an
+    HTTP error, a refused or timed-out connection), ``ValueError`` when it is larger."""
+    import urllib.request
+
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        data = response.read(limit + 1)
+    if len(data) > limit:
+        raise ValueError(f"larger than {limit} bytes")
+    return data
+
+
 def read_tail(path: Path, limit: int) -> bytes:
     """The last ``limit`` bytes of a regular file, never through a link as its last component:
     a log or trajectory of any size costs ``limit`` bytes of memory."""

@@ -14,9 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-import urllib.error
 import urllib.parse
-import urllib.request
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -173,12 +171,9 @@ def fetch_release_files(name: str, *, timeout: float = 60) -> dict[str, list[Rel
     """``{version: files}`` of PyPI project ``name`` (``PyPIError`` when PyPI cannot say)."""
     url = PYPI_JSON.format(name=urllib.parse.quote(str(canonicalize_name(name))))
     try:
-        with urllib.request.urlopen(url, timeout=timeout) as response:
-            data = response.read(MAX_JSON_BYTES + 1)
-    except (OSError, urllib.error.URLError) as exc:
+        data = textio.read_url(url, MAX_JSON_BYTES, timeout=timeout)
+    except (OSError, ValueError) as exc:
         raise PyPIError(f"{url}: {exc}") from None
-    if len(data) > MAX_JSON_BYTES:
-        raise PyPIError(f"{url}: larger than {MAX_JSON_BYTES} bytes")
     try:
         return _Document.model_validate(json.loads(data)).releases
     except (ValueError, ValidationError) as exc:

@@ -16,7 +16,6 @@ import io
 import json
 import platform
 import re
-import urllib.request
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
@@ -81,13 +80,9 @@ def _program_lines(url: str) -> Iterator[str]:
 
 def _download(url: str) -> bytes:
     try:
-        with urllib.request.urlopen(url, timeout=300) as response:
-            data = response.read(MAX_CONTENTS_BYTES + 1)
-    except OSError as exc:
+        return textio.read_url(url, MAX_CONTENTS_BYTES, timeout=300)
+    except (OSError, ValueError) as exc:
         raise ContentsError(f"{url}: {exc}") from None
-    if len(data) > MAX_CONTENTS_BYTES:
-        raise ContentsError(f"{url}: larger than {MAX_CONTENTS_BYTES} bytes")
-    return data
 
 
 def program_index(release: str, mirror: str, cache_dir: Path) -> dict[str, str]:
