@@ -1422,17 +1422,23 @@ def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt")
         copies.append((without, "left out"))
     lines: list[str] = []
     retry = install
-    for index, (content, how) in enumerate(copies):
-        copy = f"{_RELEASES_COPY}.{index}"
+    # Beside the file: readux's requirements/local.txt includes `-r ./base.txt`, which a copy at
+    # the root resolved to a file that is not there.
+    folder = PurePosixPath(name).parent
+    made = [shlex.quote((folder / f"{_RELEASES_COPY}.{i}").as_posix()) for i in range(len(copies))]
+    for copy, (content, how) in zip(made, copies, strict=True):
         lines += [f"cat > {copy} <<'ENCONDA_REQUIREMENTS'", *content, "ENCONDA_REQUIREMENTS"]
         retry += (
             f" || {{ echo 'recipe: {name} did not install: its VCS and URL "
             f"requirements {how}'; python -m pip install -r {copy}; }}"
         )
+    # An included file's own URL requirement (readux's base.txt clones python-edtf) fails every
+    # copy too: then one by one, as a file without URL requirements would be.
     return [
+        *listing,
         *lines,
-        _unless_locked(f"{{ {retry}; }}", lock),
-        "rm -f " + " ".join(f"{_RELEASES_COPY}.{index}" for index in range(len(copies))),
+        f"{_unless_locked(f'{{ {retry}; }}', lock)} || {one_by_one}",
+        "rm -f " + " ".join(made),
     ]
 
 

@@ -557,6 +557,81 @@ def test_a_requirements_file_that_names_an_unreachable_vcs_install_is_tried_with
     assert not list(repo.glob(".enconda-requirements*"))
 
 
+_PIP_STAND_IN = """#!{python}
+import os, sys
+from pathlib import Path
+
+log = Path({log!r})
+args = sys.argv[1:]
+if args[:3] != ["-m", "pip", "install"]:
+    sys.exit(0)
+if args[3] == "-r":
+    def lines(path, seen=0):
+        for line in Path(path).read_text().splitlines():
+            if line.startswith("-r "):
+                included = os.path.join(os.path.dirname(path), line.split()[1])
+                if not os.path.isfile(included):
+                    with log.open("a") as out:
+                        out.write("missing include " + included + "\\n")
+                    sys.exit(1)
+                yield from lines(included)
+            elif line.strip():
+                yield line.strip()
+    wanted = list(lines(args[4]))
+    if any(line.startswith("git+") for line in wanted):
+        sys.exit(1)  # the box cannot clone
+else:
+    wanted = args[3:4]
+    if wanted[0].startswith("git+"):
+        sys.exit(1)
+with log.open("a") as out:
+    out.write("".join(f"installed {{spec}}\\n" for spec in wanted))
+"""
+
+
+def test_a_requirements_files_copies_sit_beside_it_and_an_included_url_falls_back_to_one_by_one(
+    tmp_path: Path,
+) -> None:
+    """readux: CI installs requirements/local.txt, which includes ``-r ./base.txt``; the copy
+    with releases, written at the root, resolved that to a missing file, and base.txt's own
+    ``git+`` line (python-edtf, no release named) failed every copy. A real bash runs the
+    recipe with a stand-in pip that resolves includes beside the file and cannot clone."""
+    import os
+    import sys
+
+    from recipebox import source_in_bash
+
+    repo = tmp_path / "repo"
+    write(
+        repo, "requirements/base.txt", "git+https://github.com/ecds/python-edtf@214972b\nrequests\n"
+    )
+    write(
+        repo,
+        "requirements/local.txt",
+        "-r ./base.txt\ngit+https://github.com/x/tool@1#egg=tool\npytest\n",
+    )
+    write(
+        repo,
+        ".github/workflows/ci.yml",
+        "jobs:\n  t:\n    steps:\n"
+        "      - run: pip install -r requirements/local.txt\n      - run: pytest\n",
+    )
+    log = tmp_path / "pip.log"
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "python").write_text(_PIP_STAND_IN.format(python=sys.executable, log=str(log)))
+    (bin_dir / "python").chmod(0o755)
+    run = source_in_bash(
+        recipe_script(repo), repo, {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    said = log.read_text().splitlines()
+    assert not [line for line in said if line.startswith("missing include")], said
+    assert "requirements/local.txt did not install together: one by one" in run.stdout
+    assert {"installed requests", "installed pytest"} <= set(said)
+    assert not list(repo.rglob(".enconda-requirements*"))
+
+
 def test_a_requirements_file_without_url_requirements_is_installed_as_it_is(tmp_path: Path) -> None:
     (tmp_path / "requirements.txt").write_text("requests>=2\n-e .\n")
     script = recipe_script(tmp_path)
