@@ -127,6 +127,14 @@ VERSION_TOOLS: tuple[VersionTool, ...] = (
         variables=(),
         failure="versioningit could not find a version",
     ),
+    # A setup.py that runs git itself for its version: lhotse's adds `+git.<commit>` from `git
+    # rev-parse`, and without git ".unknownsource", which setuptools 66+ refuses ("Invalid
+    # version: '1.25.0.dev.unknownsource'").
+    VersionTool(
+        name="git in setup.py",
+        markers=(r"""\[\s*["']git["']\s*,\s*["'](?:rev-parse|describe|log)["']""",),
+        variables=(),
+    ),
     # Named by the template comment miniver puts in setup.py, or its loader's name.
     VersionTool(
         name="miniver",

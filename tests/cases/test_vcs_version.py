@@ -174,6 +174,52 @@ def test_miniver_gets_a_throwaway_repository_around_the_installs(tmp_path: Path)
     assert "tag -a v0.0.0" in lines[made]
 
 
+LHOTSE_SETUP = """\
+from subprocess import DEVNULL, PIPE, run
+from setuptools import setup
+
+def version():
+    try:
+        commit = run(
+            ["git", "rev-parse", "--short", "HEAD"], check=True, stdout=PIPE, stderr=DEVNULL
+        ).stdout.decode().strip()
+        return "1.25.0.dev+git." + commit
+    except Exception:
+        return "1.25.0.dev.unknownsource"
+
+setup(name="gitver", version=version(), packages=["gitver"])
+"""
+
+
+def test_a_setup_py_that_runs_git_for_its_version_gets_a_throwaway_repository(
+    tmp_path: Path,
+) -> None:
+    """lhotse: without git its version is ``1.25.0.dev.unknownsource``, which setuptools
+    refuses; a setup.py that does not call git gets no repository."""
+    (tmp_path / "setup.py").write_text(LHOTSE_SETUP)
+    lines = recipe_script(tmp_path).splitlines()
+    made = next(i for i, line in enumerate(lines) if "git init" in line)
+    install = next(i for i, line in enumerate(lines) if "pip install -e ." in line)
+    removed = next(i for i, line in enumerate(lines) if "rm -rf .git" in line)
+    assert made < install < removed
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
+    assert "git init" not in recipe_script(tmp_path)
+
+
+@pytest.mark.docker
+def test_a_setup_py_that_runs_git_for_its_version_builds_in_a_real_box(
+    tmp_path: Path, sandbox, base_image
+) -> None:
+    repo = project(tmp_path / "repo", "gitver", {"setup.py": LHOTSE_SETUP})
+    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/git-setup-py") as (box, _):
+        version = installed_version(box, "gitver")
+        gone = box.exec(
+            "test -e .git && echo left || echo gone", timeout=60, workdir="/data/project"
+        )
+    assert version.startswith("1.25.0.dev0+git."), version
+    assert gone.output.strip() == "gone"
+
+
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.parametrize(
     ("match", "tag", "describe"),
