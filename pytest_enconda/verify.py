@@ -871,6 +871,8 @@ _MISSING_PROGRAM = re.compile(
     # A build script's own words (tensorflow/model-analysis's setup.py: "protoc is not installed
     # nor found in ../src"); a name no Debian package installs as a program costs nothing.
     r"|(?:^|\s)([A-Za-z0-9_.+-]+) is not installed"
+    # protoc's word for a plugin it cannot run (protoletariat: protoc-gen-mypy, mypy-protobuf's).
+    r"|(?:^|\s)([A-Za-z0-9_.+-]+): program not found or is not executable"
 )
 
 

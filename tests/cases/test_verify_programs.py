@@ -170,8 +170,15 @@ def test_the_log_names_missing_programs_then_missing_libraries(tmp_path: Path) -
         "E   FileNotFoundError: [Errno 2] No such file or directory: 'data.csv'\n"
         "/bin/sh: 1: sox: not found\n"
         "protoc-gen-x is not installed nor found in ../src.\n"
+        "protoc-gen-mypy: program not found or is not executable\n"
     )
-    assert verify._missing_programs(log) == ["protoc", "protoc-gen-x", "sox", "libXrender.so.1"]
+    assert verify._missing_programs(log) == [
+        "protoc",
+        "protoc-gen-mypy",
+        "protoc-gen-x",
+        "sox",
+        "libXrender.so.1",
+    ]
 
 
 def test_a_recipe_is_retried_while_its_tests_name_new_libraries_six_times_at_most(
