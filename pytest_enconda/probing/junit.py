@@ -97,13 +97,6 @@ PLUGIN_DIR = "/tmp/enconda/plugins"
 # The fixed-order plugin writes here the id of each test as it starts: a run the kernel kills
 # (the box's memory limit) leaves no report, and this names the test it died in.
 CURRENT_TEST = "/tmp/enconda/current-test"
-# Each distribution installed from the checkout, as ``name==version``, given to every install
-# of the test step beside what it installs, so that pip's resolver weighs the project and its
-# dependencies: a test requirement that wanted a newer qibo installed the release over the
-# checkout (after the checkout proof was taken, so the tests ran on the release), and
-# dash-bio's pinned ``click==7.1.2`` broke the Flask its setup installed. Such a requirement
-# now fails alone. A version that is no PEP 440 one (an old setuptools installed "unknown") is
-# not named: pip refuses such a requirement, and every install of the step with it.
 # The Hugging Face hub's clients retry an unreachable hub with backoff: 23 s for each file a
 # test asks for (measured in a box: 5 retries, 1 s to 8 s apart), and litgpt's 150 tokenizer
 # tests, each rerun 5 times by its flaky marker, ran past every test timeout. Told that they are
@@ -136,6 +129,13 @@ def hub_offline_lines() -> list[str]:
     ]
 
 
+# Each distribution installed from the checkout, as ``name==version``, given to every install
+# of the test step beside what it installs, so that pip's resolver weighs the project and its
+# dependencies: a test requirement that wanted a newer qibo installed the release over the
+# checkout (after the checkout proof was taken, so the tests ran on the release), and
+# dash-bio's pinned ``click==7.1.2`` broke the Flask its setup installed. Such a requirement
+# now fails alone. A version that is no PEP 440 one (an old setuptools installed "unknown") is
+# not named: pip refuses such a requirement, and every install of the step with it.
 _LIST_CHECKOUT_DISTS = (
     "import importlib.metadata as m, re; "
     '[print(d.metadata.get("Name") + "==" + d.version) for d in m.distributions() '
