@@ -4,6 +4,7 @@ read from CI; the copy is what lets its tests run), and a checkout that is ``dis
 
 from __future__ import annotations
 
+import re
 import textwrap
 from pathlib import Path
 
@@ -73,13 +74,39 @@ def django_project(root: Path) -> Path:
     return root
 
 
+def _before_and_after_steps(
+    tmp_path: Path, sandbox, base_image: str, repo: Path, steps: str, test_step: str, test_id: str
+) -> list[str]:
+    """In one box with the recipe: the test's outcome, then its outcome after CI's ``steps``
+    (the reason where no report or no such test came)."""
+    from recipebox import set_up
+
+    from pytest_enconda.probing.junit import JUNIT_PATH, read_junit
+
+    outcomes: list[str] = []
+    label = "t/" + re.sub(r"[^a-z0-9]+", "-", test_id.lower())[-40:]
+    with set_up(sandbox, base_image, repo, recipe_script(repo), label) as (box, _):
+        for script in ("", steps):
+            if script:
+                made = box.exec(script, timeout=60, workdir="/data/project")
+                assert made.exit_code == 0, made.output
+            run = box.exec(test_step, timeout=600, workdir="/data/project")
+            junit = tmp_path / f"junit{len(outcomes)}.xml"
+            try:
+                box.copy_out(JUNIT_PATH, junit)
+            except FileNotFoundError:
+                outcomes.append(f"no JUnit report: {run.output[-1500:]}")
+                continue
+            outcomes.append(read_junit(junit).get(test_id, "not collected: " + run.output[-1500:]))
+    return outcomes
+
+
 @pytest.mark.docker
 def test_the_copied_settings_file_lets_the_django_tests_run(
     tmp_path: Path, sandbox, base_image
 ) -> None:
-    from recipebox import set_up
 
-    from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+    from pytest_enconda.probing.junit import run_tests_command
 
     repo = django_project(tmp_path / "repo")
     found = discover_test_command(repo)
@@ -88,21 +115,9 @@ def test_the_copied_settings_file_lets_the_django_tests_run(
     assert steps == ["cp mysite/configuration.example.py mysite/configuration.py"]
     step = run_tests_command(found.command, test_tools(repo, found.command))
     test_id = "polls.tests.SettingsTest::test_secret_key"
-    outcomes = []
-    # One box: the recipe without CI's file steps, its tests; then the steps, the tests again.
-    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/ci-file-steps") as (box, _):
-        for script in ("", with_file_steps("", steps, found.detail)):
-            if script:
-                made = box.exec(script, timeout=60, workdir="/data/project")
-                assert made.exit_code == 0, made.output
-            run = box.exec(step, timeout=600, workdir="/data/project")
-            junit = tmp_path / f"junit{len(outcomes)}.xml"
-            try:
-                box.copy_out(JUNIT_PATH, junit)
-            except FileNotFoundError:
-                outcomes.append(f"no JUnit report: {run.output[-1500:]}")
-                continue
-            outcomes.append(read_junit(junit).get(test_id, "not collected: " + run.output[-1500:]))
+    outcomes = _before_and_after_steps(
+        tmp_path, sandbox, base_image, repo, with_file_steps("", steps, found.detail), step, test_id
+    )
     assert outcomes[1] == "passed", outcomes
     # Without the copy, pytest-django cannot import the settings: no test runs.
     assert outcomes[0].startswith("no JUnit report") and "configuration" in outcomes[0], outcomes
@@ -162,10 +177,10 @@ def test_a_matrix_requirement_file_and_an_echoed_env_file_let_the_tests_run(
     """wwrando: its CI installs ``-r ${{ matrix.reqs_file }}`` (pytest-dotenv) and echoes the
     variables its tests read into ``.env``. In a real box the test passes once both are read,
     and fails on the missing variable before the ``echo`` step runs."""
-    from recipebox import project, set_up
+    from recipebox import project
 
     from pytest_enconda.cases.test_deps import ci_job_requirements
-    from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+    from pytest_enconda.probing.junit import run_tests_command
 
     files = {
         ".github/workflows/test.yml": textwrap.dedent(DOTENV_CI),
@@ -180,14 +195,7 @@ def test_a_matrix_requirement_file_and_an_echoed_env_file_let_the_tests_run(
     steps = ci_file_steps(repo, found)
     assert steps == ["echo 'GREETING=hello from CI' > .env"]
     step = run_tests_command(found.command, tools)
-    outcomes = []
-    with set_up(sandbox, base_image, repo, recipe_script(repo), "t/ci-echo-env") as (box, _):
-        for script in ("", with_file_steps("", steps, found.detail)):
-            if script:
-                made = box.exec(script, timeout=60, workdir="/data/project")
-                assert made.exit_code == 0, made.output
-            box.exec(step, timeout=600, workdir="/data/project")
-            junit = tmp_path / f"junit{len(outcomes)}.xml"
-            box.copy_out(JUNIT_PATH, junit)
-            outcomes.append(read_junit(junit).get("tests.test_env::test_greeting"))
+    made = with_file_steps("", steps, found.detail)
+    test_id = "tests.test_env::test_greeting"
+    outcomes = _before_and_after_steps(tmp_path, sandbox, base_image, repo, made, step, test_id)
     assert outcomes == ["failed", "passed"]
