@@ -543,7 +543,8 @@ def _from_workflow(
                 raw = [line.strip() for line in lines]
                 before += lines[: raw.index(found[1])] if found[1] in raw else lines
                 command = f"cd {shlex.quote(folder)} && {found[0]}" if folder else found[0]
-                before = [_with_matrix(line, _linux_matrix(job)) for line in before]
+                matrix = _linux_matrix(job)
+                before = [_with_matrix(line, matrix) for line in before]
                 return _WorkflowHit(command, found[1], tuple(before))
     # No step of a job ran it (or not a workflow this reader understands): the first line that
     # runs pytest, at the root.

@@ -331,13 +331,17 @@ def _is_test_name(name: str) -> bool:
 _PROSE_KEY = re.compile(r"^\s*(?:-\s+)?(?:name|description|title|label|summary)\s*:", re.I)
 
 
+# A GitHub Actions expression (``${{ matrix.x }}``): not resolvable where a line is read alone.
+_CI_EXPRESSION = r"\$\{\{.*?\}\}"
+
+
 def _pip_line(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
     """Specifiers of a shell line's ``pip install``, up to the next command on the line."""
     match = re.search(r"pip3?\s+install\s+(.*)$", line)
     if not match or _PROSE_KEY.match(line):
         return []
     # CI expressions (${{ matrix.x }}) and tox substitutions cannot be resolved here.
-    words = _first_command_words(match.group(1), r"\$\{\{.*?\}\}|\{[^}]*\}")
+    words = _first_command_words(match.group(1), _CI_EXPRESSION + r"|\{[^}]*\}")
     return _pip_words(words, repo, extras) if words is not None else []
 
 
@@ -355,7 +359,7 @@ def _conda_line(line: str) -> list[str]:
     match = _CONDA_INSTALL.search(line)
     if not match or _PROSE_KEY.match(line):
         return []
-    words = _first_command_words(match.group(1), r"\$\{\{.*?\}\}")
+    words = _first_command_words(match.group(1), _CI_EXPRESSION)
     specs: list[str] = []
     skip = False
     for word in words or []:
@@ -399,7 +403,7 @@ def _installer_extras(line: str, extras: dict[str, list[str]]) -> list[str]:
     match = _TOOL_INSTALL.search(line)
     if not match:
         return []
-    words = _first_command_words(match.group(1), r"\$\{\{.*?\}\}")
+    words = _first_command_words(match.group(1), _CI_EXPRESSION)
     if words is None:
         return []
     if "--all-extras" in words:
@@ -438,10 +442,13 @@ def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
     for workflow in [*_workflows(repo), *_local_actions(repo), *makefiles[:1]]:
         rel = workflow.relative_to(repo).as_posix()
         for line in _read(workflow).splitlines():
-            found += [(spec, rel) for spec in _pip_line(line, repo, extras)]
-            found += [(spec, rel) for spec in _installer_extras(line, extras)]
-            found += [(spec, rel) for spec in _conda_line(line)]
+            found += [(spec, rel) for spec in _install_line_specs(line, repo, extras)]
     return found
+
+
+def _install_line_specs(line: str, repo: Path, extras: dict[str, list[str]]) -> list[str]:
+    """Specifiers a CI or Makefile line installs: pip's, an installer's extras, conda's."""
+    return _pip_line(line, repo, extras) + _installer_extras(line, extras) + _conda_line(line)
 
 
 def ci_job_requirements(repo: Path, found: TestCommand) -> list[str]:
@@ -452,8 +459,7 @@ def ci_job_requirements(repo: Path, found: TestCommand) -> list[str]:
     extras = extra_requirements(repo)
     specs: list[str] = []
     for line in ci_setup_lines(repo, found):
-        specs += _pip_line(line, repo, extras) + _installer_extras(line, extras)
-        specs += _conda_line(line)
+        specs += _install_line_specs(line, repo, extras)
     return specs
 
 
