@@ -3,38 +3,31 @@ Contents indexes, against a real server on 127.0.0.1."""
 
 from __future__ import annotations
 
-import http.server
-import socket
-import threading
 from collections.abc import Iterator
 
 import pytest
+from localhttp import QuietHandler, serving, unused_port
 
 from pytest_enconda import textio
 
 BODY = b"x" * 1000
 
 
+class _Files(QuietHandler):
+    def do_GET(self) -> None:
+        if self.path == "/missing":
+            self.send_error(404)
+            return
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(BODY)))
+        self.end_headers()
+        self.wfile.write(BODY)
+
+
 @pytest.fixture
 def server() -> Iterator[str]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path == "/missing":
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Length", str(len(BODY)))
-            self.end_headers()
-            self.wfile.write(BODY)
-
-        def log_message(self, *args: object) -> None:
-            pass
-
-    httpd = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_port}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving(_Files) as url:
+        yield url
 
 
 def test_an_answer_within_the_limit_is_read_whole(server: str) -> None:
@@ -49,11 +42,8 @@ def test_a_larger_answer_is_refused_not_read_whole(server: str) -> None:
 def test_http_errors_and_refused_connections_are_os_errors(server: str) -> None:
     with pytest.raises(OSError, match="404"):
         textio.read_url(f"{server}/missing", 1000, timeout=10)
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        closed = sock.getsockname()[1]
     with pytest.raises(OSError):
-        textio.read_url(f"http://127.0.0.1:{closed}/", 1000, timeout=10)
+        textio.read_url(f"http://127.0.0.1:{unused_port()}/", 1000, timeout=10)
 
 
 def test_both_callers_name_the_url_in_their_own_error(server: str) -> None:

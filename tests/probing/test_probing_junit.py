@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from localhttp import QuietHandler, serving, unused_port
 
 from pytest_enconda.probing.junit import (
     JUNIT_PATH,
@@ -111,36 +112,12 @@ def test_qt_draws_offscreen_unless_the_setup_chose_a_platform(
     assert shown.stdout.strip() == expected
 
 
-class _HeadServer:
-    """An HTTP server on 127.0.0.1 answering every HEAD with a 404: a hub that answers."""
+class _HeadNotFound(QuietHandler):
+    """A hub that answers: every HEAD gets a 404."""
 
-    def __enter__(self) -> str:
-        import http.server
-        import threading
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_HEAD(self) -> None:
-                self.send_response(404)
-                self.end_headers()
-
-            def log_message(self, *args: object) -> None:
-                pass
-
-        self.server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-        return f"http://127.0.0.1:{self.server.server_port}"
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
-
-
-def _closed_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+    def do_HEAD(self) -> None:
+        self.send_response(404)
+        self.end_headers()
 
 
 def _hub_env_after_lines(env: dict[str, str]) -> tuple[dict[str, str], str]:
@@ -160,7 +137,7 @@ def _hub_env_after_lines(env: dict[str, str]) -> tuple[dict[str, str], str]:
 
 def test_an_unreachable_hub_is_declared_offline_to_its_clients() -> None:
     """litgpt's tokenizer tests waited out the hub client's retries (23 s per file)."""
-    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    endpoint = f"http://127.0.0.1:{unused_port()}"
     values, told = _hub_env_after_lines({"HF_ENDPOINT": endpoint})
     assert values == {
         "HF_HUB_OFFLINE": "1",
@@ -171,14 +148,14 @@ def test_an_unreachable_hub_is_declared_offline_to_its_clients() -> None:
 
 
 def test_a_hub_that_answers_even_with_an_error_stays_online() -> None:
-    with _HeadServer() as endpoint:
+    with serving(_HeadNotFound) as endpoint:
         values, told = _hub_env_after_lines({"HF_ENDPOINT": endpoint})
     assert values == {"HF_HUB_OFFLINE": "", "HF_DATASETS_OFFLINE": "", "TRANSFORMERS_OFFLINE": ""}
     assert told == ""
 
 
 def test_an_offline_setting_the_setup_made_is_kept() -> None:
-    endpoint = f"http://127.0.0.1:{_closed_port()}"
+    endpoint = f"http://127.0.0.1:{unused_port()}"
     values, _ = _hub_env_after_lines({"HF_ENDPOINT": endpoint, "HF_HUB_OFFLINE": "0"})
     assert values == {"HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "", "TRANSFORMERS_OFFLINE": ""}
 

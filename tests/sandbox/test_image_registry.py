@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from localhttp import unused_port
 
 from pytest_enconda.sandbox.images import ImageBuilder
 from pytest_enconda.sandbox.settings import SandboxSettings
@@ -29,19 +30,13 @@ pytestmark = pytest.mark.docker
 REGISTRY = shutil.which("docker-registry")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @pytest.fixture
 def registry(tmp_path: Path) -> Iterator[str]:
     if REGISTRY is None:
         if os.environ.get("CI") == "true":
             pytest.fail("docker-registry is not installed (.ci/run installs it)")
         pytest.skip("docker-registry is not installed (apt-get install docker-registry)")
-    port = _free_port()
+    port = unused_port()
     config = tmp_path / "registry.yml"
     config.write_text(
         "version: 0.1\nlog:\n  level: error\nstorage:\n  filesystem:\n"
@@ -121,7 +116,7 @@ def test_an_unreachable_registry_costs_a_build_not_the_case(
     repo = tmp_path / "repo"
     repo.mkdir()
     (repo / "main.py").write_text(f"print({uuid.uuid4().hex!r})\n")
-    down = f"127.0.0.1:{_free_port()}/nobody"
+    down = f"127.0.0.1:{unused_port()}/nobody"
     builder = ImageBuilder(
         SandboxSettings.from_env(image_registry=down), client=docker_client, run_id="t-registry"
     )
