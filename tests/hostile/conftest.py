@@ -10,6 +10,9 @@ from __future__ import annotations
 import json
 import os
 import resource
+import subprocess
+import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -22,6 +25,12 @@ import pytest
 SECONDS = 5.0
 WHOLE_RUN_SECONDS = 60.0
 MEGABYTES = 512
+# A command run as its own process (``run_command``): its limits.
+COMMAND_SECONDS = 60.0
+COMMAND_MEGABYTES = 1024
+# The address-space cap that stops a runaway command before it takes the machine down; its
+# resident peak is what is judged against COMMAND_MEGABYTES.
+_COMMAND_ADDRESS_SPACE = 6 * 1024**3
 CANARY = "ENCONDA-HOST-CANARY-7f3a"
 
 TALLY: Counter[str] = Counter()
@@ -74,6 +83,84 @@ class Attempt:
             FAULTS[f"{kind}: host read"] += 1
             pytest.fail(f"{kind}: the host file's text reached the result")
         return result, error
+
+
+class CommandResult:
+    def __init__(self, returncode: int, stdout: str, stderr: str, peak_mb: float) -> None:
+        self.returncode = returncode
+        self.stdout = stdout
+        self.stderr = stderr
+        self.peak_mb = peak_mb
+
+
+def _cap_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (_COMMAND_ADDRESS_SPACE, _COMMAND_ADDRESS_SPACE))
+
+
+def run_command(
+    kind: str,
+    argv: list[str],
+    *,
+    cwd: Path | None = None,
+    returncodes: tuple[int, ...] = (0, 2),
+    seconds: float = COMMAND_SECONDS,
+    env: dict[str, str] | None = None,
+) -> CommandResult:
+    """``pytest-enconda ARGV`` as its own process, as a user runs it; the test fails when it
+    crashes (a traceback, or an exit code outside ``returncodes``), hangs past ``seconds``,
+    takes more than ``COMMAND_MEGABYTES`` resident, or prints the host canary."""
+    TALLY[kind] += 1
+    started = time.monotonic()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "pytest_enconda.cli", *argv],
+        cwd=cwd,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, **(env or {})},
+        preexec_fn=_cap_address_space,
+    )
+    streams: dict[str, bytes] = {}
+    readers = [
+        threading.Thread(target=lambda n=name, f=handle: streams.__setitem__(n, f.read()))
+        for name, handle in (("out", proc.stdout), ("err", proc.stderr))
+    ]
+    for reader in readers:
+        reader.start()
+    hung = threading.Event()
+
+    def stop() -> None:
+        hung.set()
+        proc.kill()
+
+    timer = threading.Timer(seconds, stop)
+    timer.start()
+    # Reaped here rather than by Popen: wait4's rusage is this child's own resident peak.
+    _, status, usage = os.wait4(proc.pid, 0)
+    timer.cancel()
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    for reader in readers:
+        reader.join()
+    stdout = streams.get("out", b"").decode("utf-8", "replace")
+    stderr = streams.get("err", b"").decode("utf-8", "replace")
+    peak = usage.ru_maxrss / 1024
+    if hung.is_set():
+        FAULTS[f"{kind}: hang"] += 1
+        pytest.fail(f"{kind}: pytest-enconda {argv!r} ran past {seconds:.0f} s")
+    took = time.monotonic() - started
+    if "Traceback (most recent call last)" in stderr or proc.returncode not in returncodes:
+        FAULTS[f"{kind}: crash"] += 1
+        pytest.fail(
+            f"{kind}: pytest-enconda {argv!r} exited {proc.returncode} after {took:.1f} s\n"
+            f"{stderr[-3000:]}"
+        )
+    if peak > COMMAND_MEGABYTES:
+        FAULTS[f"{kind}: memory"] += 1
+        pytest.fail(f"{kind}: peak resident memory {peak:.0f} MB")
+    if CANARY in stdout or CANARY in stderr:
+        FAULTS[f"{kind}: host read"] += 1
+        pytest.fail(f"{kind}: the host file's text reached the output")
+    return CommandResult(proc.returncode, stdout, stderr, peak)
 
 
 @pytest.fixture(scope="session")
