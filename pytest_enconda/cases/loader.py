@@ -20,6 +20,7 @@ from .. import textio
 from ..errors import CaseFormatError
 from ..textio import decode_utf8, read_bounded
 from .models import README_FROM_REPOSITORY, Case, CaseSpec, GoldenAnswer
+from .operands import option_shaped
 
 CASE_FILE = "case.toml"
 # A case's text files are READMEs, scripts and small JSON: far larger is a mistake or an attack.
@@ -113,7 +114,10 @@ _REMOTE_URL = re.compile(r"^(?:(?:https?|ssh|git|git\+ssh)://[^/\s]|[\w.-]+@[\w.
 
 def local_url_path(url: str, case_dir: Path) -> Path | None:
     """The host path a repository URL names (``file://`` or a bare path), else ``None``: git
-    clones a local path as readily as a remote, so such a URL is held to the case's roots."""
+    clones a local path as readily as a remote, so such a URL is held to the case's roots.
+    An option-shaped URL names no path (``load_case`` refuses it before asking)."""
+    if option_shaped(url):
+        return None
     if url.startswith("file://"):
         return Path(unquote(urlsplit(url).path) or "/")
     if "://" in url or "::" in url or _REMOTE_URL.match(url):
@@ -202,9 +206,23 @@ def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
             problems.append(_outside("repository.path", repo_path, [case_dir, *roots]))
         elif not repo_path.is_dir():
             problems.append(("repository.path", f"directory not found: {repo_path}"))
+    revision = spec.repository.revision
+    if revision is not None and option_shaped(str(revision)):
+        problems.append(
+            ("repository.revision", f"{revision!r}: a revision cannot begin with '-' (git option)")
+        )
     if spec.repository.kind == "url" and spec.repository.url:
         local = local_url_path(spec.repository.url, case_dir)
-        if local is not None and contained(local, [case_dir, *roots]) is None:
+        if option_shaped(spec.repository.url):
+            # git would read it as an option: --upload-pack=CMD runs CMD on this host.
+            problems.append(
+                (
+                    "repository.url",
+                    f"{spec.repository.url!r}: a URL cannot begin with '-' (git would read it "
+                    "as an option)",
+                )
+            )
+        elif local is not None and contained(local, [case_dir, *roots]) is None:
             problems.append(_outside("repository.url", local, [case_dir, *roots]))
         elif local is None and not _REMOTE_URL.match(spec.repository.url):
             problems.append(

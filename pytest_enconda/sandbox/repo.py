@@ -24,6 +24,7 @@ from typing import NamedTuple
 from urllib.parse import urlparse
 
 from ..cases.models import RepoSource
+from ..cases.operands import option_shaped
 from ..errors import HarnessError, RepositoryUnavailable
 from .common import file_lock
 from .settings import default_cache_dir
@@ -148,8 +149,18 @@ def _git_dir(repo: Path, timeout: float) -> Path | None:
 
 
 def _resolve(git_dir: Path, revision: str, timeout: float) -> str | None:
+    # The revision comes from a case or dataset: after --end-of-options it names a revision
+    # even where it looks like an option.
     result = _git(
-        ["--git-dir", str(git_dir), "rev-parse", "--verify", "--quiet", f"{revision}^{{commit}}"],
+        [
+            "--git-dir",
+            str(git_dir),
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            "--end-of-options",
+            f"{revision}^{{commit}}",
+        ],
         timeout=timeout,
     )
     return result.stdout.strip() if result.returncode == 0 else None
@@ -425,6 +436,20 @@ def _clone_cache(cache_dir: Path, url: str) -> Path:
     return cache_dir / "repos" / f"{re.sub(r'[^A-Za-z0-9._-]+', '_', name)}-{key}.git"
 
 
+def _refuse_options(url: str | None, revision: str | None) -> None:
+    """``RepositoryUnavailable`` for a URL or revision git would read as an option.
+
+    ``load_case`` refuses them in a case file; this stops those from every other source (a
+    dataset, a sidecar, an imported record) before any git command sees them."""
+    for what, value in (("URL", url), ("revision", revision)):
+        if value is not None and option_shaped(value):
+            raise RepositoryUnavailable(
+                str(url),
+                revision,
+                f"refused: the {what} begins with '-' (git would read it as an option)",
+            )
+
+
 def _from_url(
     source: RepoSource,
     dest: Path,
@@ -434,6 +459,7 @@ def _from_url(
     committed: list[str] | None = None,
 ) -> _Checkout:
     url, revision = str(source.url), str(source.revision)
+    _refuse_options(url, revision)
     deadline = time.monotonic() + timeout
     bare = _clone_cache(cache_dir, url)
 
@@ -446,7 +472,7 @@ def _from_url(
     try:
         if not (bare / "HEAD").is_file():
             bare.parent.mkdir(parents=True, exist_ok=True)
-            result = _git(["init", "--bare", "--quiet", str(bare)], timeout=remaining())
+            result = _git(["init", "--bare", "--quiet", "--", str(bare)], timeout=remaining())
             if result.returncode != 0:
                 raise RepositoryUnavailable(url, revision, _last_lines(result.stderr))
         commit = _resolve(bare, revision, remaining())
@@ -456,7 +482,18 @@ def _from_url(
             shallow = ["--depth=1"] if _SHA.match(revision) else []
             target = f"+{revision}:refs/enconda/wanted"
             result = _git(
-                ["--git-dir", str(bare), "fetch", "--quiet", "--no-tags", *shallow, url, target],
+                # "--": the URL and refspec are operands whatever they look like.
+                [
+                    "--git-dir",
+                    str(bare),
+                    "fetch",
+                    "--quiet",
+                    "--no-tags",
+                    *shallow,
+                    "--",
+                    url,
+                    target,
+                ],
                 timeout=remaining(),
             )
             if result.returncode != 0 and any(
@@ -469,6 +506,7 @@ def _from_url(
                         "fetch",
                         "--quiet",
                         "--tags",
+                        "--",
                         url,
                         "+refs/heads/*:refs/heads/*",
                     ],
@@ -513,6 +551,8 @@ def materialize(
     as ``git clone --recursive`` would (``_fill_submodules``); with ``submodules`` a list, one line
     per submodule saying where it came from or why it is empty is appended to it.
     """
+    if source.kind in ("git", "url"):
+        _refuse_options(source.url, source.revision)
     dest = Path(dest)
     _prepare_dest(dest)
     checkout: _Checkout | None = None
