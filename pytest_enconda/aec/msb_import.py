@@ -229,7 +229,16 @@ def _mirror_has(mirror: Path, instance: MsbInstance) -> bool:
         if not candidate.exists():
             continue
         found = subprocess.run(
-            ["git", "-C", str(candidate), "cat-file", "-e", f"{instance.base.sha}^{{commit}}"],
+            # base.sha is pattern-checked hex; --end-of-options keeps it an operand regardless.
+            [
+                "git",
+                "-C",
+                str(candidate),
+                "cat-file",
+                "-e",
+                "--end-of-options",
+                f"{instance.base.sha}^{{commit}}",
+            ],
             capture_output=True,
             timeout=60,
         )

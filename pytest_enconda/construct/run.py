@@ -132,12 +132,12 @@ def snapshot_folder(
         revision = _git(work, "rev-parse", "HEAD")
         if target.is_dir():
             try:
-                _git(target, "cat-file", "-e", f"{revision}^{{commit}}")
+                _git(target, "cat-file", "-e", "--end-of-options", f"{revision}^{{commit}}")
                 return revision, notes
             except ConstructError:
                 shutil.rmtree(target)
         target.parent.mkdir(parents=True, exist_ok=True)
-        _git(Path(tmp), "clone", "--quiet", "--bare", str(work), str(target))
+        _git(Path(tmp), "clone", "--quiet", "--bare", "--", str(work), str(target))
     return revision, notes
 
 
@@ -179,7 +179,8 @@ def _last_tag(repo_mirror: Path, repository: str, revision: str) -> str:
     if not git_dir.is_dir():
         return "0.0.0"
     try:
-        tag = _git(git_dir, "describe", "--tags", "--abbrev=0", revision)
+        # The revision comes from the dataset's repo_info.jsonl: an operand, whatever it holds.
+        tag = _git(git_dir, "describe", "--tags", "--abbrev=0", "--end-of-options", revision)
     except ConstructError:
         return "0.0.0"
     tag = tag.removeprefix("v")
@@ -230,7 +231,14 @@ def resolve_sources(
                     and git_dir.is_dir()
                 ):
                     try:
-                        _git(git_dir, "cat-file", "-e", f"{old.revision}^{{commit}}")
+                        # old.revision is read back from the run's own report, a file on disk.
+                        _git(
+                            git_dir,
+                            "cat-file",
+                            "-e",
+                            "--end-of-options",
+                            f"{old.revision}^{{commit}}",
+                        )
                     except ConstructError:
                         pass
                     else:
