@@ -251,9 +251,9 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
             data = tomllib.loads(_read(pyproject))
         except tomllib.TOMLDecodeError:
             data = {}
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
-    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
-    build = data.get("build-system") if isinstance(data.get("build-system"), dict) else {}
+    project = _table(data, "project")
+    tool = _table(data, "tool")
+    build = _table(data, "build-system")
     if isinstance(project.get("requires-python"), str):
         profile.python_requires = project["requires-python"]
     if isinstance(project.get("dependencies"), list):
@@ -264,8 +264,8 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
         for values in optional.values():
             if isinstance(values, list):
                 dependencies += _requirement_names(str(d) for d in values)
-    poetry = tool.get("poetry") if isinstance(tool.get("poetry"), dict) else {}
-    groups = poetry.get("group") if isinstance(poetry.get("group"), dict) else {}
+    poetry = _table(tool, "poetry")
+    groups = _table(poetry, "group")
     tables = [
         poetry.get("dependencies"),
         poetry.get("dev-dependencies"),
@@ -480,8 +480,8 @@ def _other_ecosystem(repo: Path, profile: CodebaseProfile) -> None:
             add("gradle")
     elif "composer.json" in has:
         data = _json(repo / "composer.json")
-        require = data.get("require") if isinstance(data.get("require"), dict) else {}
-        dev = data.get("require-dev") if isinstance(data.get("require-dev"), dict) else {}
+        require = _table(data, "require")
+        dev = _table(data, "require-dev")
         profile.language, profile.package_manager, profile.config_file = (
             "PHP", "composer", "composer.json",
         )  # fmt: skip
@@ -495,7 +495,7 @@ def _other_ecosystem(repo: Path, profile: CodebaseProfile) -> None:
         add("composer")
     elif "package.json" in has:
         data = _json(repo / "package.json")
-        engines = data.get("engines") if isinstance(data.get("engines"), dict) else {}
+        engines = _table(data, "engines")
         profile.language, profile.config_file = "JavaScript/TypeScript", "package.json"
         profile.language_version = str(engines["node"]) if engines.get("node") else None
         for lock, manager in (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn")):
@@ -507,7 +507,7 @@ def _other_ecosystem(repo: Path, profile: CodebaseProfile) -> None:
         manager = profile.package_manager
         lock = (repo / "package-lock.json").is_file()
         profile.install_command = "npm ci" if manager == "npm" and lock else f"{manager} install"
-        scripts = data.get("scripts") if isinstance(data.get("scripts"), dict) else {}
+        scripts = _table(data, "scripts")
         deps = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
         if "test" in scripts:
             profile.test_command = f"{manager} test"
@@ -523,6 +523,12 @@ def _other_ecosystem(repo: Path, profile: CodebaseProfile) -> None:
                 add(name)
     if (repo / "Makefile").is_file() and "make" not in profile.build_tools:
         add("make")
+
+
+def _table(data: dict, key: str) -> dict:
+    """``data[key]`` when it is a table (a dict), else an empty one."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
 
 
 def _json(path: Path) -> dict:
