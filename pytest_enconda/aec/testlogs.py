@@ -128,7 +128,7 @@ def _pytest(lines: list[str]) -> _Found | None:
         match = _PYTEST_SUMMARY.match(line)
         if match:
             body = match.group(1)
-            words = dict.fromkeys(("passed", "failed", "skipped", "errors"), 0)
+            words: dict[str, int] = dict.fromkeys(("passed", "failed", "skipped", "errors"), 0)
             counted = body == "no tests ran"
             for part in body.split(", ") if not counted else []:
                 number, word = part.split(" ", 1)
@@ -465,7 +465,9 @@ _NODE_FILE_SPEC = re.compile(rf"^(✔|✖) ({_SCRIPT}) \([\d.]+ms\)$")
 
 def _node(lines: list[str]) -> _Found | None:
     found = _Found("node")
-    counts = dict.fromkeys(("tests", "pass", "fail", "cancelled", "skipped", "todo"), 0)
+    counts: dict[str, int] = dict.fromkeys(
+        ("tests", "pass", "fail", "cancelled", "skipped", "todo"), 0
+    )
     loaded = failed_files = 0
     # Node prints its totals as a block, "tests" and "pass" always among them: a lone "# pass 1"
     # (a TAP comment from anything) is not node's summary.
@@ -678,13 +680,13 @@ def parse_test_log(
     text, cut = _bound(text)
     truncated = truncated or cut
     lines = _clean(text)
-    found = [result for parser in _PARSERS if (result := parser(lines)) is not None]
-    framework = "+".join(result.framework for result in found) or "unknown"
+    found = [parsed for parser in _PARSERS if (parsed := parser(lines)) is not None]
+    framework = "+".join(parsed.framework for parsed in found) or "unknown"
     counts = {
-        key: _total(getattr(result, key) for result in found)
+        key: _total(getattr(parsed, key) for parsed in found)
         for key in ("passed", "failed", "skipped", "errors")
     }
-    evidence = [line for result in found for line in result.evidence]
+    evidence = [line for parsed in found for line in parsed.evidence]
 
     def result(verdict: Verdict, reason: str, extra: Iterable[str] = ()) -> TestLogResult:
         lines_ = list(dict.fromkeys([*evidence, *extra]))[-MAX_EVIDENCE:]

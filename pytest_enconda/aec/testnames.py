@@ -63,6 +63,10 @@ _PYTEST_OUTCOME: dict[str, Outcome] = {
     "SKIPPED": "skipped",
     "XFAIL": "skipped",
 }
+# What is not named here failed.
+_JUNIT5_OUTCOME: dict[str, Outcome] = {"✔": "passed", "↷": "skipped"}
+_CARGO_OUTCOME: dict[str, Outcome] = {"ok": "passed", "ignored": "skipped"}
+_GO_OUTCOME: dict[str, Outcome] = {"PASS": "passed", "SKIP": "skipped"}
 
 
 def _set(found: dict[str, Outcome], name: str, outcome: Outcome) -> None:
@@ -89,7 +93,7 @@ def _junit5(lines: list[str], found: dict[str, Outcome]) -> None:
                 (n for _, n in reversed(stack) if not n.startswith("JUnit ")),
                 stack[-1][1] if stack else "",
             )
-            outcome: Outcome = {"✔": "passed", "↷": "skipped"}.get(mark, "failed")  # type: ignore[assignment]
+            outcome = _JUNIT5_OUTCOME.get(mark, "failed")
             _set(found, f"{owner}.{name}" if owner else name, outcome)
         else:
             stack.append((depth, name))
@@ -118,12 +122,10 @@ def test_outcomes(text: str) -> dict[str, Outcome]:
             _set(found, name, outcome)
         elif match := _CARGO.match(line):
             status = match.group(2)
-            _set(
-                found, match.group(1), {"ok": "passed", "ignored": "skipped"}.get(status, "failed")
-            )  # type: ignore[arg-type]
+            _set(found, match.group(1), _CARGO_OUTCOME.get(status, "failed"))
         elif match := _GO.match(line):
             status = match.group(1)
-            _set(found, match.group(2), {"PASS": "passed", "SKIP": "skipped"}.get(status, "failed"))  # type: ignore[arg-type]
+            _set(found, match.group(2), _GO_OUTCOME.get(status, "failed"))
         elif match := _CTEST.match(line):
             status = match.group(3).strip()
             if status == "Passed":
