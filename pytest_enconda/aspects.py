@@ -11,15 +11,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from .caserun import AspectContext
 from .kinds import TASK_KINDS, TaskKind
 from .registry import Registry
 
 if TYPE_CHECKING:
-    from .cases.models import Case
     from .grading.verdict import ItemVerdict
-    from .pipeline import CasePipeline
 
 EXECUTION = "execution"
 
@@ -64,88 +63,6 @@ def stage_names(kind: TaskKind | str) -> tuple[str, ...]:
 
     name = _kind_name(kind)
     return tuple(stage.name for stage in STAGES.values() if stage.task_kind == name)
-
-
-class AspectContext:
-    """One case and aspect's view of the run, handed to ``Aspect.grade``."""
-
-    def __init__(self, pipeline: CasePipeline, case: Case, aspect: Aspect) -> None:
-        self._pipeline = pipeline
-        self.case = case
-        self.aspect = aspect
-
-    @property
-    def existing_environment(self) -> bool:
-        """The host backend (``--python``): an environment that exists, no agent output."""
-        return self._pipeline.grades_existing
-
-    @property
-    def case_root(self) -> Any:
-        return self._pipeline.case_dir(self.case).root
-
-    def agent_outcome(self) -> Any:
-        return self._pipeline.agent_outcome(self.case)
-
-    def execution_record(self) -> Any:
-        return self._pipeline.execution_record(self.case)
-
-    def diagnosis_grade(self) -> Any:
-        return self._pipeline.diagnosis_grade(self.case)
-
-    def check_setup_budget(self) -> None:
-        """A setup budget the golden setup cannot meet is a harness error (the case's)."""
-        self._pipeline.check_setup_budget(self.case)
-
-    # A task kind's own steps (``aec.grading``) run through these: once per case and process,
-    # saved in the case's folder, on whichever backend the run uses.
-
-    def once(self, step: str, produce: Callable[[], Any]) -> Any:
-        """``produce()`` once per case and ``step`` (its harness failure kept, as any step's)."""
-        return self._pipeline._once(self.case, step, produce)
-
-    @property
-    def case_dir(self) -> Any:
-        return self._pipeline.case_dir(self.case)
-
-    @property
-    def settings(self) -> Any:
-        return self._pipeline.settings
-
-    def backend(self) -> Any:
-        return self._pipeline.backend()
-
-    def task_image(self) -> str:
-        return self._pipeline.task_image(self.case)
-
-    @property
-    def judge(self) -> Any:
-        return self._pipeline.judge
-
-    def progress(self, message: str) -> None:
-        self._pipeline.progress(message)
-
-    def missing_output(self) -> ItemVerdict | None:
-        """A contract file the agent did not leave (or left malformed) fails what it feeds."""
-        from .grading.verdict import ItemVerdict
-
-        name = self.aspect.contract_file
-        if self.existing_environment or name is None:
-            return None
-        if self.aspect.needs_errors and not self.case.golden.errors:
-            return None
-        problem = self.agent_outcome().output_problems.get(name)
-        if problem is None:
-            return None
-        return ItemVerdict(outcome="failed", message=problem, numbers={"output_problem": name})
-
-    def not_graded_here(self) -> ItemVerdict:
-        from .grading.verdict import ItemVerdict
-
-        return ItemVerdict(
-            outcome="skipped",
-            message="--python grades an existing environment: no agent ran to grade "
-            f"for {self.aspect.name}",
-        )
 
 
 def _grade_execution(ctx: AspectContext) -> ItemVerdict:

@@ -191,7 +191,7 @@ class CasePipeline:
             name = f"{self.worker_id or 'main'}-{os.getpid()}"
             write_model(self.run.judge_stats(name), self._judge.stats())
 
-    def _once(self, case: Case, step: str, produce: Callable[[], Any]) -> Any:
+    def once(self, case: Case, step: str, produce: Callable[[], Any]) -> Any:
         """Run ``produce`` once per case and step; its result or harness failure is kept."""
         if self.dispatcher is not None:
             self._dispatched(case)
@@ -242,7 +242,7 @@ class CasePipeline:
     # ----------------------------------------------------------------- the agent
 
     def agent_outcome(self, case: Case) -> AgentOutcome:
-        return self._once(case, "agent", lambda: self._run_agent(case))  # type: ignore[no-any-return]
+        return self.once(case, "agent", lambda: self._run_agent(case))  # type: ignore[no-any-return]
 
     def _run_agent(self, case: Case) -> AgentOutcome:
         paths = self.case_dir(case)
@@ -378,7 +378,7 @@ class CasePipeline:
         if README_FROM_REPOSITORY not in case.spec.tags:
             return Path(case.spec.readme_target).name, case.readme_text
         if case.id not in self._repo_readmes:
-            self._once(case, "repository-readme", lambda: self._read_repository_readme(case))
+            self.once(case, "repository-readme", lambda: self._read_repository_readme(case))
         name, text = self._repo_readmes[case.id]
         if not text.strip():
             source = case.spec.repository
@@ -453,7 +453,7 @@ class CasePipeline:
         write_model(paths.final_state, state)
 
     def task_image(self, case: Case) -> str:
-        return self._once(case, "image", lambda: self._build_task_image(case))  # type: ignore[no-any-return]
+        return self.once(case, "image", lambda: self._build_task_image(case))  # type: ignore[no-any-return]
 
     def _build_task_image(self, case: Case) -> str:
         backend = self.backend()
@@ -536,7 +536,7 @@ class CasePipeline:
                 write_model(paths.golden_record, timing)
             return timing
 
-        return self._once(case, "golden-timing", produce)
+        return self.once(case, "golden-timing", produce)
 
     def check_setup_budget(self, case: Case) -> None:
         """``HarnessError`` when the golden setup is known to take longer than the case's setup
@@ -572,7 +572,7 @@ class CasePipeline:
             write_model(paths.execution_record, record)
             return record
 
-        return self._once(case, "execution", produce)  # type: ignore[no-any-return]
+        return self.once(case, "execution", produce)  # type: ignore[no-any-return]
 
     def final_state(self, case: Case) -> FinalState:
         """The snapshot probes start from (made once per case, kept for ``--resume``)."""
@@ -607,7 +607,7 @@ class CasePipeline:
             write_model(path, state)
             return state
 
-        return self._once(case, "final_state", produce)  # type: ignore[no-any-return]
+        return self.once(case, "final_state", produce)  # type: ignore[no-any-return]
 
     def self_report(self, case: Case) -> dict[str, Any] | None:
         """The agent's self-report as it wrote it (``None`` when there is none)."""
@@ -623,7 +623,7 @@ class CasePipeline:
                 return None
             return read_report(self.case_dir(case).root / state.report_file)
 
-        return self._once(case, "self_report", produce)  # type: ignore[no-any-return]
+        return self.once(case, "self_report", produce)  # type: ignore[no-any-return]
 
     def environment(self, case: Case) -> Any:
         """The handle probes run commands with: fresh boxes of the final state, whose ``python``
@@ -653,7 +653,7 @@ class CasePipeline:
             environment.python = self.interpreter(case, environment).path
             return environment
 
-        return self._once(case, "environment", produce)
+        return self.once(case, "environment", produce)
 
     def interpreter(self, case: Case, environment: Any = None) -> Any:
         """Which Python is graded and how it was found (``GradedInterpreter``), saved as
@@ -687,7 +687,7 @@ class CasePipeline:
             self.progress(f"{case.id}: {graded.describe()}")
             return graded
 
-        return self._once(case, "interpreter", produce)
+        return self.once(case, "interpreter", produce)
 
     # ----------------------------------------------------------------- checks
 
@@ -706,7 +706,7 @@ class CasePipeline:
             write_model(path, result)
             return result
 
-        return self._once(case, f"stage-{name}", produce)
+        return self.once(case, f"stage-{name}", produce)
 
     def _with_interpreter(self, case: Case, result: Any) -> Any:
         """``result`` naming the interpreter it graded: a stage that failed in the wrong Python
@@ -755,7 +755,7 @@ class CasePipeline:
         when that interpreter does not run."""
         from .stages.facts import python_facts
 
-        return self._once(  # type: ignore[no-any-return]
+        return self.once(  # type: ignore[no-any-return]
             case, "facts", lambda: python_facts(self.environment(case), case, self.progress)
         )
 
@@ -793,7 +793,7 @@ class CasePipeline:
             write_model(self.case_dir(case).diagnosis, grade)
             return grade
 
-        return self._once(case, "diagnosis", produce)
+        return self.once(case, "diagnosis", produce)
 
     def verdict(self, case: Case, aspect: str) -> ItemVerdict:
         """Prepare what ``aspect`` needs and grade it; harness failures raise."""

@@ -1,7 +1,9 @@
 """The package's import graph (issue 17): no circles, and no module imports a later layer.
 
-Read from the source with ``ast`` (imports inside functions count: a lazy import is still a
-dependency; ``if TYPE_CHECKING:`` blocks do not, they never run).
+Read from the source with ``ast``. Every imported submodule counts (each name of
+``from . import a, b``), and so do imports inside functions: a lazy import is still a
+dependency. Imports under ``if TYPE_CHECKING:`` never run, so they do not break the layering,
+but they count for circles: a type that can only be named by importing back is a circle too.
 """
 
 from __future__ import annotations
@@ -36,7 +38,12 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     ),
     ("cases", frozenset({"cases"})),
     ("sandbox", frozenset({"sandbox", "backends"})),
-    ("domain", frozenset({"agents", "probing", "grading", "stages", "aspects", "memory", "aec"})),
+    (
+        "domain",
+        frozenset(
+            {"caserun", "agents", "probing", "grading", "stages", "aspects", "memory", "aec"}
+        ),
+    ),
     ("pipeline", frozenset({"pipeline", "report", "dispatch"})),
     (
         "pytest",
@@ -64,30 +71,47 @@ def _type_checking_nodes(tree: ast.AST) -> set[int]:
     return skipped
 
 
+def _imported(node: ast.AST, name: str, package: list[str], modules: dict[str, Path]) -> set[str]:
+    """The package's modules one import statement names (all of them, not the first)."""
+    found: set[str] = set()
+    if isinstance(node, ast.ImportFrom):
+        base = package[: len(package) - node.level + 1] if node.level else []
+        target = ".".join([*base, node.module] if node.module else base)
+        for alias in node.names:
+            submodule = f"{target}.{alias.name}"
+            # ``from pkg import sub`` imports the submodule; ``from mod import name``, the module.
+            found.add(submodule if submodule in modules else target)
+    elif isinstance(node, ast.Import):
+        found.update(alias.name for alias in node.names)
+    return {module for module in found if module in modules and module != name}
+
+
 @functools.cache
-def import_graph() -> dict[str, set[str]]:
+def _graphs() -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(imports that run, every import including ``TYPE_CHECKING`` ones)."""
     modules = _modules()
-    graph: dict[str, set[str]] = {name: set() for name in modules}
+    running: dict[str, set[str]] = {name: set() for name in modules}
+    every: dict[str, set[str]] = {name: set() for name in modules}
     for name, path in modules.items():
         tree = ast.parse(path.read_text(encoding="utf-8"))
         package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
         skipped = _type_checking_nodes(tree)
         for node in ast.walk(tree):
-            if id(node) in skipped:
-                continue
-            if isinstance(node, ast.ImportFrom):
-                base = package[: len(package) - node.level + 1] if node.level else []
-                target = ".".join([*base, node.module] if node.module else base)
-                candidates = [f"{target}.{alias.name}" for alias in node.names] + [target]
-            elif isinstance(node, ast.Import):
-                candidates = [alias.name for alias in node.names]
-            else:
-                continue
-            for candidate in candidates:
-                if candidate in modules and candidate != name:
-                    graph[name].add(candidate)
-                    break
-    return graph
+            targets = _imported(node, name, package, modules)
+            every[name] |= targets
+            if id(node) not in skipped:
+                running[name] |= targets
+    return running, every
+
+
+def import_graph() -> dict[str, set[str]]:
+    """The imports that run: the layering is checked on these."""
+    return _graphs()[0]
+
+
+def full_import_graph() -> dict[str, set[str]]:
+    """Every import, ``TYPE_CHECKING`` ones included: circles are checked on these."""
+    return _graphs()[1]
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -141,7 +165,19 @@ def test_the_graph_is_read() -> None:
 
 
 def test_no_module_imports_itself_through_others() -> None:
-    assert _cycles(import_graph()) == []
+    assert _cycles(full_import_graph()) == []
+
+
+def test_every_name_of_one_import_counts() -> None:
+    # ``from . import c0, c1, ...`` in the stages package names six modules, not the first.
+    stages = import_graph()["pytest_enconda.stages"]
+    assert {f"pytest_enconda.stages.c{n}" for n in range(6)} <= stages
+
+
+def test_type_checking_imports_count_for_circles_only() -> None:
+    # caserun names the pipeline's collaborators' types without importing them at run time.
+    assert "pytest_enconda.cases.models" in full_import_graph()["pytest_enconda.caserun"]
+    assert "pytest_enconda.cases.models" not in import_graph()["pytest_enconda.caserun"]
 
 
 def test_cycles_are_found() -> None:

@@ -27,7 +27,7 @@ from .testlogs import TestLogResult, Verdict, parse_test_log, read_log
 from .testnames import test_outcomes
 
 if TYPE_CHECKING:
-    from ..aspects import AspectContext
+    from ..caserun import AspectContext
     from ..grading.verdict import ItemVerdict
 
 GRADE_FILE = "aec.json"

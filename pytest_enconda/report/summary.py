@@ -184,7 +184,7 @@ def summarize(
 
 def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
     """The runtime pyramid over probe rows; each shipped stage's numbers come from its file."""
-    from ..grading.pyramid import pyramid_summary
+    from .pyramid import pyramid_summary
 
     rows = []
     for (case, _item), row in results.items():

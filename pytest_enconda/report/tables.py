@@ -270,7 +270,7 @@ def render_markdown(summary_json: Mapping[str, Any]) -> str:
             parts.append("## Definitions")
             parts.append("\n".join(f"- **{name}**: {text}" for name, text in definitions.items()))
     if summary_json.get("pyramid"):
-        from ..grading.pyramid import pyramid_table
+        from .pyramid import pyramid_table
 
         parts.append("## Runtime pyramid (C0-C5)")
         parts.append(pyramid_table(summary_json["pyramid"]))

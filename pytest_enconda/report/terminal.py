@@ -51,7 +51,7 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
 
         terminalreporter.write(render_side_by_side(summary))
     if summary.get("pyramid"):
-        from ..grading.pyramid import pyramid_table
+        from .pyramid import pyramid_table
 
         terminalreporter.write_line("Runtime pyramid (ResearchEnvBench's main table)")
         terminalreporter.write_line(pyramid_table(summary["pyramid"]))

@@ -8,14 +8,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
+from ..caserun import StageContext
 from ..registry import Registry
 
 if TYPE_CHECKING:
     from ..cases.models import Case
-    from ..pipeline import CasePipeline
     from ..probing.pyramid import StageResult
+
+__all__ = ["STAGES", "Stage", "StageContext", "SummaryKind", "skipped"]
 
 # How a stage's rows enter the pyramid summary: ``funnel`` counts passed of applicable (C1-C4
 # and most new stages); ``imports`` (C0) and ``audit`` (C5) have summaries of their own.
@@ -53,53 +55,6 @@ class Stage:
 
 
 STAGES: Registry[Stage] = Registry("pyramid stage", "pytest_enconda.stages")
-
-
-class StageContext:
-    """One case's view of the run, handed to ``Stage.run``.
-
-    Everything is computed once per case by the pipeline (and kept for ``--resume``): a stage
-    asking for ``facts()`` or another stage's result does not run them again.
-    """
-
-    def __init__(self, pipeline: CasePipeline, case: Case) -> None:
-        self._pipeline = pipeline
-        self.case = case
-
-    @property
-    def environment(self) -> Any:
-        """The agent's final state: ``run(command, gpus=..., timeout=..., env=..., mounts=...)``."""
-        return self._pipeline.environment(self.case)
-
-    @property
-    def ddp_cpu(self) -> bool:
-        return bool(self._pipeline.settings.ddp_cpu)
-
-    @property
-    def exact_versions(self) -> bool:
-        return bool(self._pipeline.settings.exact_versions)
-
-    def facts(self) -> dict[str, Any] | None:
-        """``python_facts.py`` under the reported interpreter; ``None`` when it does not run."""
-        return self._pipeline.facts(self.case)  # type: ignore[no-any-return]
-
-    def stage(self, name: str) -> StageResult:
-        """Another stage's result (run now if it has not run for this case)."""
-        return self._pipeline.stage(self.case, name)  # type: ignore[no-any-return]
-
-    def efficiency(self) -> dict[str, Any]:
-        """Time to ready, tokens, cost and sizes of the agent's run on this case."""
-        return self._pipeline.efficiency(self.case)  # type: ignore[no-any-return]
-
-    def self_report(self) -> dict[str, Any] | None:
-        return self._pipeline.self_report(self.case)  # type: ignore[no-any-return]
-
-    def report_read(self) -> Any:
-        """The self-report checked against ResearchEnvBench's schema (``ReportRead``)."""
-        return self._pipeline.report_read(self.case)
-
-    def progress(self, message: str) -> None:
-        self._pipeline.progress(f"{self.case.id}: {message}")
 
 
 def skipped(stage: str, reason: str) -> StageResult:

@@ -15,11 +15,10 @@ from pytest_enconda.grading.pyramid import (
     audit,
     audit_report,
     load_self_report,
-    pyramid_summary,
-    pyramid_table,
     read_self_report,
     versions_match,
 )
+from pytest_enconda.report.pyramid import pyramid_summary, pyramid_table
 
 SCHEMA = Path(__file__).resolve().parents[3] / "shared/data/researchenvbench/report_schema.json"
 

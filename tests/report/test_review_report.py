@@ -227,7 +227,7 @@ def test_report_in_a_headless_browser(run: Path, tmp_path: Path) -> None:
 
 
 def test_pyramid_funnel_with_denominators_and_c5_kinds() -> None:
-    from pytest_enconda.grading.pyramid import pyramid_summary
+    from pytest_enconda.report.pyramid import pyramid_summary
     from pytest_enconda.report.review import summary_section
 
     rows = [
