@@ -65,7 +65,7 @@ class TestLogResult(BaseModel):
     passed: int | None = None
     failed: int | None = None
     skipped: int | None = None
-    errors: int | None = Field(None, description="errors apart from failed assertions")
+    errors: int | None = Field(default=None, description="errors apart from failed assertions")
     verdict: Verdict
     reason: str
     evidence: list[str] = Field(default_factory=list)

@@ -37,12 +37,14 @@ def main(argv: list[str]) -> int:
     from ..cases.enconda_import import load_dataset
 
     samples = []
+    loaded = None
     for index in range(args.runs):
         started = time.perf_counter()
         loaded = load_dataset(args.path)
         samples.append(time.perf_counter() - started)
         # The first run reads from disk; later ones from the page cache.
         print(f"  load_dataset run {index + 1}/{args.runs}: {samples[-1]:.3f} s", file=sys.stderr)
+    assert loaded is not None  # --runs is at least 1
     stats = summarize(samples)
     print(f"dataset: {args.path.resolve()}")
     print(

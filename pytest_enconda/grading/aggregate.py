@@ -52,7 +52,9 @@ class CaseResult(BaseModel):
     case_id: str
     level: int
     diagnosis: DiagnosisGrade | None = None
-    execution_passed: bool | None = Field(None, description="None: not run, or a harness error")
+    execution_passed: bool | None = Field(
+        default=None, description="None: not run, or a harness error"
+    )
 
 
 class PRF(BaseModel):
@@ -96,7 +98,8 @@ class PaperMetrics(BaseModel):
     instances_with_errors: int = 0
     instances_without_errors: int = 0
     description_judge_error_instances: int = Field(
-        0, description="instances left out of description_acc: judge errors on every matched pair"
+        default=0,
+        description="instances left out of description_acc: judge errors on every matched pair",
     )
     fix_judge_error_instances: int = 0
 
