@@ -33,6 +33,7 @@ from .cases.checkout import CheckoutProof, checkout_packages, judge_checkout
 from .cases.ci_services import ci_services, service_packages
 from .cases.enconda_import import load_dataset
 from .cases.models import Case, CaseSpec, RepoSource
+from .cases.operands import option_shaped
 from .cases.sidecar import (
     MIN_PASS_SHARE,
     RepoVerification,
@@ -684,7 +685,9 @@ def _attempt(
                 runs.append(outcomes)
                 record_runs.append(run)
                 missing.append(why)
-                if killed_in and deselected < MAX_MEMORY_DESELECTS:
+                # The node id is read from the run's output: one beginning with '-' would be a
+                # pytest option after --deselect, and is no test pytest could name anyway.
+                if killed_in and not option_shaped(killed_in) and deselected < MAX_MEMORY_DESELECTS:
                     outgrown = killed_in
                     break
             if not outgrown:
@@ -849,7 +852,9 @@ def _checkout_proof(box: Any, packages: list[str], out: Path) -> CheckoutProof:
     box.copy_in(probe_script("checkout_proof.py"), target)
     names = " ".join(shlex.quote(name) for name in packages)
     result = box.exec(
-        in_setup_env(f"python {target} --project /data/project {names} 2>/dev/null"), timeout=120
+        # "--": the names come from the repository's metadata and stay operands.
+        in_setup_env(f"python {target} --project /data/project -- {names} 2>/dev/null"),
+        timeout=120,
     )
     report = None
     for line in reversed(result.output.strip().splitlines()):

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .operands import option_shaped
+
 if TYPE_CHECKING:
     from .test_commands import TestCommand
 
@@ -284,7 +286,8 @@ def _rabbitmq(env: dict[str, str]) -> list[str]:
         _wait("rabbitmqctl -q status", "rabbitmq"),
     ]
     user, password = env.get("RABBITMQ_DEFAULT_USER"), env.get("RABBITMQ_DEFAULT_PASS")
-    if user and password:
+    # From the repository's CI file: a name beginning with '-' would be a rabbitmqctl option.
+    if user and password and not option_shaped(user) and not option_shaped(password):
         quoted = f"{shlex.quote(user)} {shlex.quote(password)}"
         lines.append(
             f"rabbitmqctl -q add_user {quoted} >/dev/null 2>&1; "

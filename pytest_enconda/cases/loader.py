@@ -211,6 +211,15 @@ def load_case(case_file: Path, roots: Sequence[Path] = ()) -> Case:
         problems.append(
             ("repository.revision", f"{revision!r}: a revision cannot begin with '-' (git option)")
         )
+    layer = spec.environment
+    for index, package in enumerate(layer.apt_packages if layer is not None else []):
+        if option_shaped(package):
+            problems.append(
+                (
+                    f"environment.apt_packages.{index}",
+                    f"{package!r}: a package name cannot begin with '-' (apt-get option)",
+                )
+            )
     if spec.repository.kind == "url" and spec.repository.url:
         local = local_url_path(spec.repository.url, case_dir)
         if option_shaped(spec.repository.url):

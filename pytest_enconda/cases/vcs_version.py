@@ -167,7 +167,9 @@ def throwaway_tag(pyproject: dict[str, Any]) -> str:
     patterns = vcs.get("match") if isinstance(vcs, dict) else None
     for pattern in patterns if isinstance(patterns, list) else []:
         prefix = re.fullmatch(r"([A-Za-z0-9._/-]*)\*", str(pattern))
-        if prefix:
+        # The pattern is the repository's: a tag beginning with '-' would reach `git tag` as an
+        # option (and git refuses such a tag name anyway).
+        if prefix and not prefix.group(1).startswith("-"):
             return prefix.group(1) + PRETEND_VERSION
     return "v" + PRETEND_VERSION
 

@@ -172,6 +172,13 @@ def run_tests_command(
     """
     import shlex
 
+    from ..cases.operands import option_shaped
+
+    # Tools and requirements come from a case's sidecar: one beginning with '-' would be a pip
+    # option (--index-url, -r FILE), so it is left out and said.
+    refused = [spec for spec in [*tools, *requirements] if option_shaped(spec)]
+    tools = [tool for tool in tools if not option_shaped(tool)]
+    requirements = [spec for spec in requirements if not option_shaped(spec)]
     names = {re.split(r"[<>=!~\[; ]", tool, maxsplit=1)[0].lower() for tool in tools}
     if tools and TIMEOUT_TOOL not in names:
         tools = [*tools, TIMEOUT_TOOL]
@@ -180,6 +187,10 @@ def run_tests_command(
     # draw offscreen, as CI's headless runners are; a setup that chose a platform keeps it.
     lines.append('export QT_QPA_PLATFORM="${QT_QPA_PLATFORM:-offscreen}"')
     lines += hub_offline_lines()
+    lines += [
+        f"echo {shlex.quote(f'enconda: {spec!r} is not a requirement (an option); left out')} >&2"
+        for spec in refused
+    ]
     if packages_before:
         lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(packages_before)}")
     if tools or requirements:

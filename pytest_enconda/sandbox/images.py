@@ -131,7 +131,8 @@ def _label_line(key: str, value: str) -> str:
 
 def _shell_words(words: Iterable[str]) -> str:
     for word in words:
-        if not re.fullmatch(r"[A-Za-z0-9.+_:=<>~-]+", word):
+        # A leading '-' would make a case's package an apt-get option (-oDpkg::...=CMD).
+        if word.startswith("-") or not re.fullmatch(r"[A-Za-z0-9.+_:=<>~-]+", word):
             raise ImageBuildError(f"unsafe package or requirement name: {word!r}")
     return " ".join(words)
 
