@@ -54,7 +54,8 @@ def _run(
 ) -> ExecResult:
     started = time.monotonic()
     process = subprocess.Popen(
-        ["bash", "-c", command],
+        # "--": a command beginning with '-' is run as a command, not read as bash's options.
+        ["bash", "-c", "--", command],
         cwd=cwd,
         env=dict(env),
         stdin=subprocess.DEVNULL,

@@ -44,6 +44,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..cases.operands import option_shaped
 from ..errors import HarnessError
 from ..sandbox.containers import BindMount
 from .scripts import IMPORTS_SCAN, probe_script
@@ -423,6 +424,9 @@ def check_imports_host(
 
 
 def _interpreter_problem(python: str) -> str | None:
+    if option_shaped(python):
+        # It follows pyright's --pythonpath: a value beginning with '-' would be an option there.
+        return f"{python!r} begins with '-': not an interpreter's path"
     try:
         done = subprocess.run(
             [python, "-c", "import sys"], capture_output=True, text=True, timeout=120, check=False

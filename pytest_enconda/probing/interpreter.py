@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from ..cases.operands import option_shaped
+
 if TYPE_CHECKING:
     from .environment import Environment
 
@@ -145,7 +147,8 @@ def candidates(
     """Every place to look, in the order they are preferred."""
     found: list[Candidate] = []
     python_path = report.get("python_path") if isinstance(report, dict) else None
-    if isinstance(python_path, str) and python_path.strip():
+    # The agent's word: one beginning with '-' would reach pyright's --pythonpath as an option.
+    if isinstance(python_path, str) and python_path.strip() and not option_shaped(python_path):
         found.append(Candidate(shlex.quote(python_path), "report", "report.json's python_path"))
     found += environments_in(setup_script, "setup-script")
     found += environments_in(trajectory, "trajectory")
