@@ -69,7 +69,48 @@ def _not_blank_text(value: str) -> str:
     return value
 
 
-NonBlankCommand = Annotated[str, AfterValidator(_not_blank_text)]
+# Bounds of a case file's fields: far beyond them is a mistake or an attack, refused at load
+# with the field named, rather than met later as a harness failure ("Argument list too long")
+# or an agent's. A command runs as one ``sh -c`` argument, and is quoted into others: the
+# kernel refuses a single argument over 128 KiB.
+MAX_COMMAND_CHARS = 16 * 1024
+MAX_TEXT_CHARS = 16 * 1024
+MAX_TITLE_CHARS = 4 * 1024
+MAX_PATH_CHARS = 4 * 1024
+MAX_NAME_CHARS = 200
+MAX_ID_CHARS = 1_000
+MAX_TAGS = 100
+# pytest's parametrised ids make long test names: a verified sidecar holds one of 11,457.
+MAX_TEST_NAME_CHARS = 64 * 1024
+MAX_LAYER_ITEMS = 500
+
+# C0 controls but tab, newline and carriage return, and DEL: no command, path or test name has
+# them. A NUL in a command is cut short by the shell (and refused by exec), so the oracle's
+# items would fail and the agent would be blamed for the case file's fault.
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# ``\ud800``-``\udfff`` alone: JSON may spell them, UTF-8 cannot encode them.
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
+def _no_controls(value: str) -> str:
+    found = _CONTROL.search(value) or _SURROGATE.search(value)
+    if found is not None:
+        char = found.group(0)
+        what = "a NUL character" if char == "\x00" else f"the control character {char!r}"
+        if _SURROGATE.match(char):
+            what = f"a lone surrogate {char!r} (not text)"
+        raise ValueError(f"must not contain {what} (at offset {found.start()})")
+    return value
+
+
+Text = Annotated[str, Field(max_length=MAX_TEXT_CHARS), AfterValidator(_no_controls)]
+Title = Annotated[str, Field(max_length=MAX_TITLE_CHARS), AfterValidator(_no_controls)]
+PathText = Annotated[str, Field(max_length=MAX_PATH_CHARS), AfterValidator(_no_controls)]
+Name = Annotated[str, Field(max_length=MAX_NAME_CHARS), AfterValidator(_no_controls)]
+Command = Annotated[str, Field(max_length=MAX_COMMAND_CHARS), AfterValidator(_no_controls)]
+NonBlankCommand = Annotated[Command, AfterValidator(_not_blank_text)]
+NonBlankText = Annotated[Text, AfterValidator(_not_blank_text)]
+TestName = Annotated[str, Field(max_length=MAX_TEST_NAME_CHARS), AfterValidator(_no_controls)]
 
 
 class GoldenError(_Strict):
@@ -119,9 +160,9 @@ class RepoSource(_Strict):
     """
 
     kind: Literal["folder", "git", "url"]
-    path: str | None = None
-    url: str | None = None
-    revision: str | None = None
+    path: PathText | None = None
+    url: PathText | None = None
+    revision: Name | None = None
 
     @model_validator(mode="after")
     def _complete(self) -> RepoSource:
@@ -166,8 +207,8 @@ class Budgets(_Strict):
 class EnvironmentLayer(_Strict):
     """An optional image layer between the base and the task (system packages, tools)."""
 
-    apt_packages: list[str] = Field(default_factory=list)
-    run: list[str] = Field(default_factory=list)
+    apt_packages: list[Name] = Field(default_factory=list, max_length=MAX_LAYER_ITEMS)
+    run: list[Command] = Field(default_factory=list, max_length=MAX_LAYER_ITEMS)
 
 
 _STAGE_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,31}$")
@@ -193,11 +234,11 @@ class ResearchSpec(_Strict):
     batch.
     """
 
-    entry_point: str | None = Field(
+    entry_point: Command | None = Field(
         default=None,
         description="C1 (GPUs hidden) and C3 (GPU 0): e.g. 'python train.py --steps 1'",
     )
-    ddp_entry_point: str | None = Field(
+    ddp_entry_point: Command | None = Field(
         default=None,
         description="C4: the script and arguments given to 'torchrun --standalone "
         "--nproc_per_node=N'; it reads ENCONDA_DDP_BACKEND (nccl, or gloo in CPU mode)",
@@ -206,7 +247,7 @@ class ResearchSpec(_Strict):
     supports_cpu: bool = True
     supports_single_gpu: bool = True
     supports_multi_gpu: bool = True
-    skip_reasons: dict[PyramidStage, str] = Field(
+    skip_reasons: dict[PyramidStage, Text] = Field(
         default_factory=dict, description="why a stage does not apply (shown as its skip reason)"
     )
     c1_seconds: PositiveSeconds = 600
@@ -251,7 +292,7 @@ class AecReference(_Strict):
     that pass there (names as the runner's verbose log prints them, ``aec/testnames.py``)."""
 
     test_command: NonBlankCommand
-    pass_set: list[str] = Field(
+    pass_set: list[TestName] = Field(
         default_factory=list,
         max_length=MAX_PASS_SET,
         description="tests that pass in the reference environment; empty: not measured",
@@ -274,38 +315,40 @@ class AecSpec(_Strict):
     """An AEC case: the agent sees only the repository and ``task``; nothing tells it the test
     command. ``language`` groups results in the report and may be given to the agent as a hint."""
 
-    task: NonBlankCommand = AEC_TASK
-    language: Annotated[str, AfterValidator(_language)] | None = None
+    task: NonBlankText = AEC_TASK
+    language: Annotated[Name, AfterValidator(_language)] | None = None
     reference: AecReference | None = None
 
 
 class CaseSpec(_Strict):
     """What ``case.toml`` holds. Paths are relative to the case folder."""
 
-    id: Annotated[str, Field(min_length=1, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")]
+    id: Annotated[
+        str, Field(min_length=1, max_length=MAX_ID_CHARS, pattern=r"^[A-Za-z0-9][A-Za-z0-9._/-]*$")
+    ]
     suite: Suite
-    title: str = ""
+    title: Title = ""
     repository: RepoSource
-    readme: str | None = Field(
+    readme: PathText | None = Field(
         default=None,
         description="README shown to the agent (with injected errors); a task kind that needs "
         "none (aec) reads the repository's own",
     )
-    readme_target: str = Field(
+    readme_target: PathText = Field(
         default="README.md", description="where that README is placed inside the repository"
     )
-    original_readme: str | None = None
-    golden: str | None = Field(default=None, description="golden answer JSON (EnConda schema)")
-    golden_setup: str | None = Field(default=None, description="correct setup shell script")
-    test_command: str | None = Field(
+    original_readme: PathText | None = None
+    golden: PathText | None = Field(default=None, description="golden answer JSON (EnConda schema)")
+    golden_setup: PathText | None = Field(default=None, description="correct setup shell script")
+    test_command: Command | None = Field(
         default=None, description="Pass@1's test command (diagnosis cases need one)"
     )
     research: ResearchSpec | None = None
     aec: AecSpec | None = None
-    base_image: str = "bookworm-py3.11"
+    base_image: Name = "bookworm-py3.11"
     environment: EnvironmentLayer | None = None
     budgets: Budgets = Field(default_factory=Budgets)
-    tags: list[str] = Field(default_factory=list)
+    tags: list[Name] = Field(default_factory=list, max_length=MAX_TAGS)
 
     @model_validator(mode="after")
     def _suite_fields(self) -> CaseSpec:
