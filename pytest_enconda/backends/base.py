@@ -109,8 +109,12 @@ class Backend(Protocol):
     # The image of an environment that already exists and is graded as it is (no agent runs,
     # no task image is built); None when every case gets a task image of its own.
     existing: str | None
-    # Boxes stay after use (``--keep-containers``): ``started`` does not remove them.
-    keep: bool
+
+    @property
+    def keep(self) -> bool:
+        """Boxes stay after use (``--keep-containers``): ``started`` does not remove them. Read
+        only: Docker's follows its sandbox settings, which also label and remove containers."""
+        ...
 
     @property
     def cache_dir(self) -> Path:
