@@ -777,8 +777,9 @@ def _usage(step, command, output, ctx: Context):
     if not (option or choice or no_command):
         return None
     program = program_words(command)
-    if choice or no_command:
-        bad = (choice or no_command).group("bad")
+    wrong = choice or no_command
+    if wrong:
+        bad = wrong.group("bad")
         if choice:
             options = re.findall(r"'([^']+)'", choice.group("choices"))
         else:
@@ -789,8 +790,7 @@ def _usage(step, command, output, ctx: Context):
         fixed = replace_word(command, bad, best) if best else command
         return Finding(
             "E2",
-            f"`{command}`: `{bad}` is not a valid subcommand or choice "
-            f"('{(choice or no_command).group(0)}').",
+            f"`{command}`: `{bad}` is not a valid subcommand or choice ('{wrong.group(0)}').",
             f"`{fixed}`" if best else f"Use one of: {', '.join(options[:8])}.",
             action="replace" if best else "none",
             commands=[fixed] if best else [],

@@ -12,7 +12,6 @@ import configparser
 import difflib
 import os
 import re
-import tomllib
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -23,6 +22,7 @@ from packaging.utils import canonicalize_name
 
 from ...cases.poetry import poetry_requirement, poetry_specifier
 from ...cases.vcs_version import PRETEND_VERSION, throwaway_tag
+from ...textio import parse_toml
 
 SKIP_DIRS = frozenset(
     {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".nox", ".mypy_cache"}
@@ -188,7 +188,7 @@ class RepoFacts:
 
         kind is ``extra`` or ``file``; ``module_or_name`` may be an import name (``yaml``).
         """
-        wanted = {canonicalize_name(module_or_name)}
+        wanted: set[str] = {canonicalize_name(module_or_name)}
         top = module_or_name.split(".")[0].lower()
         if top in IMPORT_NAMES:
             wanted.add(IMPORT_NAMES[top])
@@ -305,12 +305,14 @@ def _read_pyproject(root: Path, facts: RepoFacts) -> None:
     if text is None:
         return
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError:
+        data = parse_toml(text)
+    except ValueError:
         return
     facts.manifests.append("pyproject.toml")
     facts.vcs_tag = throwaway_tag(data)
-    project = data.get("project") if isinstance(data.get("project"), dict) else {}
+    project = data.get("project")
+    if not isinstance(project, dict):
+        project = {}
     if isinstance(project.get("name"), str):
         facts.names.append(canonicalize_name(project["name"]))
     if isinstance(project.get("requires-python"), str):

@@ -149,7 +149,7 @@ def evaluate(data: Path, mirror: Path, cache: Path, split: str = "all") -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("data", type=Path, help="dataset folder with repo_info.jsonl, instances/")
     parser.add_argument("mirror", type=Path, help="folder of repository snapshots")
     parser.add_argument("--cache", type=Path, help="where exported trees are kept")
