@@ -25,18 +25,36 @@ that the mirror holds each base commit and reports the instances whose commit it
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
 import subprocess
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, BinaryIO
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    model_validator,
+)
 
 from ..artifacts import atomic_write_text
-from ..cases.models import AEC_LANGUAGES, Budgets
-from ..textio import decode_utf8, parse_toml, read_bounded
+from ..cases.models import AEC_LANGUAGES, MAX_PASS_SET, Budgets, Name, TestName
+from ..errors import CaseFormatError
+from ..textio import decode_utf8, open_regular, parse_json, parse_toml, read_bounded
 
-MAX_FILE_BYTES = 1 << 30
+# Read a line at a time, so a file's size costs time, not memory; a Multi-SWE-bench file is
+# tens of megabytes, its largest records (patches, test lists) a few.
+MAX_FILE_BYTES = 16 << 30
+# A line's parse costs several times its size (a line of empty objects, ten times): 16 MiB
+# keeps one record's cost far under a gigabyte.
+MAX_LINE_BYTES = 16 << 20
+MAX_LISTED_PROBLEMS = 1_000
 # A references file is a page per repository; a setup script of a few kilobytes.
 MAX_REFERENCES_BYTES = 1 << 20
 MAX_SETUP_CHARS = 64 * 1024
@@ -67,18 +85,29 @@ class MsbBase(BaseModel):
     sha: str = Field(pattern=_SHA.pattern)
 
 
+def _test_name(value: str) -> str:
+    if not value.strip():
+        raise ValueError("a test name must not be empty")
+    return value
+
+
 class MsbInstance(BaseModel):
-    """The fields of a Multi-SWE-bench instance this importer reads (others are kept aside)."""
+    """The fields of a Multi-SWE-bench instance this importer reads (others are kept aside),
+    bounded as the case loader bounds what they become: a case id that is a folder name, a
+    PASS set of test names."""
 
     model_config = ConfigDict(extra="allow")
 
-    org: str = Field(pattern=_NAME.pattern)
-    repo: str = Field(pattern=_NAME.pattern)
-    number: int = Field(ge=0)
+    # GitHub's own limits (39 and 100): the case id is a folder name of at most 255 bytes.
+    org: str = Field(pattern=_NAME.pattern, max_length=100)
+    repo: str = Field(pattern=_NAME.pattern, max_length=100)
+    number: int = Field(ge=0, le=2**31 - 1)
     base: MsbBase
     title: str = ""
-    language: str | None = None
-    p2p_tests: dict[str, Any] = Field(default_factory=dict)
+    language: Name | None = None
+    p2p_tests: dict[Annotated[TestName, AfterValidator(_test_name)], Any] = Field(
+        default_factory=dict, max_length=MAX_PASS_SET
+    )
 
     @property
     def case_id(self) -> str:
@@ -247,6 +276,116 @@ def _mirror_has(mirror: Path, instance: MsbInstance) -> bool:
     return False
 
 
+def check_instances_file(path: Path) -> None:
+    """``ValueError`` (or ``OSError``) when ``path`` cannot be an instance file at all: not a
+    regular file (a FIFO would block, a device never end), too large, or UTF-16."""
+    with open_regular(path, MAX_FILE_BYTES) as handle:
+        if handle.read(2) in (b"\xff\xfe", b"\xfe\xff"):
+            raise ValueError("UTF-16 text; expected UTF-8 JSON Lines")
+
+
+def _lines(handle: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """(number, the line's bytes) of each line, ``None`` for one longer than
+    ``MAX_LINE_BYTES``, which is skipped unread: a file of any size costs one line's memory."""
+    number = 0
+    while line := handle.readline(MAX_LINE_BYTES + 1):
+        number += 1
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            while (rest := handle.readline(1 << 20)) and not rest.endswith(b"\n"):
+                pass
+            yield number, None
+            continue
+        yield number, line
+
+
+def _shown(part: object) -> str:
+    """A location part as a problem shows it: a hostile test name (control characters, 64 KiB)
+    is printed escaped and cut."""
+    text = str(part)
+    if text.isprintable() and len(text) <= 80:
+        return text
+    return repr(text[:80]) + ("..." if len(text) > 80 else "")
+
+
+def _details(exc: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(_shown(p) for p in err['loc']) or '<root>'}: {err['msg']}"
+        for err in exc.errors()[:5]
+    )
+
+
+def _instance(number: int, raw: bytes | None) -> MsbInstance | str:
+    """The line's instance, or why it is not one."""
+    if raw is None:
+        return f"longer than {MAX_LINE_BYTES} bytes; expected one instance per line"
+    if number == 1:
+        raw = raw.removeprefix(b"\xef\xbb\xbf")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return f"not UTF-8 (byte 0x{raw[exc.start]:02x} at column {exc.start + 1})"
+    try:
+        data = parse_json(text)
+    except ValueError as exc:
+        # Syntax, nesting past the parser's recursion, and integers past Python's digit limit.
+        return "not JSON: " + str(exc).removeprefix("not valid JSON: ")[:300]
+    try:
+        return MsbInstance.model_validate(data)
+    except ValidationError as exc:
+        return _details(exc)
+
+
+class _Problems(list[str]):
+    """The problems of one import, listed up to ``MAX_LISTED_PROBLEMS`` and counted beyond: a
+    file of a million bad lines must not be a million messages held in memory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.more = 0
+
+    def add(self, problem: str) -> None:
+        if len(self) < MAX_LISTED_PROBLEMS:
+            self.append(problem)
+        else:
+            self.more += 1
+
+    def closed(self) -> list[str]:
+        more = [f"... and {self.more} more problem(s)"] if self.more else []
+        return [*self, *more]
+
+
+def _staged(
+    staging: Path, instance: MsbInstance, language: str, reference: RepoReference | None
+) -> Path:
+    """The case written into ``staging`` and loaded back as ``pytest`` will load it; the
+    loader's ``CaseFormatError`` (or ``ValueError``, ``OSError``) when it would refuse it."""
+    from ..cases.loader import load_case
+
+    folder = staging / instance.case_id
+    folder.mkdir()
+    if reference is not None:
+        atomic_write_text(folder / "golden_setup.sh", reference.setup)
+    atomic_write_text(folder / "case.toml", case_toml(instance, language, reference))
+    load_case(folder / "case.toml")
+    return folder
+
+
+def _put_in_place(staged: Path, target: Path) -> None:
+    """The staged case's files moved over the target's; case.toml last, so a case file never
+    names a setup that is not there yet, and an earlier import's setup that no case file names
+    any more is removed."""
+    target.mkdir(parents=True, exist_ok=True)
+    setup = staged / "golden_setup.sh"
+    has_setup = setup.exists()
+    if has_setup:
+        os.replace(setup, target / "golden_setup.sh")
+    os.replace(staged / "case.toml", target / "case.toml")
+    if not has_setup:
+        # A setup left by an earlier import with references would be read by no case.toml
+        # but would mislead whoever reads the folder.
+        (target / "golden_setup.sh").unlink(missing_ok=True)
+
+
 def import_instances(
     path: Path,
     out: Path,
@@ -257,62 +396,88 @@ def import_instances(
 ) -> tuple[list[ImportedInstance], list[str]]:
     """Write one AEC case per instance of ``path``; returns (imported, problems), each problem
     naming the file, the line and the field. An instance with a reference in ``references``
-    gets its golden setup (``golden_setup.sh``) and test command."""
-    text = read_bounded(path, MAX_FILE_BYTES).decode("utf-8", errors="replace")
+    gets its golden setup (``golden_setup.sh``) and test command.
+
+    A bad record costs only itself. Each case is written into a hidden staging folder of
+    ``out`` and loaded back there with the case loader: one the loader would refuse is a
+    problem and never reaches ``out``, so nothing written there looks valid and is not.
+    ``ValueError`` or ``OSError`` only when the file cannot be read at all."""
     folder_language = language_of(path.parent.name)
     imported: list[ImportedInstance] = []
-    problems: list[str] = []
+    problems = _Problems()
     seen: set[str] = set()
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            instance = MsbInstance.model_validate(json.loads(line))
-        except json.JSONDecodeError as exc:
-            problems.append(f"{where}: not JSON: {exc.msg} (column {exc.colno})")
-            continue
-        except ValidationError as exc:
-            details = "; ".join(
-                f"{'.'.join(str(p) for p in err['loc']) or '<root>'}: {err['msg']}"
-                for err in exc.errors()
-            )
-            problems.append(f"{where}: {details}")
-            continue
-        lang = language_of(instance.language) or language_of(language) or folder_language
-        if lang is None:
-            given = instance.language or language or path.parent.name
-            problems.append(
-                f"{where}: language: cannot tell the language ({given!r}); give --language, one "
-                f"of {', '.join(sorted(TEST_COMMANDS))}"
-            )
-            continue
-        if instance.case_id in seen:
-            problems.append(f"{where}: {instance.case_id} is listed twice; the first is kept")
-            continue
-        seen.add(instance.case_id)
-        case_dir = out / instance.case_id
-        problem = ""
-        if repo_mirror is not None and not _mirror_has(repo_mirror, instance):
-            problem = f"the mirror {repo_mirror} has no commit {instance.base.sha}"
-            problems.append(f"{where}: base.sha: {problem}")
-        reference = references.find(instance) if references is not None else None
-        case_dir.mkdir(parents=True, exist_ok=True)
-        if reference is not None:
-            atomic_write_text(case_dir / "golden_setup.sh", reference.setup)
-        elif (case_dir / "golden_setup.sh").exists():
-            # A setup left by an earlier import with references would be read by no case.toml
-            # but would mislead whoever reads the folder.
-            (case_dir / "golden_setup.sh").unlink()
-        atomic_write_text(case_dir / "case.toml", case_toml(instance, lang, reference))
-        imported.append(
-            ImportedInstance(
-                case_id=instance.case_id,
-                case_dir=str(case_dir),
-                language=lang,
-                pass_set=len(instance.p2p_tests),
-                reference=reference.source if reference is not None else "",
-                problem=problem,
-            )
-        )
-    return imported, problems
+    check_instances_file(path)
+    out.mkdir(parents=True, exist_ok=True)
+    # Hidden: a staging folder left by a killed import is never collected as cases.
+    staging = Path(tempfile.mkdtemp(prefix=".import-msb-", dir=out))
+    try:
+        with open_regular(path, MAX_FILE_BYTES) as handle:
+            for number, raw in _lines(handle):
+                if raw is not None and not raw.strip():
+                    continue
+                where = f"{path}:{number}"
+                instance = _instance(number, raw)
+                if isinstance(instance, str):
+                    problems.add(f"{where}: {instance}")
+                    continue
+                lang = language_of(instance.language) or language_of(language) or folder_language
+                if lang is None:
+                    given = instance.language or language or path.parent.name
+                    problems.add(
+                        f"{where}: language: cannot tell the language ({_shown(given)}); give "
+                        f"--language, one of {', '.join(sorted(TEST_COMMANDS))}"
+                    )
+                    continue
+                result = _import_one(
+                    instance, where, out, staging, lang, seen, problems, repo_mirror, references
+                )
+                if result is not None:
+                    imported.append(result)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    return imported, problems.closed()
+
+
+def _import_one(
+    instance: MsbInstance,
+    where: str,
+    out: Path,
+    staging: Path,
+    lang: str,
+    seen: set[str],
+    problems: _Problems,
+    repo_mirror: Path | None,
+    references: References | None,
+) -> ImportedInstance | None:
+    if instance.case_id in seen:
+        problems.add(f"{where}: {instance.case_id} is listed twice; the first is kept")
+        return None
+    seen.add(instance.case_id)
+    problem = ""
+    if repo_mirror is not None and not _mirror_has(repo_mirror, instance):
+        problem = f"the mirror {repo_mirror} has no commit {instance.base.sha}"
+        problems.add(f"{where}: base.sha: {problem}")
+    reference = references.find(instance) if references is not None else None
+    try:
+        staged = _staged(staging, instance, lang, reference)
+    except CaseFormatError as exc:
+        listed = "; ".join(f"{field}: {message}" for field, message in exc.problems[:5])
+        problems.add(f"{where}: the case it makes would be refused: {listed}")
+        return None
+    except (OSError, ValueError) as exc:
+        problems.add(f"{where}: cannot write its case: {str(exc)[:300]}")
+        return None
+    case_dir = out / instance.case_id
+    try:
+        _put_in_place(staged, case_dir)
+    except OSError as exc:
+        problems.add(f"{where}: cannot write {case_dir}: {exc.strerror or exc}")
+        return None
+    return ImportedInstance(
+        case_id=instance.case_id,
+        case_dir=str(case_dir),
+        language=lang,
+        pass_set=len(instance.p2p_tests),
+        reference=reference.source if reference is not None else "",
+        problem=problem,
+    )
