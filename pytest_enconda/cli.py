@@ -4,6 +4,7 @@ and re-grade runs."""
 from __future__ import annotations
 
 import argparse
+import math
 import re
 import sys
 from collections.abc import Sequence
@@ -11,13 +12,14 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .errors import EncondaError
+from .errors import EncondaError, InputError
 
 if TYPE_CHECKING:
     from .sandbox.settings import SandboxSettings
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+_MAX_SECONDS = 7 * 24 * 3600
 
 
 def parse_duration(text: str) -> timedelta:
@@ -35,6 +37,85 @@ def _size(text: str) -> int:
         return parse_size(text)
     except ValueError as exc:
         raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= 1, got {text!r}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    # inf or 1e308 overflow the timeout machinery; a week is already far beyond any step.
+    if not 0 < value <= _MAX_SECONDS:
+        raise argparse.ArgumentTypeError(
+            f"expected seconds above 0 and at most {_MAX_SECONDS}, got {text!r}"
+        )
+    return value
+
+
+def _share(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"expected a share from 0 to 1, got {text!r}")
+    return value
+
+
+_OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def _owner(text: str) -> str:
+    # The owner becomes a folder name (OUT/mirror/<owner>+<name>) and a repository's name: a
+    # path (../../x) or an option (-x) is neither.
+    if not _OWNER.match(text) or ".." in text:
+        raise argparse.ArgumentTypeError(
+            f"expected at most 100 letters, digits, '.', '_' or '-', beginning with a letter "
+            f"or digit, got {text!r}"
+        )
+    return text
+
+
+def _named(subject: object, message: object) -> str:
+    """``subject: message``, without naming the subject twice when the message already does."""
+    text = str(message)
+    return text if text.startswith(str(subject)) else f"{subject}: {text}"
+
+
+def _os_problem(exc: OSError, subject: object) -> InputError:
+    where = exc.filename if exc.filename is not None else subject
+    return InputError(f"{where}: {exc.strerror or exc}")
+
+
+def _what_is(path: Path) -> str:
+    if path.is_symlink() and not path.exists():
+        return "a dangling symbolic link"
+    if path.is_dir():
+        return "a folder"
+    if path.is_file():
+        return "a file"
+    return "a special file (a FIFO, socket or device)"
+
+
+def _output(option: str, path: Path, folder: bool) -> None:
+    """An output that exists as something else is refused before any work is done: found
+    only at the first write, it would cost the work before it (a verification, a build)."""
+    if not (path.exists() or path.is_symlink()):
+        return
+    if path.is_dir() if folder else path.is_file():
+        return
+    expected = "a folder" if folder else "a file"
+    raise InputError(f"{option} {path}: expected {expected}, found {_what_is(path)}")
 
 
 def _human(size: int) -> str:
@@ -194,31 +275,43 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     from datetime import UTC, datetime
     from pathlib import Path
 
-    from .cases.sidecar import SIDECAR_NAME
+    from .cases.sidecar import SIDECAR_NAME, SidecarError, read_sidecar
     from .verify import VerifyOptions, verify_dataset
 
     dataset = Path(args.dataset)
     if not dataset.is_dir():
-        raise SystemExit(f"pytest-enconda verify: error: {dataset} is not a folder")
+        raise InputError(f"{dataset}: expected a dataset folder, found {_what_is(dataset)}")
     options = {}
     for item in args.agent_option or []:
         key, sep, value = item.partition("=")
-        if not sep:
-            raise SystemExit(f"pytest-enconda verify: error: expected KEY=VALUE, got {item!r}")
+        if not sep or not key:
+            raise InputError(f"--agent-option {item!r}: expected KEY=VALUE")
         options[key] = value
     if (args.start_at != "agent" and args.no_recipe) or (
         args.start_at == "as-of" and args.no_as_of
     ):
-        raise SystemExit(
-            f"pytest-enconda verify: error: --start-at {args.start_at} starts at an attempt "
-            "that --no-recipe or --no-as-of switches off"
+        raise InputError(
+            f"--start-at {args.start_at} starts at an attempt that --no-recipe or --no-as-of "
+            "switches off"
         )
+    out = Path(args.out) if args.out else dataset / SIDECAR_NAME
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    logs = Path(args.logs) if args.logs else Path("reports") / f"verify-{stamp}"
+    _output("--out", out, folder=False)
+    _output("--logs", logs, folder=True)
+    if out.is_file():
+        # Read here as well as by verify_dataset: a bad sidecar is the user's to fix, found
+        # before any container starts.
+        try:
+            read_sidecar(out)
+        except SidecarError as exc:
+            reason = str(exc).removeprefix(f"{out}: ")
+            raise InputError(f"--out {out}: {reason}") from None
     sidecar = verify_dataset(
         VerifyOptions(
             dataset=dataset,
-            out=Path(args.out) if args.out else dataset / SIDECAR_NAME,
-            logs=Path(args.logs) if args.logs else Path("reports") / f"verify-{stamp}",
+            out=out,
+            logs=logs,
             agent=args.agent,
             agent_options=options,
             recipe_fallback=not args.no_recipe,
@@ -253,19 +346,27 @@ def _cmd_construct(args: argparse.Namespace) -> int:
     types = tuple(t.strip().upper() for t in (args.types or ",".join(CONSTRUCT_TYPES)).split(","))
     unknown = [t for t in types if t not in CONSTRUCT_TYPES]
     if unknown:
-        raise SystemExit(
-            f"pytest-enconda construct: error: --types: {', '.join(unknown)} not among "
-            f"{', '.join(CONSTRUCT_TYPES)}"
+        raise InputError(
+            f"--types: {', '.join(map(repr, unknown))} not among {', '.join(CONSTRUCT_TYPES)}"
         )
     try:
         levels = tuple(sorted({int(x) for x in args.levels.split(",") if x.strip()}))
     except ValueError:
-        raise SystemExit(
-            f"pytest-enconda construct: error: --levels: expected numbers such as 1,2,3,5, "
-            f"got {args.levels!r}"
-        ) from None
-    if not levels or min(levels) < 1:
-        raise SystemExit("pytest-enconda construct: error: --levels: expected numbers >= 1")
+        levels = ()
+    # A level is a number of errors merged into one README: more than a few dozen is no level.
+    if not levels or min(levels) < 1 or max(levels) > 100:
+        raise InputError(
+            f"--levels {args.levels!r}: expected numbers from 1 to 100 such as 1,2,3,5"
+        )
+    for source in args.sources:
+        if not Path(source).is_dir():
+            raise InputError(
+                f"{source}: expected a repository folder or a dataset folder, found "
+                f"{_what_is(Path(source)) if Path(source).exists() else 'nothing'}"
+            )
+    _output("--out", Path(args.out), folder=True)
+    if args.logs:
+        _output("--logs", Path(args.logs), folder=True)
     options = ConstructOptions(
         sources=tuple(args.sources),
         out=Path(args.out),
@@ -285,7 +386,12 @@ def _cmd_construct(args: argparse.Namespace) -> int:
         test_seconds=args.test_timeout,
         logs=Path(args.logs) if args.logs else None,
     )
-    report = construct(options, progress=lambda line: print(line, flush=True))
+    try:
+        report = construct(options, progress=lambda line: print(line, flush=True))
+    except OSError as exc:
+        # The sources are read and OUT written before anything runs in Docker: what fails
+        # there is a file of the user's (unreadable, special, or in the way).
+        raise _os_problem(exc, options.out) from None
     for line in summary_lines(report):
         print(line)
     # Every repository, a dataset's too, is snapshotted (README prepared) into OUT/mirror.
@@ -299,15 +405,18 @@ def _cmd_compare(args: argparse.Namespace) -> int:
 
     from .report.compare import CompareError, compare_runs, render_markdown, write_comparison
 
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = Path(args.out) if args.out else Path("reports") / f"compare-{stamp}"
+    _output("--out", out, folder=True)
     try:
         runs = compare_runs([Path(p) for p in args.runs], intersection=args.intersection)
     except CompareError as exc:
-        print(f"pytest-enconda compare: {exc}", file=sys.stderr)
-        return 2
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(args.out) if args.out else Path("reports") / f"compare-{stamp}"
+        raise InputError(str(exc)) from None
     print(render_markdown(runs))
-    md, page = write_comparison(runs, out)
+    try:
+        md, page = write_comparison(runs, out)
+    except OSError as exc:
+        raise _os_problem(exc, f"--out {out}") from None
     print(f"written: {md} and {page}")
     return 0
 
@@ -319,17 +428,21 @@ def _cmd_regrade(args: argparse.Namespace) -> int:
     from .report.regrade import RegradeError, regrade
     from .report.tables import render_markdown
 
+    run_dir = Path(args.run_dir)
+    if not run_dir.is_dir():
+        raise InputError(f"{run_dir}: expected a run directory, found {_what_is(run_dir)}")
     try:
         out, summary, kept = regrade(
-            Path(args.run_dir),
+            run_dir,
             judge=args.judge,
             out=Path(args.out) if args.out else None,
             judge_api_base=args.judge_api_base,
             concurrency=args.judge_concurrency,
         )
     except (RegradeError, CompareError) as exc:
-        print(f"pytest-enconda regrade: {exc}", file=sys.stderr)
-        return 2
+        raise InputError(str(exc)) from None
+    except OSError as exc:
+        raise _os_problem(exc, args.out or run_dir) from None
     print(render_markdown(summary))
     for line in kept:
         print(line)
@@ -347,15 +460,19 @@ def _cmd_audit(args: argparse.Namespace) -> int:
 
     dataset = Path(args.dataset)
     if not dataset.is_dir():
-        raise SystemExit(f"pytest-enconda audit: error: {dataset} is not a folder")
+        raise InputError(f"{dataset}: expected a dataset folder, found {_what_is(dataset)}")
+    out = Path(args.out) if args.out else dataset / AUDIT_DIR
+    _output("--out", out, folder=True)
     load = load_dataset(dataset)
     for problem in load.problems:
         print(f"not audited: {problem.file}: {problem.reason}", file=sys.stderr)
     report = audit_cases(
         load.cases, extract_commands, dataset=str(dataset), harness_version=__version__
     )
-    out = Path(args.out) if args.out else dataset / AUDIT_DIR
-    paths = write_audit(report, out)
+    try:
+        paths = write_audit(report, out)
+    except OSError as exc:
+        raise _os_problem(exc, f"--out {out}") from None
     for flag, count in report.counts.items():
         grading = " (matters for grading)" if flag in GRADING_FLAGS else ""
         print(f"{flag}: {count}{grading}")
@@ -374,7 +491,12 @@ def _cmd_test_log(args: argparse.Namespace) -> int:
     try:
         text, truncated = read_log(args.file)
     except OSError as exc:
-        raise EncondaError(f"cannot read {args.file}: {exc.strerror or exc}") from None
+        raise InputError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        # A FIFO or a device: a stream is given on standard input instead.
+        raise InputError(
+            f"{args.file}: {exc}; expected a log file, or - for standard input"
+        ) from None
     result = parse_test_log(text, args.exit_code, truncated=truncated)
     if args.json:
         print(json.dumps(result.summary()))
@@ -389,32 +511,61 @@ def _cmd_test_log(args: argparse.Namespace) -> int:
         print(f"  counts: {counts or 'none in the log'}")
         for line in result.evidence:
             print(f"  | {line}")
-    # Like `imports`: 0 success, 1 failure, 2 inconclusive.
+    # Like `imports`: 0 success, 1 failure, 2 inconclusive (and a log that cannot be read).
     return {"success": 0, "failure": 1, "inconclusive": 2}[result.verdict]
 
 
 def _cmd_import_msb(args: argparse.Namespace) -> int:
-    from .aec.msb_import import import_instances, load_references
+    from .aec.msb_import import (
+        TEST_COMMANDS,
+        check_instances_file,
+        import_instances,
+        language_of,
+        load_references,
+    )
 
     references = None
     if args.references is not None:
         try:
             references = load_references(args.references)
         except (OSError, ValueError) as exc:
-            raise EncondaError(f"cannot read the references: {exc}") from None
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            # load_references's reasons begin with the file; said once, after the option.
+            reason = str(reason).removeprefix(f"{args.references}: ")
+            raise InputError(
+                f"--references {args.references}: cannot read the references: {reason}"
+            ) from None
+    out = Path(args.out)
+    _output("--out", out, folder=True)
+    if args.language is not None and language_of(args.language) is None:
+        raise InputError(
+            f"--language {args.language!r}: expected one of {', '.join(sorted(TEST_COMMANDS))}"
+        )
+    sources = [Path(path) for path in args.files]
+    for source in sources:
+        # Every file is checked before any case is written: a typo in the third name must not
+        # leave the first two files' cases written and the command failed.
+        try:
+            check_instances_file(source)
+        except OSError as exc:
+            raise _os_problem(exc, source) from None
+        except ValueError as exc:
+            raise InputError(_named(source, exc)) from None
     total = 0
     failed = False
-    for path in args.files:
+    for path in sources:
         try:
             imported, problems = import_instances(
-                Path(path),
-                Path(args.out),
+                path,
+                out,
                 language=args.language,
                 repo_mirror=args.repo_mirror,
                 references=references,
             )
-        except (OSError, ValueError) as exc:
-            raise EncondaError(f"cannot read {path}: {exc}") from None
+        except OSError as exc:
+            raise _os_problem(exc, path) from None
+        except ValueError as exc:
+            raise InputError(_named(path, exc)) from None
         for problem in problems:
             print(f"problem: {problem}", file=sys.stderr)
         failed = failed or bool(problems)
@@ -502,7 +653,7 @@ def build_parser() -> argparse.ArgumentParser:
         "on record; the record says which were not tried",
     )
     verify.add_argument("--repo-mirror", help="local clones or fetched snapshots of repositories")
-    verify.add_argument("-n", type=int, default=1, help="repositories verified at once")
+    verify.add_argument("-n", type=_positive_int, default=1, help="repositories verified at once")
     verify.add_argument("--out", help="sidecar path (default: DATASET/enconda-verification.json)")
     verify.add_argument("--logs", help="folder for setup and test logs (default: reports/verify-*)")
     verify.add_argument(
@@ -514,25 +665,25 @@ def build_parser() -> argparse.ArgumentParser:
     verify.add_argument("--redo", action="store_true", help="verify recorded repositories again")
     verify.add_argument(
         "--setup-timeout",
-        type=float,
+        type=_seconds,
         default=2400,
         help="seconds per reference setup (default 2400: a large install on a loaded machine)",
     )
     verify.add_argument(
         "--agent-setup-timeout",
-        type=float,
+        type=_seconds,
         default=900,
         help="seconds for the agent's setup on the original README when the recipe follows it "
         "(default 900: READMEs that start a server in the foreground never end)",
     )
     verify.add_argument(
         "--min-pass-share",
-        type=float,
+        type=_share,
         default=0.5,
         help="share of the tests that ran (skips left out) the reference must pass in both "
         "runs to be verified (default 0.5)",
     )
-    verify.add_argument("--test-timeout", type=float, default=900, help="seconds per test run")
+    verify.add_argument("--test-timeout", type=_seconds, default=900, help="seconds per test run")
     verify.set_defaults(func=_cmd_verify)
 
     construct = sub.add_parser(
@@ -548,20 +699,28 @@ def build_parser() -> argparse.ArgumentParser:
     )
     construct.add_argument("--out", required=True, help="the dataset folder to write")
     construct.add_argument("--types", help="error types, e.g. E1,E4 (default: all six)")
-    construct.add_argument("--per-readme", type=int, default=2, help="errors per README (2)")
-    construct.add_argument("--per-type", type=int, default=2, help="injections per type (2)")
+    construct.add_argument(
+        "--per-readme", type=_positive_int, default=2, help="errors per README (2)"
+    )
+    construct.add_argument(
+        "--per-type", type=_positive_int, default=2, help="injections per type (2)"
+    )
     construct.add_argument("--levels", default="1,2,3,5", help="levels to make (1,2,3,5)")
     construct.add_argument("--injector", default="rules", help="rules or llm:<model>")
     construct.add_argument("--llm-api-base", help="OpenAI-compatible server for llm:<model>")
     construct.add_argument("--judge", help="llm:<model>: a judge filter of the labels")
     construct.add_argument("--judge-api-base", help="OpenAI-compatible server for the judge")
     construct.add_argument("--seed", type=int, default=0, help="same seed, same errors")
-    construct.add_argument("--owner", default="local", help="owner name of repository folders")
+    construct.add_argument(
+        "--owner", type=_owner, default="local", help="owner name of repository folders"
+    )
     construct.add_argument("--repo-mirror", help="local clones of a dataset's repositories")
-    construct.add_argument("-n", type=int, default=2, help="READMEs validated at once")
+    construct.add_argument("-n", type=_positive_int, default=2, help="READMEs validated at once")
     construct.add_argument("--logs", help="setup and test logs (default: OUT/construct-logs)")
-    construct.add_argument("--setup-timeout", type=float, default=900, help="seconds per setup")
-    construct.add_argument("--test-timeout", type=float, default=600, help="seconds per test run")
+    construct.add_argument("--setup-timeout", type=_seconds, default=900, help="seconds per setup")
+    construct.add_argument(
+        "--test-timeout", type=_seconds, default=600, help="seconds per test run"
+    )
     construct.set_defaults(func=_cmd_construct)
 
     audit = sub.add_parser(
@@ -595,7 +754,12 @@ def build_parser() -> argparse.ArgumentParser:
     regrade.add_argument("run_dir", help="the run directory")
     regrade.add_argument("--judge", help="offline or llm:<model> (default: the run's judge)")
     regrade.add_argument("--judge-api-base", help="OpenAI-compatible server for an llm judge")
-    regrade.add_argument("--judge-concurrency", type=int, default=4)
+    regrade.add_argument(
+        "--judge-concurrency",
+        type=_positive_int,
+        default=4,
+        help="parallel judge requests (default 4)",
+    )
     regrade.add_argument("--out", help="new run directory (default: RUN_DIR-regrade-<judge>)")
     regrade.set_defaults(func=_cmd_regrade)
 
@@ -640,6 +804,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args))
+    except InputError as exc:
+        print(f"pytest-enconda {args.command}: error: {exc}", file=sys.stderr)
+        return 2
     except EncondaError as exc:
         print(f"pytest-enconda: error: {exc}", file=sys.stderr)
         return 1

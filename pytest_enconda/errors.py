@@ -14,6 +14,12 @@ class EncondaError(Exception):
     """Base class of the plugin's own errors."""
 
 
+class InputError(EncondaError):
+    """The user's input (a file, a field, an argument) is not what a command expects; the
+    message names the input and what was expected. The command line exits 2 for it, as argparse
+    does for a bad argument, so a script tells "fix your input" from "the run failed" (1)."""
+
+
 class HarnessError(EncondaError):
     """The harness, not the agent, failed (image build, Docker, repository)."""
 

@@ -54,7 +54,7 @@ from .cases.test_commands import (
     with_file_steps,
 )
 from .cases.test_deps import ci_job_requirements, declared_test_requirements, depends_on_pip
-from .errors import EncondaError
+from .errors import EncondaError, InputError
 from .pipeline import heartbeat, repository_readme
 from .probing.junit import (
     CURRENT_TEST,
@@ -155,8 +155,8 @@ def verify_dataset(options: VerifyOptions, progress: Progress = print) -> Sideca
     wanted = {name.lower(): name for name in options.only}
     unknown = sorted(set(wanted) - {name.lower() for name, _ in listed})
     if unknown:
-        raise EncondaError(
-            f"verify: --repo {', '.join(wanted[name] for name in unknown)}: no such repository "
+        raise InputError(
+            f"--repo {', '.join(wanted[name] for name in unknown)}: no such repository "
             f"in {options.dataset} (owner/name as repo_info.jsonl writes it)"
         )
     for name, revision in listed:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import io
 import os
 import re
-import stat
 import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -39,6 +38,8 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field
+
+from ..textio import open_regular
 
 Verdict = Literal["success", "failure", "inconclusive"]
 
@@ -732,15 +733,14 @@ def read_log(source: str | Path) -> tuple[str, bool]:
     """
     if str(source) == "-":
         return _read_stream(sys.stdin.buffer)
-    path = Path(source)
-    info = path.stat()
-    if stat.S_ISREG(info.st_mode) and info.st_size > MAX_CHARS:
-        with path.open("rb") as handle:
+    # A regular file only (``ValueError`` otherwise): a FIFO without a writer would block the
+    # read for ever, a device never end; a stream comes on standard input.
+    with open_regular(Path(source), 1 << 62) as handle:
+        if os.fstat(handle.fileno()).st_size > MAX_CHARS:
             head = handle.read(HEAD_CHARS)
             handle.seek(-TAIL_CHARS, os.SEEK_END)
             tail = handle.read(TAIL_CHARS)
-        return _decode(head) + "\n" + _decode(tail), True
-    with path.open("rb") as handle:
+            return _decode(head) + "\n" + _decode(tail), True
         return _read_stream(handle)
 
 

@@ -235,7 +235,7 @@ def test_the_shipped_instances_and_references_import(tmp_path: Path, capsys) -> 
     cases = [load_case(path) for path in sorted((tmp_path / "out").glob("*/case.toml"))]
     assert {case.spec.aec.language for case in cases} == {"c", "c++", "rust"}  # type: ignore[union-attr]
     assert all(case.golden_setup_text for case in cases)
-    assert main([*args, "--references", str(tmp_path / "missing.toml")]) == 1
+    assert main([*args, "--references", str(tmp_path / "missing.toml")]) == 2
     assert "cannot read the references" in capsys.readouterr().err
 
 

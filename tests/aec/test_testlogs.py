@@ -165,7 +165,7 @@ def test_cli_reads_stdin_in_a_process() -> None:
 
 
 def test_cli_missing_file_is_an_error(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert main(["test-log", str(tmp_path / "absent.log")]) == 1
+    assert main(["test-log", str(tmp_path / "absent.log")]) == 2
     assert "cannot read" in capsys.readouterr().err
 
 
