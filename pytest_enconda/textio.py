@@ -12,6 +12,7 @@ import json
 import os
 import re
 import stat
+import sys
 import tomllib
 from collections.abc import Iterator
 from pathlib import Path
@@ -35,14 +36,33 @@ def decode_utf8(data: bytes) -> str:
         ) from None
 
 
+class JsonError(ValueError):
+    """Text that is not JSON this project reads; ``msg``, ``lineno`` and ``colno`` say what and
+    where, as ``json.JSONDecodeError``'s do (``lineno`` 0 where no place applies)."""
+
+    def __init__(self, msg: str, lineno: int = 0, colno: int = 0, detail: str = "") -> None:
+        self.msg = msg
+        self.lineno = lineno
+        self.colno = colno
+        super().__init__(f"not valid JSON: {detail or msg}")
+
+
 def parse_json(text: str | bytes) -> Any:
-    """``ValueError`` for invalid JSON and for nesting deeper than the parser's recursion."""
+    """The one JSON reader: ``JsonError`` (a ``ValueError``) for invalid JSON, nesting deeper
+    than the parser's recursion, and integers past Python's digit limit, never another error."""
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
-        raise ValueError(f"not valid JSON: {exc}") from None
+        raise JsonError(exc.msg, exc.lineno, exc.colno, str(exc)) from None
     except RecursionError:
-        raise ValueError("not valid JSON: nested too deeply") from None
+        raise JsonError("nested too deeply") from None
+    except UnicodeDecodeError as exc:  # bytes: json guesses the encoding, which may not fit
+        raise JsonError(f"not UTF-8, UTF-16 or UTF-32 text (byte {exc.start})") from None
+    except ValueError:
+        # int()'s guard against its quadratic conversion; its message points at a setting
+        # of this process, which is no help to whoever wrote the file.
+        limit = sys.get_int_max_str_digits()
+        raise JsonError(f"a number of more than {limit} digits") from None
 
 
 def link_within(root: Path, path: Path) -> Path | None:
@@ -160,18 +180,27 @@ def read_json(path: Path, limit: int) -> Any:
     return parse_json(read_text(path, limit))
 
 
-# A key of this many dotted parts is no case's: tomllib's time grows with the square of a
-# key's depth (20,000 parts in 40 KB took 70 s and 2 GB), so such a key is refused unparsed.
+# A key of this many dotted parts is no case's: tomllib's time and memory grow with the square
+# of a key's depth (20,000 parts in 40 KB took 70 s and 2 GB), so such a key is refused unparsed.
 MAX_KEY_PARTS = 64
-_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"[^"\n]*"|'[^'\n]*')"""
+# A basic string part may hold escaped quotes (``"\""``): a part that stopped at the first
+# quote let ``z."\""."\""`` past the guard. Each alternative starts with its own character,
+# so a failed match never backtracks into another.
+_KEY_PART = r"""(?:[A-Za-z0-9_-]+|"(?:[^"\\\n]|\\.)*"|'[^'\n]*')"""
+# Keys start a line (tables, ``[[arrays]]``, key/value pairs) or follow ``{`` or ``,`` in an
+# inline table, where tomllib is just as quadratic. One run of blanks before the brackets and
+# one after them: two runs side by side made a long blank line cost its length squared.
 _DEEP_KEY = re.compile(
-    rf"^[ \t]*\[*[ \t]*(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_KEY_PARTS},}}", re.MULTILINE
+    rf"(?:^|[{{,])[ \t]*(?:\[+[ \t]*)?(?:{_KEY_PART}[ \t]*\.[ \t]*){{{MAX_KEY_PARTS},}}",
+    re.MULTILINE,
 )
 
 
 def parse_toml(text: str) -> dict[str, Any]:
     """TOML with every failure a ``ValueError``: syntax, keys nested past ``MAX_KEY_PARTS``,
-    arrays nested past the recursion limit, and integers past Python's digit limit."""
+    arrays nested past the recursion limit, and integers past Python's digit limit.
+
+    Every TOML the project reads (cases, pyproject files, references) goes through here."""
     deep = _DEEP_KEY.search(text)
     if deep is not None:
         line = text.count("\n", 0, deep.start()) + 1
@@ -180,6 +209,8 @@ def parse_toml(text: str) -> dict[str, Any]:
         return tomllib.loads(text)
     except RecursionError:
         raise ValueError("nested too deeply") from None
+    except MemoryError:
+        raise ValueError("too large to parse") from None
     except ValueError as exc:  # TOMLDecodeError, and int()'s "Exceeds the limit" on huge digits
         raise ValueError(str(exc)) from None
 
@@ -204,8 +235,8 @@ def validated_lines(
         if not line.strip():
             continue
         try:
-            raw = json.loads(line)
-        except json.JSONDecodeError as exc:
+            raw = parse_json(line)
+        except JsonError as exc:
             problems.append(f"line {number}: not JSON: {exc.msg}")
             continue
         try:
