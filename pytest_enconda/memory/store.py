@@ -3,19 +3,32 @@
 Tables: ``triples`` (the normalised text, a dedup key, counters), ``provenance`` (which case, run,
 agent, model and repository each triple came from: one row per sighting), ``triples_fts`` (the
 full-text index) and ``embeddings`` (vectors per embedding model, filled on demand).
+
+A memory file is input from whoever built it: a SQLite file can hold views and triggers that run
+on every read or write, and a damaged one fails deep inside sqlite3. So a file is opened only when
+its schema is exactly the one below, every statement runs under a step cap, and every failure is a
+``MemoryFileError`` that names the file (a harness error, never the agent's failure).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
+import os
 import re
-from collections.abc import Iterable, Sequence
+import sqlite3
+import stat
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
+from functools import cache
 from pathlib import Path
 from typing import Any
 
+from .. import textio
+from ..errors import HarnessError
 from .normalise import project_key, tokens
 
 SCHEMA_VERSION = "1"
@@ -49,6 +62,133 @@ CREATE TABLE IF NOT EXISTS embeddings (
     PRIMARY KEY (triple_id, model)
 );
 """
+
+# FTS5 keeps its index in these plain tables; their CREATE text is FTS5's own and may differ
+# between SQLite versions, so they are accepted by name (as plain tables, never views).
+_FTS_SHADOWS = frozenset(
+    f"triples_fts_{part}" for part in ("data", "idx", "content", "docsize", "config")
+)
+# ANALYZE's statistics: they steer the query planner only, and the step cap bounds any plan.
+_STATISTICS = re.compile(r"sqlite_stat\d")
+
+# SQLite's VM instructions between two calls of the progress handler, and the calls one
+# statement may take: about 50 million instructions, a second or two. A real memory file's
+# largest statement (every triple for ``show``) takes a small fraction of it. Without a cap a
+# recursive view ran until killed, and no Python signal handler (the SIGTERM that ends an
+# agent's turn) runs while SQLite's C loop does.
+PROGRESS_EVERY = 1000
+MAX_PROGRESS_CALLS = 50_000
+# Nothing this project writes comes near these: a bigger file or value is not one of its memory
+# files, and reading it whole would take the machine's memory.
+MAX_FILE_BYTES = 1 << 30
+MAX_VALUE_BYTES = 16 << 20
+# How long a statement waits for another process's lock (a ``memory build`` writing the file)
+# before the file is reported as locked, instead of waiting forever.
+BUSY_SECONDS = 10.0
+# SQLite ids are signed 64-bit: a larger Python int cannot even be bound as a parameter.
+MAX_ID = (1 << 63) - 1
+_HEADER = b"SQLite format 3\x00"
+
+
+class MemoryFileError(HarnessError):
+    """A memory file that cannot be used: absent, not a file, not SQLite, damaged, of another
+    schema, or a query on it that ran past its bound. A harness error: the item that needed it
+    is an *error*, not the agent's failure."""
+
+    def __init__(self, path: Path | str, reason: str) -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"memory file {path}: {reason}")
+
+
+@cache
+def _expected_schema() -> dict[str, tuple[str, str | None, str]]:
+    """``name: (type, CREATE text, what to say when it differs)`` of every object ``_SCHEMA``
+    makes, as SQLite itself records them."""
+    db = sqlite3.connect(":memory:")
+    try:
+        db.executescript(_SCHEMA)
+        rows = db.execute("SELECT type, name, sql FROM sqlite_schema").fetchall()
+        expected = {}
+        for kind, name, sql in rows:
+            if name in _FTS_SHADOWS:
+                continue
+            said = f"{kind} {name!r} is not a memory file's"
+            if kind == "table" and not sql.upper().startswith("CREATE VIRTUAL"):
+                columns = db.execute(f"PRAGMA table_info({name})").fetchall()
+                said += ": expected the columns " + ", ".join(f"{c[1]} {c[2]}" for c in columns)
+            elif kind == "table":
+                said += f": expected {_squeeze(sql)}"
+            expected[name] = (kind, _squeeze(sql), said)
+    finally:
+        db.close()
+    return expected
+
+
+def _squeeze(sql: str | None) -> str | None:
+    return " ".join(sql.split()) if sql is not None else None
+
+
+def _kind(mode: int) -> str:
+    for test, name in (
+        (stat.S_ISDIR, "a directory"),
+        (stat.S_ISFIFO, "a FIFO"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+        (stat.S_ISSOCK, "a socket"),
+    ):
+        if test(mode):
+            return name
+    return "not a regular file"
+
+
+def _check_file(path: Path, *, writing: bool, create: bool) -> bool:
+    """Whether ``path`` holds a database (``False``: absent or empty, so a new one is made);
+    ``MemoryFileError`` for anything but a regular SQLite file of a sane size.
+
+    Opened without blocking and judged on the open descriptor: a FIFO never blocks this, and
+    SQLite opens the file only after it passed."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except FileNotFoundError:
+        if path.is_symlink():
+            raise MemoryFileError(path, "a symbolic link to nothing") from None
+        if create:
+            return False
+        raise MemoryFileError(path, "no such file") from None
+    except OSError as exc:
+        raise MemoryFileError(path, exc.strerror or str(exc)) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise MemoryFileError(path, f"{_kind(info.st_mode)}; expected a SQLite file")
+        if info.st_size == 0:
+            return False
+        if info.st_size > MAX_FILE_BYTES:
+            raise MemoryFileError(
+                path, f"{info.st_size} bytes, more than a memory file's {MAX_FILE_BYTES}"
+            )
+        header = os.pread(fd, 100, 0)
+    finally:
+        os.close(fd)
+    # The bytes themselves are never quoted: the file may be any file on the host.
+    if not header.startswith(_HEADER):
+        raise MemoryFileError(path, "not a SQLite database (no SQLite header)")
+    if len(header) < 100:
+        raise MemoryFileError(path, f"truncated: {info.st_size} bytes, shorter than a header")
+    if header[18] == 2 and not writing:
+        # Reading a WAL file makes SQLite create its -wal and -shm files beside it; this
+        # project writes rollback-journal files, so such a file is not one of its own.
+        raise MemoryFileError(
+            path, "in WAL journal mode; a memory file is read without writing beside it"
+        )
+    return True
+
+
+def file_uri(path: Path, mode: str) -> str:
+    """``path`` as a SQLite URI: every character of the name percent-quoted, so a name holding
+    ``?mode=rwc`` or ``#`` is a name, never a parameter."""
+    return f"{Path(os.path.abspath(path)).as_uri()}?mode={mode}"
 
 
 @dataclass
@@ -103,25 +243,135 @@ def fts_query(text: str, limit: int = 48) -> str:
 
 
 class MemoryStore:
-    """One memory file. ``MemoryStore(path)`` creates it if missing."""
+    """One memory file. ``MemoryStore(path)`` creates it if missing (``create=False``: it must
+    be a memory file already); ``readonly`` opens it without ever writing (or creating) anything.
+    ``MemoryFileError`` for anything that is not a memory file of this schema, and for any SQLite
+    failure on it later."""
 
-    def __init__(self, path: Path | str, *, readonly: bool = False) -> None:
-        import sqlite3
-
+    def __init__(self, path: Path | str, *, readonly: bool = False, create: bool = True) -> None:
         self.path = Path(path)
-        if readonly:
-            if not self.path.is_file():
-                raise FileNotFoundError(f"no memory file at {self.path}")
-            self.db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True)
-        else:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.db = sqlite3.connect(self.path)
-            self.db.executescript(_SCHEMA)
-            self.db.execute(
-                "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,)
-            )
-            self.db.commit()
+        self.readonly = readonly
+        self._steps = 0
+        create = create and not readonly
+        if create:
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise MemoryFileError(
+                    self.path, f"cannot create its folder: {exc.strerror or exc}"
+                ) from None
+        existing = _check_file(self.path, writing=not readonly, create=create)
+        if not (existing or create):
+            raise MemoryFileError(self.path, "an empty file; expected a memory file")
+        mode = "ro" if readonly else "rwc" if create else "rw"
+        try:
+            self.db = sqlite3.connect(file_uri(self.path, mode), uri=True, timeout=BUSY_SECONDS)
+        except sqlite3.Error as exc:
+            raise MemoryFileError(self.path, f"cannot open: {exc}") from exc
+        try:
+            self._configure()
+            if existing:
+                self._check_schema(complete=not create)
+            if not readonly:
+                with self._guard("creating its tables"):
+                    self.db.executescript(_SCHEMA)
+                    self.db.execute(
+                        "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)",
+                        (SCHEMA_VERSION,),
+                    )
+                    self.db.commit()
+        except BaseException:
+            self.db.close()
+            raise
         self.db.row_factory = sqlite3.Row
+
+    def _progress(self) -> int:
+        self._steps += 1
+        return 1 if self._steps > MAX_PROGRESS_CALLS else 0
+
+    def _configure(self) -> None:
+        self.db.set_progress_handler(self._progress, PROGRESS_EVERY)
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, MAX_VALUE_BYTES)
+        self.db.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        with self._guard("reading its header"):
+            # Functions with side effects never run from the file's own schema, and a damaged
+            # cell is reported rather than followed.
+            self.db.execute("PRAGMA trusted_schema = OFF")
+            self.db.execute("PRAGMA cell_size_check = ON")
+            if not self.readonly:
+                page = int(self.db.execute("PRAGMA page_size").fetchone()[0])
+                self.db.execute(f"PRAGMA max_page_count = {MAX_FILE_BYTES // max(page, 512)}")
+
+    def _check_schema(self, *, complete: bool) -> None:
+        """The file's objects are exactly this project's: no view or trigger (they run the
+        file's own SQL on every read or write), no virtual table but the FTS5 index, and every
+        table as ``_SCHEMA`` creates it (so its columns and types are the ones read)."""
+        with self._guard("reading its schema"):
+            rows = self.db.execute("SELECT type, name, sql FROM sqlite_schema").fetchall()
+        expected = _expected_schema()
+        found: set[str] = set()
+        for kind, name, sql in rows:
+            where = f"{kind} {name!r}"
+            if kind in ("view", "trigger"):
+                raise MemoryFileError(
+                    self.path, f"holds a {kind}, {name!r}; a memory file has tables only"
+                )
+            if name in _FTS_SHADOWS or (kind == "table" and _STATISTICS.fullmatch(str(name))):
+                if kind != "table" or str(sql or "").upper().startswith("CREATE VIRTUAL"):
+                    raise MemoryFileError(self.path, f"{where} is not a plain table")
+                continue
+            if name not in expected:
+                what = "a virtual table" if "VIRTUAL" in str(sql or "").upper() else f"a {kind}"
+                raise MemoryFileError(self.path, f"holds {what} {name!r} of no memory file")
+            if expected[name][:2] != (kind, _squeeze(sql)):
+                raise MemoryFileError(self.path, expected[name][2])
+            found.add(name)
+        missing = [n for n, (kind, *_) in expected.items() if kind == "table" and n not in found]
+        if missing and (complete or found):
+            raise MemoryFileError(self.path, f"not a memory file: no table {', '.join(missing)}")
+
+    @contextlib.contextmanager
+    def _guard(self, what: str) -> Iterator[None]:
+        """One statement's budget; SQLite's failure as the file's."""
+        self._steps = 0
+        try:
+            yield
+        except sqlite3.Error as exc:
+            if self._steps > MAX_PROGRESS_CALLS:
+                reason = (
+                    f"{what}: stopped after {MAX_PROGRESS_CALLS * PROGRESS_EVERY:,} SQLite "
+                    "steps (a query on a memory file takes far fewer: a damaged or crafted file)"
+                )
+            elif "not a database" in str(exc):
+                reason = "not a SQLite database"
+            else:
+                reason = f"{what}: {exc}"
+            raise MemoryFileError(self.path, reason) from exc
+
+    def _rows(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
+        with self._guard(what):
+            return self.db.execute(sql, params).fetchall()
+
+    def _write(self, what: str, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        with self._guard(what):
+            return self.db.execute(sql, params)
+
+    def _commit(self) -> None:
+        with self._guard("saving"):
+            self.db.commit()
+
+    def _value(self, value: Any, types: tuple[type, ...], where: str) -> Any:
+        """``value`` as read, if of ``types``: SQLite keeps whatever a file's writer put in a
+        column, whatever its declared type."""
+        if isinstance(value, types) and not isinstance(value, bool):
+            return value
+        names = {int: "an integer", str: "text", float: "a number", type(None): "NULL"}
+        expected = " or ".join(names.get(t, t.__name__) for t in types)
+        got = {int: "an integer", str: "text", float: "a number", bytes: "a blob"}
+        return self._bad(f"{where} is {got.get(type(value), 'NULL')}; expected {expected}")
+
+    def _bad(self, reason: str) -> Any:
+        raise MemoryFileError(self.path, reason)
 
     def close(self) -> None:
         self.db.close()
@@ -137,86 +387,135 @@ class MemoryStore:
     def add(self, triple: Triple, provenance: Provenance | None = None) -> tuple[int, bool]:
         """Store ``triple`` (or count a further sighting of an equal one); ``(id, new)``."""
         key = triple.key()
-        row = self.db.execute("SELECT id FROM triples WHERE key = ?", (key,)).fetchone()
-        new = row is None
+        problem, solution, action, signature = (
+            _storable(t) for t in (triple.problem, triple.solution, triple.action,
+                                   triple.signature)
+        )  # fmt: skip
+        error_type = None if triple.error_type is None else _storable(triple.error_type)
+        rows = self._rows("reading triples", "SELECT id FROM triples WHERE key = ?", (key,))
+        new = not rows
         if new:
-            cursor = self.db.execute(
+            cursor = self._write(
+                "adding a triple",
                 "INSERT INTO triples (key, problem, solution, action, signature, error_type, "
                 "source) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (key, triple.problem, triple.solution, triple.action, triple.signature,
-                 triple.error_type, triple.source),
+                (key, problem, solution, action, signature, error_type, _storable(triple.source)),
             )  # fmt: skip
             triple_id = int(cursor.lastrowid or 0)
-            self.db.execute(
+            self._write(
+                "indexing a triple",
                 "INSERT INTO triples_fts (rowid, problem, solution, action, signature) "
                 "VALUES (?, ?, ?, ?, ?)",
-                (triple_id, triple.problem, triple.solution, triple.action, triple.signature),
+                (triple_id, problem, solution, action, signature),
             )
         else:
-            triple_id = int(row[0])
+            triple_id = self._value(rows[0][0], (int,), "triples.id")
         if provenance is not None:
-            inserted = self.db.execute(
+            inserted = self._write(
+                "adding a sighting",
                 "INSERT OR IGNORE INTO provenance VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (triple_id, provenance.case_id, provenance.run, provenance.agent,
-                 provenance.model, provenance.repository, provenance.project),
+                (triple_id, *(_storable(v) for v in (
+                    provenance.case_id, provenance.run, provenance.agent, provenance.model,
+                    provenance.repository, provenance.project))),
             ).rowcount  # fmt: skip
             if inserted and not new:
-                self.db.execute("UPDATE triples SET seen = seen + 1 WHERE id = ?", (triple_id,))
-        self.db.commit()
+                self._write(
+                    "counting a sighting",
+                    "UPDATE triples SET seen = seen + 1 WHERE id = ?",
+                    (triple_id,),
+                )
+        self._commit()
         return triple_id, new
 
     def count(self, triple_ids: Iterable[int], column: str) -> None:
-        """Add one to ``retrieved``, ``used`` or ``helped`` of each triple."""
+        """Add one to ``retrieved``, ``used`` or ``helped`` of each triple (once per mention)."""
         if column not in ("retrieved", "used", "helped"):
             raise ValueError(column)
-        for triple_id in triple_ids:
-            self.db.execute(f"UPDATE triples SET {column} = {column} + 1 WHERE id = ?",
-                            (triple_id,))  # fmt: skip
-        self.db.commit()
+        times = Counter(i for i in triple_ids if _valid_id(i))
+        with self._guard(f"counting {column}"):
+            self.db.executemany(
+                f"UPDATE triples SET {column} = {column} + ? WHERE id = ?",
+                [(n, triple_id) for triple_id, n in times.items()],
+            )
+        self._commit()
+
+    def known(self, triple_ids: Iterable[int]) -> set[int]:
+        """Which of ``triple_ids`` are triples of this file (a record may name any number)."""
+        wanted = sorted({i for i in triple_ids if _valid_id(i)})
+        found: set[int] = set()
+        for at in range(0, len(wanted), 500):
+            chunk = wanted[at : at + 500]
+            marks = ", ".join("?" * len(chunk))
+            rows = self._rows("reading triples", f"SELECT id FROM triples WHERE id IN ({marks})",
+                              chunk)  # fmt: skip
+            found.update(r[0] for r in rows)
+        return found
 
     def set_meta(self, key: str, value: str) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, value))
-        self.db.commit()
+        self._write("writing meta", "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                    (_storable(key), _storable(value)))  # fmt: skip
+        self._commit()
 
     # ------------------------------------------------------------------ reading
 
     def meta(self) -> dict[str, str]:
-        return {row[0]: row[1] for row in self.db.execute("SELECT key, value FROM meta")}
+        return {
+            self._value(key, (str,), "meta.key"): self._value(value, (str,), f"meta {key!r}")
+            for key, value in self._rows("reading meta", "SELECT key, value FROM meta")
+        }
 
     def stats(self) -> dict[str, Any]:
-        one = self.db.execute
+        def one(sql: str) -> Any:
+            return self._rows("counting", sql)[0][0]
+
+        by_source = self._rows("counting", "SELECT source, count(*) FROM triples GROUP BY source")
+        projects = self._rows("counting", "SELECT DISTINCT project FROM provenance "
+                              "WHERE project != '' ORDER BY project")  # fmt: skip
+        models = self._rows("counting", "SELECT DISTINCT model FROM embeddings")
         return {
-            "triples": one("SELECT count(*) FROM triples").fetchone()[0],
-            "sightings": one("SELECT count(*) FROM provenance").fetchone()[0],
-            "projects": [r[0] for r in one(
-                "SELECT DISTINCT project FROM provenance WHERE project != '' ORDER BY project")],
-            "cases": one("SELECT count(DISTINCT case_id) FROM provenance").fetchone()[0],
-            "by_source": dict(one("SELECT source, count(*) FROM triples GROUP BY source")),
-            "helped": one("SELECT coalesce(sum(helped), 0) FROM triples").fetchone()[0],
-            "embedding_models": [r[0] for r in one("SELECT DISTINCT model FROM embeddings")],
-        }  # fmt: skip
+            "triples": one("SELECT count(*) FROM triples"),
+            "sightings": one("SELECT count(*) FROM provenance"),
+            "projects": [self._value(r[0], (str,), "provenance.project") for r in projects],
+            "cases": one("SELECT count(DISTINCT case_id) FROM provenance"),
+            "by_source": {self._value(r[0], (str,), "triples.source"): r[1] for r in by_source},
+            "helped": self._value(
+                one("SELECT coalesce(sum(helped), 0) FROM triples"), (int,), "sum of helped"
+            ),
+            "embedding_models": [self._value(r[0], (str,), "embeddings.model") for r in models],
+        }
 
     def _projects(self, triple_id: int) -> list[str]:
-        rows = self.db.execute(
+        rows = self._rows(
+            "reading provenance",
             "SELECT DISTINCT project FROM provenance WHERE triple_id = ? AND project != ''",
             (triple_id,),
         )
-        return sorted(r[0] for r in rows)
+        return sorted(self._value(r[0], (str,), "provenance.project") for r in rows)
 
     def _hit(self, row: Any, score: float) -> Hit:
+        triple_id = self._value(row["id"], (int,), "triples.id")
+        where = f"triple {triple_id}"
+
+        def text(column: str) -> str:
+            return self._value(row[column], (str,), f"{where}: {column}")  # type: ignore[no-any-return]
+
         return Hit(
-            id=row["id"], problem=row["problem"], solution=row["solution"], action=row["action"],
-            signature=row["signature"], error_type=row["error_type"], score=score,
-            projects=self._projects(row["id"]), helped=row["helped"],
+            id=triple_id, problem=text("problem"), solution=text("solution"),
+            action=text("action"), signature=text("signature"),
+            error_type=self._value(row["error_type"], (str, type(None)), f"{where}: error_type"),
+            score=score, projects=self._projects(triple_id),
+            helped=self._value(row["helped"], (int,), f"{where}: helped"),
         )  # fmt: skip
 
     def all(self) -> list[Hit]:
-        rows = self.db.execute("SELECT * FROM triples ORDER BY id").fetchall()
+        rows = self._rows("reading triples", "SELECT * FROM triples ORDER BY id")
         return [self._hit(row, 0.0) for row in rows]
 
     def get(self, triple_id: int) -> Hit | None:
-        row = self.db.execute("SELECT * FROM triples WHERE id = ?", (triple_id,)).fetchone()
-        return None if row is None else self._hit(row, 0.0)
+        if not _valid_id(triple_id):
+            return None
+        rows = self._rows("reading a triple", "SELECT * FROM triples WHERE id = ?", (triple_id,))
+        return self._hit(rows[0], 0.0) if rows else None
 
     def _excluded(self, hit: Hit, exclude: set[str]) -> bool:
         """Withheld when every sighting came from an excluded project: a triple also seen on
@@ -231,15 +530,16 @@ class MemoryStore:
         """BM25 over problem, solution, action and signature; the leakage guard drops triples
         seen only on ``exclude_repositories``' projects."""
         query = fts_query(text)
-        if not query:
+        if not query or k < 1:
             return []
         exclude = {project_key(r) for r in exclude_repositories if r}
-        rows = self.db.execute(
+        rows = self._rows(
+            "searching",
             "SELECT t.*, bm25(triples_fts, 2.0, 1.0, 1.0, 3.0) AS rank FROM triples_fts "
             "JOIN triples t ON t.id = triples_fts.rowid WHERE triples_fts MATCH ? "
             "ORDER BY rank LIMIT ?",
-            (query, k + 50),
-        ).fetchall()
+            (query, min(k, MAX_K) + 50),
+        )
         hits = []
         for row in rows:
             # FTS5's bm25() is lower-is-better and negative; flipped so a larger score is better.
@@ -254,34 +554,57 @@ class MemoryStore:
 
     def embed_missing(self, model: str, embed: Any) -> int:
         """Embed every triple lacking a vector for ``model`` (``embed(texts) -> vectors``)."""
-        rows = self.db.execute(
+        rows = self._rows(
+            "reading triples",
             "SELECT id, problem, solution, action FROM triples WHERE id NOT IN "
             "(SELECT triple_id FROM embeddings WHERE model = ?)",
             (model,),
-        ).fetchall()
+        )
         if not rows:
             return 0
-        vectors = embed([f"{r['problem']}\n{r['solution']}\n{r['action']}" for r in rows])
-        for row, vector in zip(rows, vectors, strict=True):
-            self.db.execute(
-                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
-                (row["id"], model, json.dumps([float(x) for x in vector])),
+        hits = [self._value(r["id"], (int,), "triples.id") for r in rows]
+        texts = [
+            "\n".join(
+                self._value(r[c], (str,), f"triple {r['id']}: {c}")
+                for c in ("problem", "solution", "action")
             )
-        self.db.commit()
+            for r in rows
+        ]
+        vectors = embed(texts)
+        for triple_id, vector in zip(hits, vectors, strict=True):
+            self._write(
+                "storing an embedding",
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                (triple_id, model, json.dumps([float(x) for x in vector])),
+            )
+        self._commit()
         return len(rows)
+
+    def _vector(self, row: Any) -> list[float]:
+        where = f"the embedding of triple {row['id']}"
+        try:
+            vector = textio.parse_json(self._value(row["vector"], (str,), where))
+        except ValueError as exc:
+            return self._bad(f"{where}: {exc}")  # type: ignore[no-any-return]
+        if not isinstance(vector, list) or not all(
+            isinstance(x, int | float) and not isinstance(x, bool) for x in vector
+        ):
+            return self._bad(f"{where} is not a list of numbers")  # type: ignore[no-any-return]
+        return [float(x) for x in vector]
 
     def search_vector(
         self, vector: Sequence[float], model: str, k: int = 5,
         exclude_repositories: Sequence[str] = (),
     ) -> list[Hit]:  # fmt: skip
         exclude = {project_key(r) for r in exclude_repositories if r}
-        rows = self.db.execute(
+        rows = self._rows(
+            "reading embeddings",
             "SELECT t.*, e.vector FROM embeddings e JOIN triples t ON t.id = e.triple_id "
             "WHERE e.model = ?",
             (model,),
-        ).fetchall()
+        )
         scored = sorted(
-            ((_cosine(vector, json.loads(row["vector"])), row) for row in rows),
+            ((_cosine(vector, self._vector(row)), row) for row in rows),
             key=lambda pair: -pair[0],
         )
         hits = []
@@ -292,6 +615,23 @@ class MemoryStore:
             if len(hits) >= k:
                 break
         return hits
+
+
+# More triples than any prompt or command could use: a larger ``k`` is this many.
+MAX_K = 10_000
+# Longer than any triple's text; trajectory text beyond it is cut rather than refused.
+_MAX_TEXT_CHARS = 1 << 20
+
+
+def _valid_id(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= MAX_ID
+
+
+def _storable(text: str) -> str:
+    """``text`` as SQLite can store it: JSON's escapes can spell lone surrogates, which UTF-8
+    cannot encode."""
+    text = str(text)[:_MAX_TEXT_CHARS]
+    return text.encode("utf-8", "replace").decode("utf-8")
 
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
