@@ -15,7 +15,6 @@ add to ``retrieved`` only.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,7 +42,8 @@ class CreditReport:
 
 
 def _ids(value: Any) -> list[int]:
-    """Triple ids from a record's list: plain ids (heuristic) or hits with an ``id``."""
+    """Triple ids from a record's list: plain ids (heuristic) or hits with an ``id``; one that
+    no SQLite row can have (below 1, 2**63 or more) is kept, and counted as unknown."""
     if not isinstance(value, list):
         return []
     found: list[int] = []
@@ -55,9 +55,18 @@ def _ids(value: Any) -> list[int]:
     return found
 
 
+def _same_file(named: str, memory: Path) -> bool:
+    """Whether a record's ``memory`` names ``memory``; a name no path can have (a NUL byte, too
+    long to resolve) names no file."""
+    try:
+        return Path(named).resolve() == memory.resolve()
+    except (OSError, ValueError):
+        return False
+
+
 def credit_runs(memory: Path, runs: list[Path]) -> CreditReport:
     report = CreditReport()
-    with MemoryStore(memory) as store:
+    with MemoryStore(memory, create=False) as store:
         meta = store.meta()
         for run in runs:
             run_dir = RunDir(run)
@@ -68,7 +77,7 @@ def credit_runs(memory: Path, runs: list[Path]) -> CreditReport:
             report.runs += 1
             for path in sorted((run / "cases").glob("*/agent/memory.json")):
                 try:
-                    record = json.loads(textio.read_input(path, MAX_RECORD_BYTES, run))
+                    record = textio.parse_json(textio.read_input(path, MAX_RECORD_BYTES, run))
                 except (OSError, ValueError) as exc:
                     report.problems.append(f"{path}: {exc}")
                     continue
@@ -76,7 +85,7 @@ def credit_runs(memory: Path, runs: list[Path]) -> CreditReport:
                     report.problems.append(f"{path}: expected a JSON object")
                     continue
                 source = record.get("memory")
-                if isinstance(source, str) and Path(source).resolve() != memory.resolve():
+                if isinstance(source, str) and not _same_file(source, memory):
                     # Ids are per file: another file's triple 7 is not this one's.
                     report.problems.append(f"{path}: given by another memory file, {source}")
                     continue
@@ -87,7 +96,8 @@ def credit_runs(memory: Path, runs: list[Path]) -> CreditReport:
                     ("helped", "helped"),
                 ):
                     ids = _ids(record.get(field_name))
-                    known = [i for i in ids if store.get(i) is not None]
+                    stored = store.known(ids)
+                    known = [i for i in ids if i in stored]
                     report.unknown_ids += len(ids) - len(known)
                     store.count(known, column)
                     setattr(report, column, getattr(report, column) + len(known))
