@@ -16,34 +16,66 @@ from .store import Hit, MemoryStore
 Complete = Callable[[list[dict[str, str]]], str]
 
 
+def _provider_failure(exc: Exception, model: str, what: str, api_base: str | None) -> Exception:
+    """A provider call's failure as ``ModelUnavailable`` naming the endpoint it went to (an
+    unreachable ``--api-base`` is the user's setting, not a bug to show a traceback for)."""
+    from ..errors import ModelUnavailable
+
+    where = api_base or "the provider's default endpoint"
+    detail = f"{type(exc).__name__}: {getattr(exc, 'message', None) or exc}"
+    return ModelUnavailable(model, f"{what} at {where} failed: {detail}"[:1500])
+
+
 def completer(model: str, api_base: str | None = None, temperature: float = 0.0) -> Complete:
     """``messages -> text`` through litellm (imported on first call)."""
     from ..agents.llm import api_key_for, model_for
+    from ..errors import EncondaError
     from ..lazy import litellm
 
     def complete(messages: list[dict[str, str]]) -> str:
-        response = litellm().completion(
-            model=model_for(model, api_base), messages=messages, api_base=api_base,
-            api_key=api_key_for(api_base), temperature=temperature,
-        )  # fmt: skip
-        return str(response.choices[0].message.content or "")
+        try:
+            response = litellm().completion(
+                model=model_for(model, api_base), messages=messages, api_base=api_base,
+                api_key=api_key_for(api_base), temperature=temperature,
+            )  # fmt: skip
+            return str(response.choices[0].message.content or "")
+        except EncondaError:
+            raise
+        except Exception as exc:
+            raise _provider_failure(exc, model, "completion", api_base) from exc
 
     return complete
 
 
 def embedder(model: str, api_base: str | None = None) -> Callable[[list[str]], list[list[float]]]:
-    """``texts -> vectors`` through litellm's embedding call."""
+    """``texts -> vectors`` through litellm's embedding call; ``ModelUnavailable`` naming the
+    endpoint when it cannot be reached or answers anything but one vector per text."""
     from ..agents.llm import api_key_for, model_for
+    from ..errors import EncondaError
     from ..lazy import litellm
 
     def embed(texts: list[str]) -> list[list[float]]:
-        response = litellm().embedding(
-            model=model_for(model, api_base), input=texts, api_base=api_base,
-            api_key=api_key_for(api_base),
-        )  # fmt: skip
-        data = response["data"] if isinstance(response, dict) else response.data
-        items = sorted(data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
-        return [list(d["embedding"] if isinstance(d, dict) else d.embedding) for d in items]
+        try:
+            response = litellm().embedding(
+                model=model_for(model, api_base), input=texts, api_base=api_base,
+                api_key=api_key_for(api_base),
+            )  # fmt: skip
+            data = response["data"] if isinstance(response, dict) else response.data
+            items = sorted(data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
+            vectors = [
+                [float(x) for x in (d["embedding"] if isinstance(d, dict) else d.embedding)]
+                for d in items
+            ]
+        except EncondaError:
+            raise
+        except Exception as exc:
+            raise _provider_failure(exc, model, "embedding", api_base) from exc
+        if len(vectors) != len(texts):
+            raise _provider_failure(
+                ValueError(f"{len(vectors)} vectors for {len(texts)} texts"),
+                model, "embedding", api_base,
+            )  # fmt: skip
+        return vectors
 
     return embed
 
