@@ -116,9 +116,19 @@ def build(
 ) -> BuildReport:
     """Add the triples of every trajectory under ``paths`` to the memory file ``out``."""
     report = BuildReport()
+    found: list[Source] = []
+    for path in paths:
+        of_path = sources([path])
+        if not of_path:
+            # Said, not passed over: a path given by mistake (a FIFO, an empty folder) would
+            # otherwise look like a run with nothing to learn from.
+            report.problems.append(
+                f"{path}: no trajectory (no cases/*/agent/trajectory.jsonl, no *.traj.json)"
+            )
+        found += of_path
     with MemoryStore(out) as store:
         store.set_meta("extractor", extractor)
-        for source in sources(paths):
+        for source in found:
             report.trajectories += 1
             try:
                 trace = read_trace(source.trajectory, source.root)
