@@ -92,11 +92,11 @@ def _configures_pytest(inipath: Path | None) -> bool:
         return False
     if inipath.name != "pyproject.toml":
         return True
-    import tomllib
+    from .textio import parse_toml
 
     try:
-        tool = tomllib.loads(inipath.read_text(encoding="utf-8")).get("tool", {})
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        tool = parse_toml(inipath.read_text(encoding="utf-8")).get("tool", {})
+    except (OSError, ValueError):
         return False
     return isinstance(tool, dict) and bool(tool.get("pytest"))
 

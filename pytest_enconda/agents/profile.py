@@ -14,13 +14,13 @@ pnpm), Java (Maven, Gradle) and PHP (Composer), from their manifests' own versio
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from ..cases.test_deps import extra_requirements, install_requirements
+from ..textio import parse_toml
 
 MAX_READ = 200_000
 CI_GLOBS = (
@@ -248,8 +248,8 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     if pyproject.is_file():
         profile.manifests.append("pyproject.toml")
         try:
-            data = tomllib.loads(_read(pyproject))
-        except tomllib.TOMLDecodeError:
+            data = parse_toml(_read(pyproject))
+        except ValueError:
             data = {}
     project = _table(data, "project")
     tool = _table(data, "tool")

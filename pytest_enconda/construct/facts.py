@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import configparser
 import re
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from ..agents.readme_commands import extract_commands
 from ..cases.poetry import poetry_specifier
 from ..cases.test_commands import _read as read_repo_file
 from ..sandbox.repo import iter_tree
+from ..textio import parse_toml
 
 __all__ = ["CommandLine", "RepoFacts", "Requirement", "command_lines", "read_facts"]
 
@@ -140,8 +140,8 @@ def read_facts(repo: Path) -> RepoFacts:
     pyproject = read_repo_file(repo / "pyproject.toml")
     if pyproject:
         try:
-            data = tomllib.loads(pyproject)
-        except tomllib.TOMLDecodeError:
+            data = parse_toml(pyproject)
+        except ValueError:
             data = {}
         project = data.get("project") or {}
         if isinstance(project, dict):
