@@ -4,12 +4,12 @@ pass) or through a model (``llm:<model>``, the experience-extraction prompt).
 
 from __future__ import annotations
 
-import json
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ..textio import JsonError, parse_json
 from .normalise import generalise, signature
 from .store import Triple
 from .trajectories import Trace, TraceStep
@@ -143,17 +143,28 @@ def render_trace(trace: Trace, limit: int = 60_000) -> str:
     return text if len(text) <= limit else text[: limit // 2] + "\n...\n" + text[-limit // 2 :]
 
 
+def _fenced_objects(content: str) -> Iterator[str]:
+    """The text between each two fences (an optional ``json`` tag and blanks stripped) that is
+    braced like an object, in order. Split, not matched: a lazy brace-to-fence regex tried
+    from every fence costs a text of many unclosed fences its length squared."""
+    pieces = content.split("```")
+    for piece in pieces[1:-1]:
+        body = piece.removeprefix("json").strip()
+        if body.startswith("{") and body.endswith("}"):
+            yield body
+
+
 def parse_json_answer(content: str) -> dict[str, Any]:
     """The JSON object in a model's answer (bare, fenced, or amid prose); ``{}`` if none."""
-    fenced = re.search(r"```(?:json)?\s*(\{.*?\})\s*```", content, re.DOTALL)
-    candidates = [fenced.group(1)] if fenced else []
+    fenced = next(_fenced_objects(content), None)
+    candidates = [fenced] if fenced is not None else []
     start, end = content.find("{"), content.rfind("}")
     if start != -1 and end > start:
         candidates.append(content[start : end + 1])
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError:
+            value = parse_json(candidate)
+        except JsonError:
             continue
         if isinstance(value, dict):
             return value
