@@ -11,6 +11,7 @@ response without a script fails execution with the reason, and the raw response 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import time
@@ -21,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..artifacts import atomic_write_text
 from ..errors import ModelUnavailable, RunStopped
+from ..textio import JsonError, parse_json
 from .base import AgentOutcome, AgentTask, PredictedError, Step, TokenUsage
 from .configured import ConfiguredAgent
 from .llm import (
@@ -39,7 +41,12 @@ from .output import DIAGNOSIS, REPORT, SETUP, diagnosis_from_value
 from .prompts import ZERO_SHOT_SYSTEM, zero_shot_prompt
 from .workspace import RepositoryView, agent_dir, base_environment, file_tree, profile_of
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|\Z)", re.DOTALL)
+# Possessive: the blanks, the language and the rest of the fence's line cannot trade characters,
+# so a fence line of a million blanks and no newline fails once, not once per split.
+_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[^\n]*+\n(.*?)(?:```|\Z)", re.DOTALL)
+# Where bare JSON is looked for: each try may parse to the end of the text, so a text of many
+# brackets would cost its length squared.
+MAX_JSON_STARTS = 200
 SCRIPT_LANGUAGES = {"bash", "sh", "shell", "zsh", "console", "shellscript"}
 _PERMANENT_STATUS = frozenset({400, 401, 403, 404, 422})
 
@@ -63,17 +70,19 @@ class ParsedResponse(BaseModel):
     problems: dict[str, str] = Field(default_factory=dict)
 
 
-def _json_error(where: str, exc: json.JSONDecodeError) -> str:
+def _json_error(where: str, exc: JsonError) -> str:
+    if not exc.lineno:  # nested too deeply, a number too long: no place to name
+        return f"{where} is not JSON this harness reads: {exc.msg}"
     return f"{where}: line {exc.lineno} column {exc.colno}: {exc.msg}"
 
 
 def _bare_json(text: str) -> Any:
     """The first JSON object or list in prose; ``None`` if there is none."""
     decoder = json.JSONDecoder()
-    for match in re.finditer(r"[\[{]", text):
+    for match in itertools.islice(re.finditer(r"[\[{]", text), MAX_JSON_STARTS):
         try:
             value, _ = decoder.raw_decode(text, match.start())
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):  # ValueError: also int()'s digit limit
             continue
         if isinstance(value, dict | list):
             return value
@@ -94,11 +103,9 @@ def parse_response(text: str) -> ParsedResponse:
                 json_blocks.append(body)
     if json_blocks:
         try:
-            parsed.value = json.loads(json_blocks[0])
-        except json.JSONDecodeError as exc:
+            parsed.value = parse_json(json_blocks[0])
+        except JsonError as exc:
             parsed.problems["json"] = _json_error("the response's ```json block", exc)
-        except RecursionError:
-            parsed.problems["json"] = "the response's ```json block is nested too deeply"
     else:
         outside = _FENCE.sub("", text)
         parsed.value = _bare_json(outside)
