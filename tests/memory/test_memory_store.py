@@ -239,7 +239,10 @@ def test_cli_builds_shows_and_queries_a_memory_file(
     args = ["memory", "query", str(out), "failed to find libmagic", "--json"]
     assert main([*args, "--exclude-repo", "filesniff"]) == 0
     assert json.loads(capsys.readouterr().out)["given"] == []
-    assert main(["memory", "show", str(tmp_path / "none.db")]) == 1
+    # A missing file is the user's input error (2), and reading it creates nothing.
+    assert main(["memory", "show", str(tmp_path / "none.db")]) == 2
+    assert f"error: {tmp_path / 'none.db'}: no such file" in capsys.readouterr().err
+    assert not (tmp_path / "none.db").exists()
 
 
 def test_build_reads_a_stopped_run_of_an_imported_instance_and_guards_its_repository(
