@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -23,6 +23,8 @@ from .records import MESSAGE_CHARS, CaseDir, ResultRow, RunDir, failure_headline
 from .settings import EncondaSettings
 
 if TYPE_CHECKING:
+    from _pytest.capture import CaptureManager
+
     from .cases.enconda_import import ImportProblem
     from .cases.models import Case
 
@@ -136,11 +138,17 @@ class EncondaSession:
         log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"{time.strftime('%H:%M:%S')} {line}\n")
-        capman = self.config.pluginmanager.getplugin("capturemanager")
+        # What pytest registers under these names (getplugin returns them untyped).
+        capman = cast(
+            "CaptureManager | None", self.config.pluginmanager.getplugin("capturemanager")
+        )
         if not echo or capman is None:
             return
         self._last_echo = time.monotonic()
-        reporter = self.config.pluginmanager.getplugin("terminalreporter")
+        reporter = cast(
+            "pytest.TerminalReporter | None",
+            self.config.pluginmanager.getplugin("terminalreporter"),
+        )
         with capman.global_and_fixture_disabled():
             if reporter is not None and self.worker_id is None:
                 # Breaks the progress dots' line only when one is open: no blank lines.
@@ -179,7 +187,9 @@ class EncondaSession:
         verdict = getattr(item, "verdict", None)
         numbers = verdict.numbers if verdict is not None else {}
         extra = html_extras(self.case_dir(item.case), item.aspect, numbers)
-        report.extras = [*getattr(report, "extras", []), *extra]
+        # pytest-html reads an attribute TestReport does not declare (reports take any: their
+        # __init__ stores extra keywords in __dict__).
+        report.extras = [*getattr(report, "extras", []), *extra]  # pyright: ignore[reportAttributeAccessIssue]
 
     # ----------------------------------------------------------------- results (controller)
 
@@ -268,16 +278,19 @@ class EncondaSession:
                 message = f"{message}\n{headline}"
         if props.get("enconda_harness_error") and outcome == "failed":
             outcome = "error"
-        row = ResultRow(
-            case=case_id,
-            item=item,
-            level=props.get("enconda_level"),
-            outcome=outcome,
-            message=message[-MESSAGE_CHARS:],
-            duration=round(self._durations.get(report.nodeid, report.duration), 3),
-            nodeid=report.nodeid,
-            stage=props.get("enconda_stage") or None,
-            timed_out=bool(props.get("enconda_timed_out")) and outcome == "failed",
+        # User properties are untyped (they cross from xdist workers): the row validates them.
+        row = ResultRow.model_validate(
+            {
+                "case": case_id,
+                "item": item,
+                "level": props.get("enconda_level"),
+                "outcome": outcome,
+                "message": message[-MESSAGE_CHARS:],
+                "duration": round(self._durations.get(report.nodeid, report.duration), 3),
+                "nodeid": report.nodeid,
+                "stage": props.get("enconda_stage") or None,
+                "timed_out": bool(props.get("enconda_timed_out")) and outcome == "failed",
+            }
         )
         replaced = row.key in self._results
         self._results[row.key] = row.to_json()
