@@ -389,8 +389,8 @@ def _cmd_construct(args: argparse.Namespace) -> int:
     try:
         report = construct(options, progress=lambda line: print(line, flush=True))
     except OSError as exc:
-        # The sources are read and OUT written before anything runs in Docker: what fails
-        # there is a file of the user's (unreadable, special, or in the way).
+        # A file construct could not read or write (a source's, one under OUT): named with
+        # its reason, not a traceback.
         raise _os_problem(exc, options.out) from None
     for line in summary_lines(report):
         print(line)

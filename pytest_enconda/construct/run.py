@@ -26,7 +26,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from .. import __version__
 from ..artifacts import atomic_write_text
 from ..cases.sidecar import ABSENT_FILES_KEPT
-from ..errors import EncondaError
+from ..errors import EncondaError, InputError
 from .facts import command_lines, read_facts
 from .filters import judge_filter, offline_filter
 from .injectors import inject
@@ -58,6 +58,11 @@ _GIT_ENV = {
 
 class ConstructError(EncondaError):
     pass
+
+
+class ConstructInputError(ConstructError, InputError):
+    """The sources, OUT or the options are not what ``construct`` can work from: the user's
+    to fix (the command line exits 2), found before anything runs in Docker."""
 
 
 class ConstructOptions(BaseModel):
@@ -105,16 +110,33 @@ def snapshot_folder(
 
     owner, name = repository.split("/")
     target = mirror / f"{owner}+{name}" / "repo"
+    ignored = shutil.ignore_patterns(*IGNORED_NAMES, "*.pyc")
+
+    def skipped(where: str, names: list[str]) -> set[str]:
+        # A FIFO would block the copy for ever and a device never end; git commits neither,
+        # so the snapshot goes without them. Links are copied as links, never followed.
+        special = {
+            entry
+            for entry in names
+            if not ((path := Path(where, entry)).is_symlink() or path.is_file() or path.is_dir())
+        }
+        return set(ignored(where, names)) | special
+
     with tempfile.TemporaryDirectory(prefix="enconda-snapshot-") as tmp:
         work = Path(tmp) / name
-        shutil.copytree(
-            folder, work, symlinks=True, ignore=shutil.ignore_patterns(*IGNORED_NAMES, "*.pyc")
-        )
+        try:
+            shutil.copytree(folder, work, symlinks=True, ignore=skipped)
+        except shutil.Error as exc:
+            failed = "; ".join(f"{src}: {why}" for src, _dst, why in exc.args[0][:3])
+            raise ConstructInputError(f"{folder}: cannot be copied: {failed}") from None
         notes: list[str] = []
         try:
             readme_name, text = repository_readme(work)
         except EncondaError:
             readme_name, text = "", ""
+        except ValueError as exc:
+            # Too large (a README is kilobytes), or not a regular file.
+            raise ConstructInputError(f"{folder}: its README: {exc}") from None
         if readme_name:
             scm = version if scm_versioned(work) else None
             prepared, notes = prepare_readme(
@@ -218,8 +240,14 @@ def resolve_sources(
         if (path / "repo_info.jsonl").is_file():
             kinds.add("dataset")
             if options.repo_mirror is None:
-                raise ConstructError("a dataset's repositories need --repo-mirror (local clones)")
-            for repository, revision in sorted(read_repo_info(path).items()):
+                raise ConstructInputError(
+                    f"{source}: a dataset's repositories need --repo-mirror (local clones)"
+                )
+            try:
+                listed = read_repo_info(path)
+            except (OSError, ValueError) as exc:
+                raise ConstructInputError(f"{source}: {exc}") from None
+            for repository, revision in sorted(listed.items()):
                 found.upstream[repository] = revision
                 old = previous.get(repository)
                 git_dir = local_mirror / repository.replace("/", "+") / "repo"
@@ -263,28 +291,34 @@ def resolve_sources(
         elif path.is_dir():
             kinds.add("folder")
             repository = f"{options.owner}/{path.resolve().name}"
-            repo_key(repository)
+            try:
+                repo_key(repository)
+            except ValueError:
+                raise ConstructInputError(
+                    f"{source}: the folder's name {path.resolve().name!r} cannot name a "
+                    "repository: expected letters, digits, '.', '_' and '-'"
+                ) from None
             found.revisions[repository], found.prepared[repository] = snapshot_folder(
                 path, repository, local_mirror
             )
         else:
-            raise ConstructError(
+            raise ConstructInputError(
                 f"{source}: expected a repository folder or a dataset folder with repo_info.jsonl"
             )
     if kinds == {"dataset", "folder"} and options.repo_mirror:
-        raise ConstructError("give either repository folders or datasets with --repo-mirror")
+        raise ConstructInputError("give either repository folders or datasets with --repo-mirror")
     return found
 
 
 def read_report(path: Path) -> ConstructReport:
     from .. import textio
 
-    if not path.is_file():
+    if not (path.exists() or path.is_symlink()):
         return ConstructReport()
     try:
         return ConstructReport.model_validate_json(textio.read_text(path, 64 << 20))
-    except ValueError as exc:
-        raise ConstructError(f"{path}: not a construct report: {str(exc)[:300]}") from None
+    except (OSError, ValueError) as exc:
+        raise ConstructInputError(f"{path}: not a construct report: {str(exc)[:300]}") from None
 
 
 class _Run:
@@ -305,7 +339,7 @@ class _Run:
         }
         if self.report.repositories and self.report.options != wanted:
             changed = sorted(k for k in wanted if self.report.options.get(k) != wanted[k])
-            raise ConstructError(
+            raise ConstructInputError(
                 f"{self.report_path} was made with other options ({', '.join(changed)}): "
                 "resume with the same options, or write to another --out"
             )
@@ -314,17 +348,23 @@ class _Run:
         if options.judge:
             from ..grading.judges import create_judge
 
-            self.judge = create_judge(
-                options.judge, api_base=options.judge_api_base, cache_dir=options.judge_cache
-            )
+            try:
+                self.judge = create_judge(
+                    options.judge, api_base=options.judge_api_base, cache_dir=options.judge_cache
+                )
+            except ValueError as exc:
+                reason = str(exc)
+                raise ConstructInputError(
+                    reason if reason.startswith("--judge") else f"--judge {options.judge}: {reason}"
+                ) from None
         self.llm = None
         if options.injector.startswith("llm:"):
             from .llm import LlmInjector
 
             self.llm = LlmInjector(options.injector[4:], api_base=options.llm_api_base)
         elif options.injector != "rules":
-            raise ConstructError(
-                f"--injector: expected rules or llm:<model>, got {options.injector}"
+            raise ConstructInputError(
+                f"--injector {options.injector}: expected rules or llm:<model>"
             )
 
     def save(self) -> None:
@@ -337,7 +377,7 @@ def construct(
     validator_factory: Callable[..., object] | None = None,
 ) -> ConstructReport:
     """Construct the dataset; ``validator_factory`` replaces the Docker validator (tests)."""
-    from ..cases.sidecar import SIDECAR_NAME, Sidecar, read_sidecar, write_sidecar
+    from ..cases.sidecar import SIDECAR_NAME, Sidecar, SidecarError, read_sidecar, write_sidecar
     from .validate import Validator
 
     options.out.mkdir(parents=True, exist_ok=True)
@@ -345,7 +385,10 @@ def construct(
     sources = resolve_sources(options, progress, run.report)
     revisions, mirror = sources.revisions, options.out / MIRROR
     sidecar_path = options.out / SIDECAR_NAME
-    sidecar = read_sidecar(sidecar_path) if sidecar_path.is_file() else Sidecar()
+    try:
+        sidecar = read_sidecar(sidecar_path) if sidecar_path.is_file() else Sidecar()
+    except SidecarError as exc:
+        raise ConstructInputError(str(exc)) from None
     sidecar.dataset = str(options.out)
     sidecar.harness_version = __version__
     logs = options.logs or options.out / "construct-logs"

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from ..artifacts import atomic_write_text
+from ..textio import parse_json, read_text
 from .models import ErrorLabel
 
 __all__ = [
@@ -31,6 +32,8 @@ __all__ = [
 
 REPO_INFO = "repo_info.jsonl"
 REPORT_NAME = "construct-report.json"
+# A line per repository: thousands of repositories are a few hundred kilobytes.
+MAX_REPO_INFO_BYTES = 16 << 20
 _SAFE = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$")
 
 
@@ -94,11 +97,13 @@ def read_repo_info(out: Path) -> dict[str, str]:
     if not path.is_file():
         return {}
     found = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    # A dataset is downloaded data: bounded, a regular file only, UTF-8.
+    text = read_text(path, MAX_REPO_INFO_BYTES)
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = parse_json(line)  # deep nesting is a ValueError, not a RecursionError
             found[str(row["repository"])] = str(row["revision"])
         except (ValueError, KeyError, TypeError) as exc:
             raise ValueError(
