@@ -586,7 +586,11 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     images = sub.add_parser("images", help="list our images")
-    images.add_argument("--kind", choices=["rootfs", "base", "env", "task", "snapshot"])
+    images.add_argument(
+        "--kind",
+        choices=["rootfs", "base", "env", "task", "snapshot"],
+        help="only images of this kind",
+    )
     images.set_defaults(func=_cmd_images)
 
     recipes = sub.add_parser("recipes", help="list declared base recipes and whether they exist")
