@@ -1,23 +1,29 @@
-"""Judges of descriptions and fixes, chosen by ``--judge``.
+"""Judges of descriptions and fixes, chosen by ``--judge NAME[:ARG]``.
 
-``offline`` (default) and ``llm:<model>`` are built in; a third party registers a judge under the
-entry-point group ``pytest_enconda.judges``: ``--judge NAME[:ARG]`` loads the entry point ``NAME``
-and calls it as ``factory(ARG or None, api_base=..., cache_dir=..., concurrency=..., timeout=...,
-retries=...)``; it must return an object with the ``Judge`` protocol.
+Each judge is a ``JudgeRecord`` in ``JUDGES``: ``offline`` (default) and ``llm:<model>`` are built
+in; a third party registers a record from a conftest.py or plugin, or installs a factory under
+the entry-point group ``pytest_enconda.judges``: ``--judge NAME[:ARG]`` loads the entry point
+``NAME`` and calls it as ``factory(ARG or None, api_base=..., cache_dir=..., concurrency=...,
+timeout=..., retries=...)``; it must return an object with the ``Judge`` protocol.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from ...registry import Registry
 from .base import ENTRY_POINT_GROUP, Judge, JudgeRequest, JudgeStats, Verdict
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "JUDGES",
     "Judge",
+    "JudgeOptions",
+    "JudgeRecord",
     "JudgeRequest",
     "JudgeStats",
     "Verdict",
@@ -26,13 +32,100 @@ __all__ = [
 ]
 
 
-# Built-ins are made in ``create_judge`` (their options differ); a third party's entry point is
-# kept unloaded until its judge is chosen.
-JUDGES: Registry[EntryPoint | None] = Registry(
-    "judge", ENTRY_POINT_GROUP, from_entry_point=lambda entry_point: entry_point
+@dataclass(frozen=True)
+class JudgeOptions:
+    """The run's judge settings every judge is offered; each takes what it uses."""
+
+    api_base: str | None = None
+    cache_dir: Path | None = None
+    concurrency: int = 4
+    timeout: float = 60
+    retries: int = 3
+    price: tuple[float, float] | None = None
+    ledger: Any = None
+
+
+@dataclass(frozen=True)
+class JudgeRecord:
+    """A judge as ``--judge NAME[:ARG]`` finds it.
+
+    ``argument`` says how ARG is read: refused (``none``), needed (``required``: ``usage`` is the
+    form a spec without it is told to take) or ``optional``. ``make(ARG or None, options)``
+    builds the judge; ``source`` names what made it when that is not a judge.
+    """
+
+    name: str
+    make: Callable[[str | None, JudgeOptions], Judge]
+    argument: Literal["none", "required", "optional"] = "optional"
+    usage: str = ""
+    description: str = ""
+    source: str = ""
+
+
+def _offline(arg: str | None, options: JudgeOptions) -> Judge:
+    from .offline import OfflineJudge
+
+    return OfflineJudge()
+
+
+def _llm(model: str | None, options: JudgeOptions) -> Judge:
+    from .llm import LlmJudge
+
+    assert model is not None  # the record requires its argument
+    return LlmJudge(
+        model,
+        api_base=options.api_base,
+        cache_dir=options.cache_dir,
+        concurrency=options.concurrency,
+        timeout=options.timeout,
+        retries=options.retries,
+        price=options.price,
+        ledger=options.ledger,
+    )
+
+
+BUILTIN: tuple[JudgeRecord, ...] = (
+    JudgeRecord(
+        "offline",
+        _offline,
+        argument="none",
+        description="token overlap rules, no model (deterministic)",
+        source="the offline judge",
+    ),
+    JudgeRecord(
+        "llm",
+        _llm,
+        argument="required",
+        usage="llm:<model>, e.g. llm:gpt-4o-mini",
+        description="a litellm model asked per pair (--judge-api-base for an OpenAI-compatible "
+        "server), answers cached",
+        source="the llm judge",
+    ),
 )
-JUDGES.register(None, name="offline")
-JUDGES.register(None, name="llm")
+
+
+def _from_entry_point(entry_point: EntryPoint) -> JudgeRecord:
+    """A record whose factory stays unloaded until the judge is chosen. Entry-point factories
+    are offered the options they were always offered (not the price or the ledger)."""
+
+    def make(arg: str | None, options: JudgeOptions) -> Judge:
+        return entry_point.load()(
+            arg,
+            api_base=options.api_base,
+            cache_dir=options.cache_dir,
+            concurrency=options.concurrency,
+            timeout=options.timeout,
+            retries=options.retries,
+        )
+
+    return JudgeRecord(entry_point.name, make, source=f"entry point {entry_point.value}")
+
+
+JUDGES: Registry[JudgeRecord] = Registry(
+    "judge", ENTRY_POINT_GROUP, from_entry_point=_from_entry_point
+)
+for _record in BUILTIN:
+    JUDGES.register(_record)
 
 
 def available() -> list[str]:
@@ -52,42 +145,28 @@ def create_judge(
 ) -> Judge:
     """The judge named by ``spec``; ``ValueError`` names the problem for a bad spec."""
     name, sep, arg = spec.strip().partition(":")
-    if name == "offline" and not sep:
-        from .offline import OfflineJudge
-
-        return OfflineJudge()
-    if name == "llm":
-        if not arg:
-            raise ValueError(f"--judge {spec!r}: expected llm:<model>, e.g. llm:gpt-4o-mini")
-        from .llm import LlmJudge
-
-        return LlmJudge(
-            arg,
-            api_base=api_base,
-            cache_dir=cache_dir,
-            concurrency=concurrency,
-            timeout=timeout,
-            retries=retries,
-            price=price,
-            ledger=ledger,
-        )
-    entry_point = JUDGES.get(name) if name in JUDGES else None
-    if entry_point is None:
+    if name not in JUDGES:
         raise ValueError(
             f"--judge {spec!r}: unknown judge {name!r}; available: {', '.join(available())}"
         )
-    factory = entry_point.load()
-    judge = factory(
-        arg or None,
+    record = JUDGES.get(name)
+    if record.argument == "none" and sep:
+        raise ValueError(f"--judge {spec!r}: the {name} judge takes no argument")
+    if record.argument == "required" and not arg:
+        raise ValueError(f"--judge {spec!r}: expected {record.usage}")
+    options = JudgeOptions(
         api_base=api_base,
         cache_dir=cache_dir,
         concurrency=concurrency,
         timeout=timeout,
         retries=retries,
+        price=price,
+        ledger=ledger,
     )
+    judge = record.make(arg or None, options)
     if not isinstance(judge, Judge):
         raise ValueError(
-            f"--judge {spec!r}: entry point {entry_point.value} did not return a judge "
+            f"--judge {spec!r}: {record.source or name} did not return a judge "
             "(needs name, judge_many(requests) and stats())"
         )
     return judge
