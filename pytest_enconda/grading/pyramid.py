@@ -22,9 +22,17 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+)
 
 from .. import textio
 
@@ -49,6 +57,39 @@ KINDS: tuple[HallucinationKind, ...] = ("path", "version", "capability")
 EnvTool = Literal["conda", "uv", "pip", "poetry", "venv", "none"]
 # A report is a few kB; a bigger one is not a report (and is not loaded into memory whole).
 MAX_REPORT_BYTES = 1 << 20
+# The agent's claims are bounded as the things they name are: a path as the kernel's PATH_MAX,
+# a version or a name as a line. An absurd claim (a 100,000-character python_path) makes the
+# report invalid, C5's failure and the agent's, before any probe quotes it into a command the
+# kernel refuses ("Argument list too long"), which read as the harness's error.
+MAX_PYTHON_PATH_CHARS = 4096
+MAX_CLAIM_CHARS = 1_000
+MAX_NOTES_CHARS = 64 * 1024
+MAX_LISTED_PACKAGES = 10_000
+_CONTROL = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def _one_line(value: str) -> str:
+    found = _CONTROL.search(value)
+    if found is not None:
+        raise ValueError(f"a path or name without control characters (found {found.group(0)!r})")
+    return value
+
+
+PythonPath = Annotated[
+    str, Field(min_length=1, max_length=MAX_PYTHON_PATH_CHARS), AfterValidator(_one_line)
+]
+Claim = Annotated[str, Field(max_length=MAX_CLAIM_CHARS), AfterValidator(_one_line)]
+
+
+def usable_python_path(value: object) -> bool:
+    """Whether a reported ``python_path`` may be tried as an interpreter at all: what
+    ``SelfReport`` accepts as one (the interpreter search reads the raw report)."""
+    return (
+        isinstance(value, str)
+        and bool(value.strip())
+        and len(value) <= MAX_PYTHON_PATH_CHARS
+        and _CONTROL.search(value) is None
+    )
 
 
 # ----------------------------------------------------------------------------- the report
@@ -62,18 +103,20 @@ class SelfReport(BaseModel):
 
     model_config = ConfigDict(extra="allow", frozen=True)
 
-    python_path: str = Field(min_length=1, description="absolute path of the interpreter")
-    python_version: str | None
-    torch_version: str | None
+    python_path: PythonPath = Field(description="absolute path of the interpreter")
+    python_version: Claim | None
+    torch_version: Claim | None
     cuda_available: StrictBool | None
-    gpu_count: StrictInt | None = Field(ge=0)
+    gpu_count: StrictInt | None = Field(ge=0, le=1_000_000)
     ddp_expected_ok: StrictBool | None
     env_tool: EnvTool
-    env_name: str | None
-    notes: str | None
-    dataset_hf_id: str | None = None
-    model_hf_id: str | None = None
-    installed_packages: list[dict[str, Any]] | None = None
+    env_name: Claim | None
+    notes: Annotated[str, Field(max_length=MAX_NOTES_CHARS)] | None
+    dataset_hf_id: Claim | None = None
+    model_hf_id: Claim | None = None
+    installed_packages: list[dict[str, Any]] | None = Field(
+        default=None, max_length=MAX_LISTED_PACKAGES
+    )
     capabilities: dict[str, Any] | None = None
     artifacts: dict[str, Any] | None = None
 
@@ -162,6 +205,9 @@ class Observations(BaseModel):
 
     python_path: str | None = None
     python_exists: bool
+    python_regular: bool = Field(
+        default=True, description="a regular file (after links), not a folder or a device"
+    )
     python_executable: bool
     python_runs: bool
     python_version: str | None = None
@@ -183,6 +229,7 @@ class Observations(BaseModel):
         python_path: str | None = None,
         exists: bool,
         executable: bool,
+        regular: bool = True,
     ) -> Observations:
         """From ``python_facts.py``'s document (None when the interpreter did not run)."""
         runs = bool(facts) and not (facts or {}).get("error") and "python_version" in (facts or {})
@@ -190,6 +237,7 @@ class Observations(BaseModel):
         return cls(
             python_path=python_path,
             python_exists=exists,
+            python_regular=regular,
             python_executable=executable,
             python_runs=runs,
             python_version=(facts or {}).get("python_version") if runs else None,
@@ -320,6 +368,9 @@ def _audit(
     path = report.python_path
     if not seen.python_exists:
         add("path", "python_path", path, None, f"{path} does not exist")
+    elif not seen.python_regular:
+        # A folder is "executable" (searchable) to test -x: C5 passed /usr as an interpreter.
+        add("path", "python_path", path, None, f"{path} is not a file (a folder or a device)")
     elif not seen.python_executable:
         add("path", "python_path", path, None, f"{path} is not executable")
     elif not seen.python_runs:

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from pydantic import BaseModel, Field
 
 from ..cases.operands import option_shaped
+from ..grading.pyramid import usable_python_path
 
 if TYPE_CHECKING:
     from .environment import Environment
@@ -147,8 +148,10 @@ def candidates(
     """Every place to look, in the order they are preferred."""
     found: list[Candidate] = []
     python_path = report.get("python_path") if isinstance(report, dict) else None
-    # The agent's word: one beginning with '-' would reach pyright's --pythonpath as an option.
-    if isinstance(python_path, str) and python_path.strip() and not option_shaped(python_path):
+    # The agent's word: one beginning with '-' would reach pyright's --pythonpath as an option;
+    # one the self-report's model refuses (100,000 characters, a NUL) is C5's finding, and
+    # quoted into the search's command it would make the harness fail instead.
+    if usable_python_path(python_path) and not option_shaped(str(python_path)):
         found.append(Candidate(shlex.quote(python_path), "report", "report.json's python_path"))
     found += environments_in(setup_script, "setup-script")
     found += environments_in(trajectory, "trajectory")

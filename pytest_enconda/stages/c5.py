@@ -34,15 +34,19 @@ def run(ctx: StageContext) -> StageResult:
     observed = None
     if read.report is not None:
         python = read.report.python_path
+        quoted = shlex.quote(python)
+        # In the box, with its shell's test: -f is a regular file after links, so a folder
+        # (executable to -x, as searchable) is no interpreter.
         check = ctx.environment.run(
-            f"test -e {shlex.quote(python)} && echo EXISTS; "
-            f"test -x {shlex.quote(python)} && echo EXECUTABLE; true",
+            f"test -e {quoted} && echo EXISTS; test -f {quoted} && echo REGULAR; "
+            f"test -x {quoted} && echo EXECUTABLE; true",
             timeout=60,
         )
         observed = Observations.from_facts(
             ctx.facts(),
             python_path=python,
             exists="EXISTS" in check.output,
+            regular="REGULAR" in check.output,
             executable="EXECUTABLE" in check.output,
         )
         if claimed_packages(read.report):
