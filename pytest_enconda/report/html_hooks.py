@@ -89,13 +89,14 @@ class HtmlHooks:
         # Read per row, not cached per case: a case's later items add grading files.
         evidence = load_case(active.run_dir, str(props["enconda_case"]))
         item = str(props.get("enconda_item", ""))
+        stage = props.get("enconda_stage")
         # Logs and trajectory once per case and item kind, not on every diagnosis aspect.
         block = evidence_html(
             evidence,
             item,
             absolute_href,
             item not in ("descriptions", "fixes"),
-            props.get("enconda_stage"),
+            None if stage is None else str(stage),
         )
         data.insert(0, f'<div class="enconda-evidence">{block}</div>')
 

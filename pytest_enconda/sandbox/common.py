@@ -39,7 +39,9 @@ def docker_client(timeout: float | None = 300) -> docker.DockerClient:
     from docker.errors import DockerException
 
     try:
-        client = docker.from_env(timeout=timeout)
+        # docker-py hands timeout to requests, where None means none (the stream clients rely
+        # on it); typeshed's stub for from_env says int only.
+        client = docker.from_env(timeout=timeout)  # pyright: ignore[reportArgumentType]
         client.ping()
     except DockerException as exc:
         raise HarnessError(f"Docker engine not reachable: {exc}") from None

@@ -243,8 +243,9 @@ _CONDA_FLAGS = {"--channel": "-c", "--name": "-n", "--file": "-f"}
 _LONG_FLAG = re.compile(r"(?<![\w-])(--[a-z]+)(?=[\s=`'\"]|$)", re.I)
 _V = r"v?(\d+(?:\.\d+)+(?:[a-z]+\d*)?)"
 # Version constraints written in words, rewritten to PEP 440 operators before tokenising so that
-# "3.9 to 3.11" and ">=3.9,<3.12" become the same token. Order matters: ranges first.
-_VERSION_WORDS: tuple[tuple[re.Pattern[str], str], ...] = tuple(
+# "3.9 to 3.11" and ">=3.9,<3.12" become the same token. Order matters: ranges first. A None
+# replacement is ``_at_least``'s.
+_VERSION_WORDS: tuple[tuple[re.Pattern[str], str | None], ...] = tuple(
     (re.compile(pattern, re.I), replacement)
     for pattern, replacement in (
         (rf"\bbetween\s+{_V}\s+and\s+{_V}", r">=\1,<=\2"),
