@@ -65,7 +65,7 @@ def _error_text(exc):
 
 
 def _torch(facts):
-    import torch
+    import torch  # pyright: ignore[reportMissingImports]  # in the environment probed
 
     facts["version"] = str(torch.__version__)
     facts["cuda_version"] = getattr(torch.version, "cuda", None)
@@ -74,7 +74,7 @@ def _torch(facts):
 
 
 def _jax(facts):
-    import jax
+    import jax  # pyright: ignore[reportMissingImports]  # in the environment probed
 
     facts["version"] = str(jax.__version__)
     try:
