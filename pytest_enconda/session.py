@@ -322,7 +322,9 @@ class EncondaSession:
         run directory and, by ``write_terminal_summary``, on the terminal."""
         if self.settings.agent == "replay" and self.settings.predictions:
             try:
-                self.input_warnings.extend(self.pipeline.agent.input_warnings())
+                # The graded cases: a torn line naming another is said here, or nowhere.
+                graded = {case for case, _item in self._results}
+                self.input_warnings.extend(self.pipeline.agent.input_warnings(graded))
             except Exception as exc:  # the summary is still written
                 self.input_warnings.append(f"{self.settings.predictions}: cannot be read: {exc}")
         if self.input_warnings:

@@ -34,7 +34,8 @@ A UTF-8 byte-order mark is accepted everywhere.
 A torn line (cut off mid-write, or otherwise unreadable) whose text still shows
 ``"case_id": "<id>"`` is that case's record: as the later line it replaces an earlier record for
 the case like any other, so the case is an ``UnreadablePrediction`` naming both lines, and the
-older record is never graded in its place. A valid line after it replaces it in turn.
+older record is never graded in its place. A valid line after it replaces it in turn. One that
+names a case the run did not grade is a warning of the run, with its file and line.
 
 Every file is read bounded and as a regular file only (a FIFO or ``/dev/zero`` is refused, not
 waited on); inside a predictions folder no symbolic link is followed (a link to a host file is
@@ -47,6 +48,7 @@ import json
 import re
 import threading
 from collections import defaultdict
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -208,12 +210,15 @@ class ReplayAgent:
         self._by_instance: dict[str, list[_Recorded]] = defaultdict(list)
         self._loaded = False
         self._lock = threading.Lock()
+        # The cases this agent was asked for: by default, the run's graded cases.
+        self._asked: set[str] = set()
 
     # ------------------------------------------------------------------------- protocol
 
     def run(self, task: AgentTask) -> AgentOutcome:
         self._load()
         case = task.case
+        self._asked.add(case.id)
         recorded = self._lookup(case.id, case.case_dir)
         if recorded is None:
             raise MissingPrediction(case.id, self.predictions, self.load_problems)
@@ -229,11 +234,21 @@ class ReplayAgent:
             )
         return recorded.outcome.model_copy(update={"case_id": case.id}, deep=True)
 
-    def input_warnings(self) -> list[str]:
+    def input_warnings(self, graded: Collection[str] | None = None) -> list[str]:
         """What of the predictions could not be read or names no case (``file:line: reason``):
-        the run reports each, whether or not a case goes without a prediction for it."""
+        the run reports each, whether or not a case goes without a prediction for it.
+
+        A torn line that still names a case is that case's error, said by its items; one that
+        names a case the run did not grade (``graded``: the run's case ids, by default those
+        this agent was asked for) would be said nowhere, so it is a warning too."""
         self._load()
-        return list(self.load_problems)
+        cases = self._asked if graded is None else set(graded)
+        unattributed = [
+            f"{recorded.failure} (it names case {case_id!r}, which this run did not grade)"
+            for case_id, recorded in self._by_case_id.items()
+            if recorded.unreadable and case_id not in cases
+        ]
+        return [*self.load_problems, *unattributed]
 
     def case_ids(self) -> set[str]:
         """Case ids of the JSONL records (EnConda folders are keyed by folder, not id)."""

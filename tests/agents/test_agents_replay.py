@@ -434,3 +434,26 @@ def test_run_directory_outcome_unreadable_or_with_bom(
     assert agent.run(task(cases[INSTANCES[0]])).setup_script == "s"
     with pytest.raises(MissingPrediction, match="nested too deeply"):
         agent.run(task(cases[INSTANCES[1]]))
+
+
+@pytest.mark.parametrize(
+    "torn",
+    ['{"case_id": "no-such-case", "setup_scr', b'{"case_id": "no-such-case", "x": "\xff"}'],
+    ids=["cut off", "not UTF-8"],
+)
+def test_a_torn_line_naming_a_case_not_graded_is_a_warning_with_its_line(
+    tmp_path: Path, cases: dict[str, Case], torn: str | bytes
+) -> None:
+    """Filed under a case that does not exist, it was said nowhere (issue 43)."""
+    case = cases[INSTANCES[0]]
+    path = tmp_path / "outcomes.jsonl"
+    raw = torn if isinstance(torn, bytes) else torn.encode()
+    path.write_bytes(outcome_line(case.id).encode() + b"\n" + raw + b"\n")
+    agent = ReplayAgent(path)
+    assert agent.run(task(case)).case_id == case.id
+    (warning,) = agent.input_warnings()
+    assert warning.startswith(f"{path}:2: ")
+    assert "'no-such-case', which this run did not grade" in warning
+    # The run's own list of graded cases decides when it is given (xdist: the controller's
+    # agent replays nothing itself).
+    assert agent.input_warnings({case.id, "no-such-case"}) == []
