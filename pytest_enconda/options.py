@@ -24,13 +24,21 @@ _NETWORK_MODES = ("bridge", "host", "none")
 def _agent_name(value: str) -> str:
     if not re.fullmatch(r"[A-Za-z_][\w.-]*", value):
         raise pytest.UsageError(f"--agent: expected an agent name, got {value!r}")
-    from .agents.registry import BUILTIN, available
+    from .agents.registry import available, is_builtin
 
-    if value in BUILTIN:  # argparse checks the default too: no entry-point scan for it
+    if is_builtin(value):  # argparse checks the default too: no entry-point scan for it
         return value
     names = available()
     if value not in names:
         raise pytest.UsageError(f"--agent: unknown agent {value!r}; available: {', '.join(names)}")
+    return value
+
+
+def _backend_name(value: str) -> str:
+    # Only the shape here: conftest.py files register backends after options are parsed, so the
+    # name is looked up at configure time (``settings.from_config``).
+    if not re.fullmatch(r"[A-Za-z_][\w.-]*", value):
+        raise pytest.UsageError(f"--backend: expected a backend name, got {value!r}")
     return value
 
 
@@ -194,6 +202,11 @@ def any_given(config: pytest.Config) -> bool:
 
 
 def add_options(parser: pytest.Parser) -> None:
+    # Both lists import only the registry: the help names the built-ins without an entry-point
+    # scan or a backend's module.
+    from .agents.registry import BUILTIN as AGENTS
+    from .backends import BUILTIN as BACKENDS
+
     group = _Group(
         parser.getgroup(GROUP, "pytest-enconda: benchmark agents at environment configuration")
     )
@@ -201,8 +214,8 @@ def add_options(parser: pytest.Parser) -> None:
         "--agent",
         type=_agent_name,
         default="oracle",
-        help="agent to benchmark (built-ins: oracle, readme, replay, swe-agent, zero-shot, "
-        "command; default: oracle)",
+        help=f"agent to benchmark (built-ins: {', '.join(agent.name for agent in AGENTS)}; "
+        "default: oracle)",
     )
     group.addoption(
         "--agent-option",
@@ -396,6 +409,16 @@ def add_options(parser: pytest.Parser) -> None:
         choices=("erroneous", "original"),
         default="erroneous",
         help="show agents the README with injected errors (default) or the original",
+    )
+    group.addoption(
+        "--backend",
+        type=_backend_name,
+        default=None,
+        metavar="NAME",
+        help=f"where cases run: a registered backend (built-ins: "
+        f"{', '.join(backend.name for backend in BACKENDS)}; others from the "
+        "pytest_enconda.backends entry points or a conftest.py); default: host with --python, "
+        "else docker",
     )
     group.addoption(
         "--network-mode",

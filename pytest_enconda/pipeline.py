@@ -57,38 +57,11 @@ def read_report(path: Path) -> dict[str, Any] | None:
 
 
 def backend_for(settings: EncondaSettings, progress: Progress, run_id: str) -> Backend:
-    """The run's backend: the existing environment (``--python``/``--repo``), else Docker."""
+    """The run's backend, built by its record from the run's settings: ``--backend``, else the
+    existing environment (``--python``/``--repo``) on the host, else Docker."""
     from .backends import BACKENDS
 
-    if settings.python is not None:
-        return BACKENDS.get("host")(python=settings.python, repo_dir=settings.repo)
-    from .sandbox.settings import SandboxSettings, has_credentials
-
-    overrides: dict[str, Any] = {
-        "network_mode": settings.network_mode,
-        "keep_containers": settings.keep_containers,
-        "gpus": int(settings.gpus) if settings.gpus.isdigit() else settings.gpus,
-    }
-    if settings.ca_bundle:
-        overrides["ca_bundle"] = settings.ca_bundle
-    if settings.base_image:
-        overrides["pull_base"] = settings.base_image
-    if settings.strip_proxy_credentials:
-        overrides["strip_proxy_credentials"] = True
-    if settings.image_registry:
-        overrides["image_registry"] = settings.image_registry
-    sandbox_settings = SandboxSettings.from_env(**overrides)
-    if has_credentials(sandbox_settings.proxy_env):
-        progress(
-            "warning: the proxy variables carry credentials, which every container (and so "
-            "the agent) can read; use --strip-proxy-credentials or a proxy on the host side "
-            "(README: Network and trust)"
-        )
-    backend = BACKENDS.get("docker")(settings=sandbox_settings, run_id=run_id)
-    reaped = backend.reap_orphans()
-    if reaped:
-        progress(f"removed {len(reaped)} containers left by dead runs")
-    return backend
+    return BACKENDS.get(settings.backend_name).from_settings(settings, progress, run_id)
 
 
 class CasePipeline:

@@ -48,6 +48,7 @@ class EncondaSettings(BaseModel):
     ddp_cpu: bool = False
     exact_versions: bool = False
     readme_variant: Literal["erroneous", "original"] = "erroneous"
+    backend: str | None = None
     network_mode: str = "bridge"
     ca_bundle: Path | None = None
     base_image: str | None = None
@@ -57,6 +58,14 @@ class EncondaSettings(BaseModel):
     strip_proxy_credentials: bool = False
     memory: Path | None = None
     dispatch: str | None = None
+
+    @property
+    def backend_name(self) -> str:
+        """The registered backend the run's cases run on: ``--backend``, else host for an
+        existing environment, else Docker."""
+        if self.backend is not None:
+            return self.backend
+        return "host" if self.python is not None else "docker"
 
     @property
     def agent_label(self) -> str:
@@ -80,15 +89,38 @@ def takes_memory(agent: str) -> bool:
     return model is not None and "memory" in getattr(model, "model_fields", {})
 
 
+def _check_backend(opt: Any) -> None:
+    """An unknown ``--backend``, or one that does not fit ``--python``, stops the run here.
+    Looked up now, not as the option is parsed: a conftest.py registers its backends later."""
+    name: str | None = opt("backend")
+    if name is None:
+        return
+    from .backends import BACKENDS
+
+    try:
+        record = BACKENDS.get(name)
+    except KeyError as exc:
+        raise pytest.UsageError(f"--backend: {exc.args[0]}") from None
+    existing = opt("python") is not None
+    if record.existing_environment and not existing:
+        raise pytest.UsageError(
+            f"--backend {name} grades an existing environment: give --python and --repo"
+        )
+    if existing and not record.existing_environment:
+        raise pytest.UsageError(
+            f"--python grades an existing environment, which --backend {name} does not take "
+            "(leave --backend out, or use --backend host)"
+        )
+
+
 def _check_agent(agent: str, opt: Any) -> None:
     """A model-driven agent without ``--model``, or with options it rejects, stops the run here:
     nothing is collected and no container starts."""
     from .agents import registry
 
-    if agent in registry.NEEDS_MODEL and not opt("model"):
-        raise pytest.UsageError(
-            f"--agent={agent} needs --model MODEL: {registry.NEEDS_MODEL[agent]}"
-        )
+    needs_model = registry.needs_model(agent)
+    if needs_model is not None and not opt("model"):
+        raise pytest.UsageError(f"--agent={agent} needs --model MODEL: {needs_model}")
     options: dict[str, Any] = dict(opt("agent_option"))
     if opt("model"):
         options["model"] = opt("model")
@@ -126,6 +158,7 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
     if agent == "replay" and opt("predictions") is None:
         raise pytest.UsageError("--agent=replay needs --predictions PATH")
     _check_agent(agent, opt)
+    _check_backend(opt)
     # Built from the option table: an option is declared once (options.py) and arrives here
     # under its own name; only values whose shape differs from the parsed one are named below.
     values: dict[str, Any] = {dest: opt(dest) for dest in declared()}

@@ -257,7 +257,7 @@ def run_case(
     import ray
 
     from ..agents import llm
-    from ..backends import BACKENDS
+    from ..backends import get_backend
     from ..pipeline import CasePipeline, backend_for
     from ..records import CaseDir
 
@@ -286,7 +286,7 @@ def run_case(
     if backend is None:
         made = backend_for(local, progress, run_dir.name)
     else:
-        made = BACKENDS.get(backend[0])(**backend[1])
+        made = get_backend(backend[0], **backend[1])
     pipeline = CasePipeline(local, progress=progress, worker_id=f"ray-{node_id[:8]}", backend=made)
     failures: dict[str, str] = {}
     try:
