@@ -223,9 +223,9 @@ def test_an_interrupted_step_is_not_started_again(tmp_path: Path) -> None:
         pytest.fail("Timeout >2820.0s")  # what pytest-timeout's signal method raises
 
     with pytest.raises(pytest.fail.Exception):
-        pipeline._once(case, "agent", agent)
+        pipeline.once(case, "agent", agent)
     with pytest.raises(HarnessError, match="agent of toy was interrupted: Failed: Timeout"):
-        pipeline._once(case, "agent", agent)
+        pipeline.once(case, "agent", agent)
     assert runs == [1]
 
 
