@@ -30,7 +30,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from . import __version__, textio
 from .cases.checkout import CheckoutProof, checkout_packages, judge_checkout
-from .cases.ci_services import ci_services, service_packages
 from .cases.enconda_import import load_dataset
 from .cases.models import Case, CaseSpec, RepoSource
 from .cases.operands import option_shaped
@@ -44,16 +43,6 @@ from .cases.sidecar import (
     timing_tag,
     write_sidecar,
 )
-from .cases.test_commands import (
-    AS_OF,
-    as_of_script,
-    ci_file_steps,
-    discover_test_command,
-    recipe_script,
-    test_tools,
-    with_file_steps,
-)
-from .cases.test_deps import ci_job_requirements, declared_test_requirements, depends_on_pip
 from .errors import EncondaError, InputError
 from .pipeline import heartbeat, repository_readme
 from .probing.junit import (
@@ -66,6 +55,17 @@ from .probing.junit import (
     why_no_tests,
 )
 from .probing.shell import in_setup_env, setup_command
+from .repo.ci_services import ci_services, service_packages
+from .repo.test_commands import (
+    AS_OF,
+    as_of_script,
+    ci_file_steps,
+    discover_test_command,
+    recipe_script,
+    test_tools,
+    with_file_steps,
+)
+from .repo.test_deps import ci_job_requirements, declared_test_requirements, depends_on_pip
 
 if TYPE_CHECKING:
     from .cases.removed_apis import Removal
@@ -502,9 +502,9 @@ def _older_base(
     the base's Python removed (``cases.removed_apis``), or the last setup pinning a release PyPI
     has no build of for the base's Python (``cases.wheel_pythons``), said in the attempts; None
     otherwise."""
-    from .cases.python_range import declared_python
     from .cases.removed_apis import removal_in_logs
     from .cases.wheel_pythons import unbuilt_requirement
+    from .repo.python_range import declared_python
     from .sandbox.recipes import older_base
 
     python = ctx.images.recipes[record.base_image].python_release

@@ -36,7 +36,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             }
         ),
     ),
-    ("cases", frozenset({"cases"})),
+    # repo/ reads a checkout's declared facts; the case records name its CI services.
+    ("cases", frozenset({"cases", "repo"})),
     ("sandbox", frozenset({"sandbox", "backends"})),
     (
         "domain",

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from ..cases.test_deps import extra_requirements, install_requirements
+from ..repo.test_deps import extra_requirements, install_requirements
 from ..textio import parse_toml
 
 MAX_READ = 200_000

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from .setup_py import setup_keywords
-from .test_commands import _ini, _read, _toml
+from ..repo.setup_py import setup_keywords
+from ..repo.test_commands import _ini, _read, _toml
 
 __all__ = ["CheckoutProof", "checkout_packages", "judge_checkout"]
 

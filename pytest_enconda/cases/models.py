@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..error_types import ErrorType
-from .ci_services import CiService
+from ..repo.ci_services import CiService
 
 
 def _known_suite(value: str) -> str:

@@ -15,8 +15,8 @@ from pathlib import Path
 from ..agents.readme_commands import extract_commands
 
 # The repository is downloaded data: its files are read bounded, never through a link or a FIFO.
-from ..cases.poetry import poetry_specifier
-from ..cases.test_commands import _read as read_repo_file
+from ..repo.poetry import poetry_specifier
+from ..repo.test_commands import _read as read_repo_file
 from ..sandbox.repo import iter_tree
 from ..textio import parse_toml
 

@@ -25,7 +25,7 @@ import shlex
 from pathlib import Path
 
 from ..agents.readme_commands import extract_commands
-from ..cases.vcs_version import CONFIG_FILES, named_tools
+from ..repo.vcs_version import CONFIG_FILES, named_tools
 from .facts import RepoFacts, read_repo_file
 
 __all__ = ["SCM_VARIABLE", "prepare_readme", "scm_versioned"]

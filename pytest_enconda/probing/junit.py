@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Literal
 from .. import textio
 
 if TYPE_CHECKING:
-    from ..cases.ci_services import CiService
+    from ..repo.ci_services import CiService
 
 Outcome = Literal["passed", "failed", "error", "skipped"]
 _RANK = {"passed": 0, "skipped": 1, "failed": 2, "error": 3}
@@ -225,7 +225,7 @@ def run_tests_command(
     # cacheprovider instead removed its options, and a repository whose addopts name one
     # (spec-bioimage-io: --failed-first) ended in a usage error before any test ran.
     if services:
-        from ..cases.ci_services import services_prelude
+        from ..repo.ci_services import services_prelude
 
         lines += services_prelude(services)
     lines.append(f"rm -rf {PYTEST_CACHE}")

@@ -16,7 +16,7 @@ from packaging.version import Version
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
-    from ..cases.python_range import DeclaredPython
+    from ..repo.python_range import DeclaredPython
 
 # Every base gets these; names exist unchanged in bullseye, bookworm and trixie.
 COMMON_PACKAGES: tuple[str, ...] = (
@@ -197,7 +197,7 @@ def choose_base(
     repo: Path, default: str = DEFAULT_BASE, recipes: Mapping[str, BaseRecipe] = BASE_RECIPES
 ) -> BaseChoice:
     """The base for the repository checked out in ``repo``, from its declared Python range."""
-    from ..cases.python_range import declared_python
+    from ..repo.python_range import declared_python
 
     return pick_base(declared_python(repo), default, recipes)
 

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from recipebox import installed_version, set_up
 
-from pytest_enconda.cases.lockfile import lock_constraints
-from pytest_enconda.cases.test_commands import recipe_script
+from pytest_enconda.repo.lockfile import lock_constraints
+from pytest_enconda.repo.test_commands import recipe_script
 
 POETRY_LOCK = """\
 [[package]]

@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from packaging.specifiers import SpecifierSet
 from packaging.version import Version
 
-from pytest_enconda.cases.poetry import poetry_requirement, poetry_specifier
+from pytest_enconda.repo.poetry import poetry_requirement, poetry_specifier
 
 
 @pytest.mark.parametrize(

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.cases.python_range import DeclaredPython, declared_python
+from pytest_enconda.repo.python_range import DeclaredPython, declared_python
 from pytest_enconda.sandbox.recipes import BASE_RECIPES, DEFAULT_BASE, choose_base, pick_base
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pytest_enconda.cases.setup_py import setup_keywords
+from pytest_enconda.repo.setup_py import setup_keywords
 
 
 def test_setup_call_keywords_resolve_names_and_additions() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.cases.test_commands import (
+from pytest_enconda.repo.test_commands import (
     ci_file_steps,
     ci_setup_lines,
     discover_test_command,
@@ -1083,8 +1083,8 @@ def test_a_ci_jobs_matrix_values_and_echo_steps_reach_the_recipe(tmp_path: Path)
     """wwrando: CI installs ``-r ${{ matrix.reqs_file }}`` (its pytest-dotenv among them) and
     writes a ``.env`` with ``echo``; neither was read, and its tests failed on a missing
     environment variable. The Linux entry's values stand in; an unknown key stays as written."""
-    from pytest_enconda.cases.test_commands import ci_setup_lines
-    from pytest_enconda.cases.test_deps import ci_job_requirements
+    from pytest_enconda.repo.test_commands import ci_setup_lines
+    from pytest_enconda.repo.test_deps import ci_job_requirements
 
     write(tmp_path, ".github/workflows/test.yml", WWRANDO_CI)
     write(tmp_path, "requirements_full.txt", "pytest-dotenv~=0.5.2\nPyYAML==6.0.1\n")

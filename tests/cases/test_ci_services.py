@@ -10,15 +10,15 @@ from pathlib import Path
 import pytest
 from dataset_factory import one_instance_dataset
 
-from pytest_enconda.cases.ci_services import (
+from pytest_enconda.cases.sidecar import RepoVerification, read_sidecar
+from pytest_enconda.probing.junit import TESTS_START, run_tests_command
+from pytest_enconda.repo.ci_services import (
     CiService,
     ci_services,
     service_packages,
     services_prelude,
 )
-from pytest_enconda.cases.sidecar import RepoVerification, read_sidecar
-from pytest_enconda.cases.test_commands import TestCommand
-from pytest_enconda.probing.junit import TESTS_START, run_tests_command
+from pytest_enconda.repo.test_commands import TestCommand
 
 PEERING = """
 jobs:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from recipebox import installed_version, project, set_up
 
-from pytest_enconda.cases.test_commands import as_of_script, recipe_script
-from pytest_enconda.cases.test_deps import depends_on_pip
+from pytest_enconda.repo.test_commands import as_of_script, recipe_script
+from pytest_enconda.repo.test_deps import depends_on_pip
 
 
 @pytest.mark.parametrize(

@@ -9,8 +9,8 @@ import pytest
 from recipebox import project, set_up
 
 from pytest_enconda.agents.profile import build_profile
-from pytest_enconda.cases.test_commands import recipe_script
 from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+from pytest_enconda.repo.test_commands import recipe_script
 
 
 @pytest.mark.docker

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pytest_enconda.cases.test_deps import declared_test_requirements, extra_requirements
+from pytest_enconda.repo.test_deps import declared_test_requirements, extra_requirements
 
 
 def _repo(tmp_path: Path, files: dict[str, str]) -> Path:
@@ -426,8 +426,8 @@ jobs:
 def test_the_test_command_jobs_earlier_installs_are_its_test_tools(tmp_path: Path) -> None:
     """litgpt's run left no JUnit report: pytest-check-links, installed a step before the
     command, was never read (CI installs gave test requirements, pytest plugins excluded)."""
-    from pytest_enconda.cases.test_commands import discover_test_command, test_tools
-    from pytest_enconda.cases.test_deps import ci_job_requirements
+    from pytest_enconda.repo.test_commands import discover_test_command, test_tools
+    from pytest_enconda.repo.test_deps import ci_job_requirements
 
     repo = _repo(
         tmp_path,
@@ -452,8 +452,8 @@ def test_the_test_command_jobs_earlier_installs_are_its_test_tools(tmp_path: Pat
 
 
 def test_a_command_from_outside_ci_has_no_job_installs(tmp_path: Path) -> None:
-    from pytest_enconda.cases.test_commands import discover_test_command
-    from pytest_enconda.cases.test_deps import ci_job_requirements
+    from pytest_enconda.repo.test_commands import discover_test_command
+    from pytest_enconda.repo.test_deps import ci_job_requirements
 
     repo = _repo(
         tmp_path,

@@ -18,8 +18,8 @@ from verifyfake import fake_context
 from pytest_enconda import verify
 from pytest_enconda.cases.models import RepoSource
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.cases.test_commands import AS_OF, as_of_script, recipe_script
 from pytest_enconda.probing.junit import run_tests_command
+from pytest_enconda.repo.test_commands import AS_OF, as_of_script, recipe_script
 from pytest_enconda.sandbox.repo import materialize
 
 WHEN = "2019-05-01T10:00:00Z"

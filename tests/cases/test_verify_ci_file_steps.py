@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.cases.test_commands import (
+from pytest_enconda.repo.test_commands import (
     ci_file_steps,
     discover_test_command,
     recipe_script,
@@ -179,8 +179,8 @@ def test_a_matrix_requirement_file_and_an_echoed_env_file_let_the_tests_run(
     and fails on the missing variable before the ``echo`` step runs."""
     from recipebox import project
 
-    from pytest_enconda.cases.test_deps import ci_job_requirements
     from pytest_enconda.probing.junit import run_tests_command
+    from pytest_enconda.repo.test_deps import ci_job_requirements
 
     files = {
         ".github/workflows/test.yml": textwrap.dedent(DOTENV_CI),

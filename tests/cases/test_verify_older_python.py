@@ -13,10 +13,10 @@ from test_verify_as_of import WHEN, _snapshot
 from verifyfake import fake_context
 
 from pytest_enconda import verify
-from pytest_enconda.cases.python_range import DeclaredPython
 from pytest_enconda.cases.removed_apis import find_removal, removal_in_logs
 from pytest_enconda.cases.sidecar import RepoVerification, timing_tag
-from pytest_enconda.cases.test_commands import AS_OF
+from pytest_enconda.repo.python_range import DeclaredPython
+from pytest_enconda.repo.test_commands import AS_OF
 from pytest_enconda.sandbox.recipes import BASE_RECIPES, older_base
 
 TRAX = (

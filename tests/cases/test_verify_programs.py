@@ -15,7 +15,7 @@ import pytest
 from test_verify_as_of import WHEN, _strategies
 
 from pytest_enconda import verify
-from pytest_enconda.cases.test_commands import AS_OF
+from pytest_enconda.repo.test_commands import AS_OF
 from pytest_enconda.sandbox.debian_programs import (
     ContentsError,
     parse_contents,
@@ -132,8 +132,8 @@ def test_a_test_calling_protoc_passes_once_the_recipe_installs_its_package(
     log names it, the index names its package, and the recipe with that package passes it."""
     from recipebox import project, set_up
 
-    from pytest_enconda.cases.test_commands import recipe_script
     from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
+    from pytest_enconda.repo.test_commands import recipe_script
 
     calls = (
         "import subprocess\n\n"
@@ -297,7 +297,7 @@ def test_a_build_that_needs_protoc_installs_once_the_recipe_has_its_package(
 
     from pytest_enconda.backends.base import started
     from pytest_enconda.backends.docker import DockerBackend
-    from pytest_enconda.cases.test_commands import recipe_script
+    from pytest_enconda.repo.test_commands import recipe_script
 
     setup_py = (
         "import shutil, sys\n"

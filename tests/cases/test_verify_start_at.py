@@ -13,7 +13,7 @@ from verifyfake import fake_context
 
 from pytest_enconda import cli, verify
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.cases.test_commands import AS_OF
+from pytest_enconda.repo.test_commands import AS_OF
 
 
 def _run(tmp_path: Path, monkeypatch: Any, **options: Any) -> tuple[RepoVerification, list[str]]:

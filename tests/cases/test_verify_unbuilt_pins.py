@@ -18,7 +18,6 @@ from test_verify_as_of import WHEN
 from test_verify_older_python import _run as run_on_fake
 
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.cases.test_commands import AS_OF
 from pytest_enconda.cases.wheel_pythons import (
     PyPIError,
     ReleaseFile,
@@ -27,6 +26,7 @@ from pytest_enconda.cases.wheel_pythons import (
     unbuilt_requirement,
     unmatched_requirements,
 )
+from pytest_enconda.repo.test_commands import AS_OF
 from pytest_enconda.sandbox.recipes import BASE_RECIPES, older_base
 
 PIP_SAYS = (

@@ -21,16 +21,16 @@ from pydantic import ValidationError
 
 from pytest_enconda.aec.msb_import import MsbBase, MsbInstance, _mirror_has
 from pytest_enconda.backends.local import run_local
-from pytest_enconda.cases import ci_services
 from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import RepoSource
 from pytest_enconda.cases.operands import OptionShapedError, operand, option_shaped
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.cases.vcs_version import throwaway_git, throwaway_tag
 from pytest_enconda.construct.run import _last_tag
 from pytest_enconda.errors import CaseFormatError, ImageBuildError, RepositoryUnavailable
 from pytest_enconda.probing import imports, interpreter
 from pytest_enconda.probing.junit import run_tests_command
+from pytest_enconda.repo import ci_services
+from pytest_enconda.repo.vcs_version import throwaway_git, throwaway_tag
 from pytest_enconda.sandbox import repo
 from pytest_enconda.sandbox.containers import ExecResult
 from pytest_enconda.sandbox.images import _shell_words

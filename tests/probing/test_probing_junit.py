@@ -548,8 +548,8 @@ def test_a_unittest_suite_found_by_the_makefile_is_reported_by_the_test_step(
     """Reticulum's ``make test`` runs ``python -m tests.all``; its test files are not named
     test_*, so bare pytest ran no test. The discovered command, run by the test step in a box,
     reports each test case the file imports; bare pytest there still collects none."""
-    from pytest_enconda.cases.test_commands import discover_test_command
     from pytest_enconda.probing.shell import in_setup_env
+    from pytest_enconda.repo.test_commands import discover_test_command
     from tests.recipebox import project, set_up
 
     suite = (

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
-from ...cases.vcs_version import PRETEND_VERSION, VERSION_TOOLS, throwaway_git
+from ...repo.vcs_version import PRETEND_VERSION, VERSION_TOOLS, throwaway_git
 from .facts import IMPORT_NAMES, RepoFacts, requirement_name
 from .findings import Finding
 from .prepass import allowed, lowest_allowed, prose_about

@@ -20,8 +20,8 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
-from ...cases.poetry import poetry_requirement, poetry_specifier
-from ...cases.vcs_version import PRETEND_VERSION, throwaway_tag
+from ...repo.poetry import poetry_requirement, poetry_specifier
+from ...repo.vcs_version import PRETEND_VERSION, throwaway_tag
 from ...textio import parse_toml
 
 SKIP_DIRS = frozenset(

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .operands import option_shaped
+from ..cases.operands import option_shaped
 
 if TYPE_CHECKING:
     from .test_commands import TestCommand
