@@ -27,6 +27,7 @@ from .cases.models import README_FROM_REPOSITORY
 from .cases.sidecar import ABSENT_FILES_KEPT
 from .errors import EncondaError, HarnessError, RunStopped, harness_step
 from .grading.verdict import ItemVerdict
+from .kinds import TASK_KINDS
 from .records import CaseDir, RunDir, efficiency
 from .textio import read_json
 
@@ -413,7 +414,9 @@ class CasePipeline:
             download_cache=download_cache_key(case),
         ) as box:
             yield box
-            if case.spec.suite == "research" and getattr(self.agent, "acts_in_container", False):
+            if TASK_KINDS.get(case.spec.suite).graded_by_probes and getattr(
+                self.agent, "acts_in_container", False
+            ):
                 self._freeze_agent_box(case, box)
 
     def _freeze_agent_box(self, case: Case, box: Box) -> None:

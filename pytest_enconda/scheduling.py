@@ -20,6 +20,7 @@ import pytest
 from xdist.scheduler import LoadScheduling, LoadScopeScheduling
 
 from .discovery import is_case_file, is_dataset_dir, is_research_dataset_dir
+from .kinds import kind_of
 
 
 @functools.lru_cache(maxsize=4096)
@@ -118,8 +119,8 @@ class CaseAwareScheduling:
 
 def research_case_names(nodeids: Sequence[str], rootdir: Path) -> set[str]:
     """The research cases among the collected node ids, as the controller can tell them: a case
-    file whose ``suite`` is ``research`` (by its ``id``, else its folder), and every instance of
-    a ResearchEnvBench dataset (by its name)."""
+    file whose ``suite`` is a kind graded by probes (research; by its ``id``, else its folder),
+    and every instance of a ResearchEnvBench dataset (by its name)."""
     names: set[str] = set()
     for scope in {case_scope(nodeid, rootdir) for nodeid in nodeids} - {None}:
         assert scope is not None
@@ -130,7 +131,8 @@ def research_case_names(nodeids: Sequence[str], rootdir: Path) -> set[str]:
                 names.add(parts[1])
             continue
         spec = _case_head(path)
-        if spec.get("suite") == "research":
+        kind = kind_of(spec.get("suite"))
+        if kind is not None and kind.graded_by_probes:
             names.add(str(spec.get("id") or path.parent.name))
     return names
 

@@ -126,7 +126,6 @@ class CommandAgent(ConfiguredAgent):
         outcome = AgentOutcome(
             case_id=task.case.id, agent=self.name, model=config.model, config=self.describe()
         )
-        research = task.case.spec.suite == "research"
         folder = agent_dir(task)
         assert task.start_container is not None
         with task.start_container() as box:
@@ -181,7 +180,6 @@ class CommandAgent(ConfiguredAgent):
             outputs = collect_outputs(
                 box,
                 folder / "output" if folder is not None else None,
-                research=research,
                 suite=task.case.spec.suite,
             )
         if timed_out:

@@ -6,8 +6,11 @@ Plain Python string formatting, never a template engine: a README may contain ``
 
 from __future__ import annotations
 
+from string import Template
+
 from ..error_types import prompt_lines
-from .output import DIAGNOSIS, OUTPUT_DIR, REPORT, SETUP
+from ..kinds import TASK_KINDS, TaskKind
+from .output import DIAGNOSIS, OUTPUT_DIR, REPORT, SETUP, TEST_COMMAND
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
 
@@ -46,6 +49,28 @@ def _section(title: str, body: str) -> str:
     return f"## {title}\n\n{body.strip() or '(none)'}\n"
 
 
+def _fill(text: str, *, workdir: str, readme_name: str) -> str:
+    """A kind's prompt text (``kinds.TaskPrompt``) with this case's names filled in."""
+    fields = {
+        "output_dir": OUTPUT_DIR,
+        "setup": SETUP,
+        "report": REPORT,
+        "diagnosis": DIAGNOSIS,
+        "test_command": TEST_COMMAND,
+        "workdir": workdir,
+        "readme_name": readme_name,
+        "report_keys": REPORT_KEYS,
+        "error_types": ERROR_TYPES,
+    }
+    return Template(text).safe_substitute(fields)
+
+
+def _outputs_section(kind: TaskKind) -> str:
+    """What a kind without a prompt of its own asks: its contract's files."""
+    listed = "".join(f"\n- `{name}`" for name in kind.outputs)
+    return _section("What to leave behind", f"Write to `{OUTPUT_DIR}/` (create it):{listed}")
+
+
 def instance_prompt(
     *,
     case_id: str,
@@ -56,42 +81,22 @@ def instance_prompt(
     profile: str,
     prior_knowledge: str = "",
 ) -> str:
-    """The task message: what to set up, the codebase profile and what to leave behind."""
+    """The task message: what to set up, the codebase profile and what to leave behind (the
+    case's kind says what, ``TaskKind.prompt``)."""
     parts = [
         f"# Task {case_id}\n\nSet up the environment of the repository in `{workdir}` so that its "
         "tests and entry points run.\n",
         _section("Codebase profile (found automatically; check it)", profile),
         _section("Prior knowledge", prior_knowledge),
     ]
-    if suite == "research":
-        parts.append(
-            _section(
-                "What to leave behind",
-                f"Write to `{OUTPUT_DIR}/` (create it):\n"
-                f"- `{SETUP}`: the complete bash script that builds this environment from a "
-                f"fresh container (it is sourced in one `bash -eo pipefail` shell from "
-                f"`{workdir}`; what it exports, an activated venv say, stays for the probes);\n"
-                f"- `{REPORT}`: a JSON object describing the environment you built, with the "
-                f"keys {REPORT_KEYS}.",
-            )
-        )
-    else:
-        parts.append(
-            _section(
-                f"The README (`{readme_name}`) may contain injected errors",
-                "Each error is one of these types:\n"
-                + ERROR_TYPES
-                + "\nFind every error in the README, fix the setup, and write to "
-                f"`{OUTPUT_DIR}/` (create it):\n"
-                f'- `{DIAGNOSIS}`: {{"detected_errors": [{{"error_type": "E1", '
-                '"error_description": "what is wrong and where", "fix_suggestion": "the '
-                'corrected command or step"}]}, one object per error found;\n'
-                f"- `{SETUP}`: the complete, corrected bash script that sets up the environment "
-                f"in a fresh container (it is sourced in one `bash -eo pipefail` shell from "
-                f"`{workdir}`; the "
-                "tests run after it, with the variables it exported, an activated venv say).",
-            )
-        )
+    kind = TASK_KINDS.get(suite)
+    prompt = kind.prompt
+    if prompt is None:
+        parts.append(_outputs_section(kind))
+        return "\n".join(parts)
+    names = {"workdir": workdir, "readme_name": readme_name}
+    parts.append(_section(_fill(prompt.title, **names), _fill(prompt.body, **names)))
+    if prompt.shows_readme:
         parts.append(_section(f"README ({readme_name})", readme_text))
     return "\n".join(parts)
 
@@ -123,20 +128,12 @@ def zero_shot_prompt(
         _section("Codebase profile (found automatically)", profile),
         _section(f"README ({readme_name})", readme_text),
     ]
-    if suite == "research":
-        answer = (
-            "Answer with a fenced ```json block holding the self-report object with the keys "
-            f"{REPORT_KEYS}, followed by a fenced ```bash block holding the complete setup script."
-        )
+    kind = TASK_KINDS.get(suite)
+    if kind.prompt is not None and kind.prompt.zero_shot_answer:
+        answer = _fill(kind.prompt.zero_shot_answer, workdir=workdir, readme_name=readme_name)
     else:
-        answer = (
-            "The README may contain injected errors, each of one of these types:\n"
-            + ERROR_TYPES
-            + '\n\nAnswer with a fenced ```json block holding {"detected_errors": [{"error_type": '
-            '"E1", "error_description": "...", "fix_suggestion": "..."}]} (one object per '
-            "error), followed by a fenced ```bash block holding the complete, corrected setup "
-            "script. Do not install the repository itself from a package index; do not modify "
-            "its tests."
-        )
+        # Every kind's contract holds a setup script; the zero-shot agent parses nothing else
+        # from a kind that asks for nothing else.
+        answer = "Answer with a fenced ```bash block holding the complete setup script."
     parts.append(_section("Your answer", answer))
     return "\n".join(parts)

@@ -47,9 +47,8 @@ def split_test_command(commands: list[str]) -> tuple[list[str], str]:
 def asks_test_command(suite: str) -> bool:
     """Whether the case's task kind asks its agents for a test command (AEC does)."""
     from ..kinds import TASK_KINDS
-    from .output import TEST_COMMAND
 
-    return TEST_COMMAND in TASK_KINDS.get(suite).outputs
+    return TASK_KINDS.get(suite).asks_test_command
 
 
 class ReadmeAgent:

@@ -394,7 +394,6 @@ class SweAgent(ConfiguredAgent):
         _import_minisweagent()
         state = _Run(writer, ledger)
         assert task.start_container is not None
-        research = task.case.spec.suite == "research"
         with task.start_container() as box:
             # The budget is the agent's from here: building and starting the box was not.
             started = time.monotonic()
@@ -449,7 +448,6 @@ class SweAgent(ConfiguredAgent):
             outputs = collect_outputs(
                 box,
                 folder / "output" if folder is not None else None,
-                research=research,
                 suite=task.case.spec.suite,
             )
         outputs.apply_to(outcome)

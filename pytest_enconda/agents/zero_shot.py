@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ..artifacts import atomic_write_text
 from ..errors import ModelUnavailable, RunStopped
+from ..kinds import TASK_KINDS
 from ..textio import JsonError, parse_json
 from .base import AgentOutcome, AgentTask, PredictedError, Step, TokenUsage
 from .configured import ConfiguredAgent
@@ -188,7 +189,9 @@ class ZeroShotAgent(ConfiguredAgent):
         outcome = AgentOutcome(
             case_id=task.case.id, agent=self.name, model=config.model, config=self.describe()
         )
-        second = REPORT if suite == "research" else DIAGNOSIS
+        # The answer's JSON is the self-report where the kind asks for one, else the diagnosis.
+        self_report = TASK_KINDS.get(suite).writes_self_report
+        second = REPORT if self_report else DIAGNOSIS
         reason = ledger.exhausted() if ledger is not None else None
         if reason:
             raise RunStopped(f"not started: {reason}")
@@ -261,7 +264,7 @@ class ZeroShotAgent(ConfiguredAgent):
             outcome.setup_script = parsed.script or ""
         if "json" in parsed.problems:
             problems[second] = parsed.problems["json"]
-        elif suite == "research":
+        elif self_report:
             if isinstance(parsed.value, dict):
                 outcome.self_report = parsed.value
             else:

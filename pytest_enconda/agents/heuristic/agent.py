@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ...kinds import TASK_KINDS
 from ..base import AgentOutcome, AgentTask, Step
 from ..configured import ConfiguredAgent
 from ..llm import TrajectoryWriter
@@ -410,7 +411,8 @@ class _Run:
         new = self.new_step(action, kind, "(added by the agent from memory)")
         plan.insert(pos, new.index)
         self._succeeded(new, action)
-        if hit.error_type and self.task.case.spec.suite != "research":
+        # A kind whose agent writes a self-report (research) has no README errors to report.
+        if hit.error_type and not TASK_KINDS.get(self.task.case.spec.suite).writes_self_report:
             self.add(
                 Finding(
                     hit.error_type,
@@ -586,7 +588,6 @@ class HeuristicAgent(ConfiguredAgent):
         writer = TrajectoryWriter(task.trajectory_path)
         outcome = AgentOutcome(case_id=task.case.id, agent=self.name, config=self.describe())
         readme_name = task.readme_name or PurePath(task.case.spec.readme_target).name
-        research = task.case.spec.suite == "research"
         aec = asks_test_command(task.case.spec.suite)
         default_test = ""
         folder = agent_dir(task)
@@ -647,7 +648,6 @@ class HeuristicAgent(ConfiguredAgent):
             outputs = collect_outputs(
                 box,
                 folder / "output" if folder is not None else None,
-                research=research,
                 suite=task.case.spec.suite,
             )
         outputs.apply_to(outcome)
