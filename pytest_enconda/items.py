@@ -31,7 +31,9 @@ def _variant(config: pytest.Config, case: Case) -> Case:
     """The README the agent is shown. ``--readme-variant=original``: the case's original README,
     else (a dataset without the file) the repository's own README at the pinned revision, read
     when the repository is materialised; never the erroneous one silently."""
-    if config.getoption("readme_variant") != "original" or case.spec.suite != "diagnosis":
+    if config.getoption("readme_variant") != "original":
+        return case
+    if not TASK_KINDS.get(case.spec.suite).readme_has_injected_errors:
         return case
     if case.original_readme_text is not None:
         return case.with_original_readme()
@@ -39,13 +41,15 @@ def _variant(config: pytest.Config, case: Case) -> Case:
 
 
 def case_timeout(case: Case) -> float:
-    """A safety net for one item: the agent, setup, tests and the pyramid's stages in turn."""
+    """A safety net for one item: the agent, setup, tests and the pyramid's stages in turn
+    (each stage of the case's kind that declares a budget: ``Stage.budget``)."""
+    from .stages import STAGES
+
     budgets = case.spec.budgets
     total = budgets.agent_seconds + budgets.setup_seconds + budgets.test_seconds
-    if case.spec.research is not None:
-        research = case.spec.research
-        total += research.c0_seconds + research.c1_seconds + research.c3_seconds
-        total += research.c4_seconds
+    for stage in STAGES.values():
+        if stage.task_kind == case.spec.suite and stage.has_budget:
+            total += stage.budget(case)
     return total + BUILD_ALLOWANCE_SECONDS
 
 
@@ -57,10 +61,11 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | p
     timeout = case_timeout(case)
     yield from probe_modules(parent, case)
     # A kind graded by probes alone (research) has no aspects of its own.
-    for aspect in aspect_names(TASK_KINDS.get(case.spec.suite)):
+    kind = TASK_KINDS.get(case.spec.suite)
+    for aspect in aspect_names(kind):
         item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
         item.extra_keyword_matches.update(case.keywords())
-        item.add_marker(case.spec.suite)
+        item.add_marker(kind.marker)
         if ASPECTS.get(aspect).needs_gpu:
             item.add_marker("gpu")
         # Signal method: the thread method kills xdist workers.
@@ -132,7 +137,7 @@ def probe_files(config: pytest.Config, case: Case) -> list[tuple[str, Path]]:
     from .cases.loader import contained
 
     found: list[tuple[str, Path]] = []
-    if case.spec.suite == "research":
+    if TASK_KINDS.get(case.spec.suite).graded_by_probes:
         found += [(path.name, path) for path in sorted(probes_dir().glob("probe_*.py"))]
     for path in sorted(case.case_dir.glob("probe_*.py")):
         # A case's probe is code run on the host: it must be the case's own file.
@@ -237,7 +242,22 @@ def _mark_probe(item: pytest.Item, case: Case, label: str) -> None:
     if stage is not None:
         item.user_properties.append(("enconda_stage", stage))
         item.extra_keyword_matches.add(stage)
+        _mark_gpu_stage(item, stage)
+    item.add_marker(TASK_KINDS.get(case.spec.suite).marker)
     item.add_marker(pytest.mark.timeout(case_timeout(case), method="signal"))
+
+
+def _mark_gpu_stage(item: pytest.Item, stage: str) -> None:
+    """A GPU stage's probe carries ``gpu`` for ``-m``, but the stage, not the marker, decides
+    whether it runs: it skips with its own reason on a host without GPUs, and C4 runs on CPU
+    processes under ``--ddp-cpu`` (``plugin.pytest_runtest_setup`` leaves it to the stage)."""
+    from .stages import STAGES
+
+    if stage not in STAGES or not STAGES.get(stage).needs_gpu:
+        return
+    if item.get_closest_marker("gpu") is None:
+        item.add_marker("gpu")
+        item.enconda_gpu_by_stage = True  # type: ignore[attr-defined]
 
 
 class CaseFile(pytest.File):

@@ -37,8 +37,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from .kinds import TASK_KINDS
 
     for kind in TASK_KINDS.values():
-        if kind.name not in MARKERS:  # a task kind's items carry its name as a marker
-            config.addinivalue_line("markers", f"{kind.name}: {kind.description or kind.name}")
+        if kind.marker not in MARKERS:  # every item of a task kind carries its marker
+            config.addinivalue_line("markers", f"{kind.marker}: {kind.description or kind.name}")
     state = config.stash[STATE_KEY] = PluginState(config)
     _add_dataset_args(config)
     if state.requested:
@@ -114,12 +114,14 @@ def _check_existing_environment(session: pytest.Session) -> None:
     config = session.config
     if config.getoption("python", None) is None or workerinput(config):
         return
-    # Research cases only: the environment is graded by their probes.
+    from .kinds import TASK_KINDS
+
+    # Cases of a kind graded by probes only: those grade the environment itself.
     cases = {
         item.case.id  # type: ignore[attr-defined]
         for item in session.items
         if getattr(getattr(item, "case", None), "spec", None) is not None
-        and item.case.spec.suite == "research"  # type: ignore[attr-defined]
+        and TASK_KINDS.get(item.case.spec.suite).graded_by_probes  # type: ignore[attr-defined]
     }
     _one_case_or_exit(cases)
 
@@ -205,7 +207,10 @@ class _ResultsRecorder:
 
 
 def pytest_runtest_setup(item: pytest.Item) -> None:
-    if item.get_closest_marker("gpu") is not None:
+    # A GPU stage's probe is marked for selection only: the stage skips on its own terms.
+    if item.get_closest_marker("gpu") is not None and not getattr(
+        item, "enconda_gpu_by_stage", False
+    ):
         from .probing.environment import gpu_skip_reason
 
         active = active_session(item.config)

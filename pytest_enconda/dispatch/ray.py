@@ -1,12 +1,13 @@
 """``--dispatch ray[=ADDRESS]``: each case's pipeline runs as a Ray task on a node of a cluster.
 
 The driver (the pytest process) submits one task per collected case, with resources declared
-from the case: CPUs and memory by task kind, and ``num_gpus`` from the GPU stages that apply to
-it (C3 one, C4 two). On its node the task builds a ``CasePipeline`` on that node's own backend
-(its Docker engine), runs the steps the driver's items need into a node-local run directory, and
-returns the case folder's files; large files stay on the node and only their size and digest
-travel. The driver writes the files into its own run directory, so its pipeline finds every
-artifact on disk (as ``--resume`` does) and the items grade without running anything here.
+from the case: CPUs, memory from its task kind (``TaskKind.memory_bytes``), and ``num_gpus``
+from the GPU stages that apply to it (``Stage.gpus``: C3 one, C4 two). On its node the task
+builds a ``CasePipeline`` on that node's own backend (its Docker engine), runs the steps the
+driver's items need into a node-local run directory, and returns the case folder's files; large
+files stay on the node and only their size and digest travel. The driver writes the files into
+its own run directory, so its pipeline finds every artifact on disk (as ``--resume`` does) and
+the items grade without running anything here.
 
 One actor, pinned to the driver's node, is the run's cost ledger (the driver's
 ``cost-ledger.json``) and its progress board: a cluster run has one ledger, as an xdist run does.
@@ -30,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from ..errors import EncondaError, HarnessError
+from ..kinds import TASK_KINDS
 
 if TYPE_CHECKING:
     from ..backends.base import Box
@@ -38,12 +40,9 @@ if TYPE_CHECKING:
 
 # A file this large stays on its node (a snapshot's tarball, a big log): size and digest travel.
 MAX_SHIPPED_FILE = 8 << 20
-# Resources of one case's task. A case does not declare its own: the agent and the container
-# it drives are about one CPU's work, a research case's build and probes need more memory.
+# CPUs of one case's task. A case does not declare its own: the agent and the container it
+# drives are about one CPU's work (its memory is its task kind's).
 CPUS_PER_CASE = 1.0
-MEMORY_PER_CASE = {"diagnosis": 1 << 30, "research": 4 << 30}
-# GPUs a GPU stage needs when it applies; C4 runs DDP, which needs two or more.
-GPUS_PER_STAGE = {"C4": 2}
 # Ctrl-C: cancelled tasks get this long to remove their containers before they are killed. A
 # task that returns sooner ends the wait; 30 s left a container behind on a node at load 12.
 CANCEL_GRACE_SECONDS = 120.0
@@ -70,21 +69,8 @@ def gpus_needed(case: Case) -> int:
     """GPUs the case's applicable GPU stages need (0 for a diagnosis case)."""
     from ..stages import STAGES
 
-    research = case.spec.research
-    if research is None:
-        return 0
-    supports = {"C3": research.supports_single_gpu, "C4": research.supports_multi_gpu}
-    entry = {"C3": research.entry_point, "C4": research.ddp_entry_point}
-    need = 0
-    for stage in STAGES.values():
-        if not stage.needs_gpu or stage.task_kind != case.spec.suite:
-            continue
-        if stage.name in research.skip_reasons or not supports.get(stage.name, True):
-            continue
-        if stage.name in entry and not entry[stage.name]:
-            continue
-        need = max(need, GPUS_PER_STAGE.get(stage.name, 1))
-    return need
+    gpus = [stage.gpus for stage in STAGES.values() if stage.gpus and stage.applies_to(case)]
+    return max(gpus, default=0)
 
 
 def case_resources(case: Case, most_gpus_on_a_node: float) -> dict[str, Any]:
@@ -93,7 +79,7 @@ def case_resources(case: Case, most_gpus_on_a_node: float) -> dict[str, Any]:
     gpus = min(gpus_needed(case), int(most_gpus_on_a_node))
     return {
         "num_cpus": CPUS_PER_CASE,
-        "memory": MEMORY_PER_CASE.get(case.spec.suite, 1 << 30),
+        "memory": TASK_KINDS.get(case.spec.suite).memory_bytes,
         "num_gpus": gpus,
     }
 

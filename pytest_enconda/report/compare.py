@@ -167,13 +167,15 @@ def pyramid_rows(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]] | Non
             continue
         row = [run.label]
         for stage in stages:
+            counts = p.get(stage.name) or {}
             if stage.summary == "imports":
-                row.append(f"{p['C0'].get('missing', 0)}/{p['C0'].get('total', 0)}")
+                row.append(f"{counts.get('missing', 0)}/{counts.get('total', 0)}")
             elif stage.summary == "audit":
-                c5 = p.get("C5") or {}
-                row.append(f"{c5.get('path', 0)}/{c5.get('version', 0)}/{c5.get('capability', 0)}")
+                row.append(
+                    f"{counts.get('path', 0)}/{counts.get('version', 0)}/"
+                    f"{counts.get('capability', 0)}"
+                )
             else:
-                counts = p.get(stage.name) or {}
                 row.append(f"{counts.get('passed', 0)}/{counts.get('applicable', 0)}")
         rows.append(row)
     return header, rows

@@ -122,31 +122,42 @@ def metrics_by_level(summary: Mapping[str, Any]) -> str:
 
 
 def pyramid_funnel(pyramid: Mapping[str, Any]) -> str:
-    """C1-C4: passed of applicable (bars) with the applicable count written on each."""
+    """The funnel stages (C1-C4 and any a plugin adds): passed of applicable (bars) with the
+    applicable count written on each; the imports (C0) and audit (C5) numbers in the title."""
+    from ..stages import STAGES
+
     plt = _pyplot()
-    stages = ["C1", "C2", "C3", "C4"]
-    applicable = [int(pyramid[s]["applicable"]) for s in stages]
-    passed = [int(pyramid[s]["passed"]) for s in stages]
+    funnel = [stage for stage in STAGES.values() if stage.summary == "funnel"]
+    rows = [pyramid.get(stage.name) or {} for stage in funnel]
+    applicable = [int(row.get("applicable", 0)) for row in rows]
+    passed = [int(row.get("passed", 0)) for row in rows]
     fig, ax = plt.subplots(figsize=(5.2, 3.0))
-    ys = list(range(len(stages)))[::-1]
+    ys = list(range(len(funnel)))[::-1]
     ax.barh(ys, applicable, color="#e0e0e0", label="applicable")
     ax.barh(ys, passed, color="#2e7d32", label="passed")
-    for y, a, p, stage in zip(ys, applicable, passed, stages, strict=True):
-        skipped = int(pyramid[stage].get("skipped", 0))
+    for y, a, p, row in zip(ys, applicable, passed, rows, strict=True):
+        skipped = int(row.get("skipped", 0))
         ax.text(max(a, 0.05), y, f" {p}/{a} ({skipped} skipped)", va="center", fontsize=8)
-    ax.set_yticks(ys, ["C1 CPU", "C2 CUDA", "C3 1 GPU", "C4 DDP"])
+    ax.set_yticks(ys, [stage.title for stage in funnel])
     ax.set_xlim(0, max([*applicable, 1]) * 1.6)
     ax.set_xlabel("cases")
-    c0 = pyramid.get("C0") or {}
-    c5 = pyramid.get("C5") or {}
-    ax.set_title(
-        f"Pyramid: C0 missing {c0.get('missing', 0)}/{c0.get('total', 0)} imports, "
-        f"C5 {c5.get('hallucinations', 0)} hallucinations",
-        fontsize=9,
-    )
+    ax.set_title("Pyramid: " + ", ".join(_title_parts(pyramid, STAGES.values())), fontsize=9)
     # Below the axes: inside, it would cover the counts written beside the bars.
     ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=2)
     return _svg(fig)
+
+
+def _title_parts(pyramid: Mapping[str, Any], stages: Sequence[Any]) -> list[str]:
+    """The imports stages' missing/total and the audit stages' hallucinations, in order."""
+    parts = []
+    for stage in stages:
+        numbers = pyramid.get(stage.name) or {}
+        if stage.summary == "imports":
+            missing, total = numbers.get("missing", 0), numbers.get("total", 0)
+            parts.append(f"{stage.name} missing {missing}/{total} imports")
+        elif stage.summary == "audit":
+            parts.append(f"{stage.name} {numbers.get('hallucinations', 0)} hallucinations")
+    return parts
 
 
 def tokens_vs_outcome(cases: Sequence[Mapping[str, Any]]) -> str:

@@ -12,13 +12,14 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ..grading.pyramid import KINDS
-from ..stages import STAGES
+from ..stages import STAGES, Stage
+from ..stages.base import SummaryKind
 
 # The efficiency columns, as ``records.efficiency`` names them.
 _EFFICIENCY = ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes", "prefix_bytes")
 
 
-def _stage_table() -> list[Any]:
+def _stage_table() -> list[Stage]:
     """The registered stages, in order (a conftest.py's or plugin's included)."""
     return STAGES.values()
 
@@ -28,16 +29,32 @@ def _funnel_stages() -> list[str]:
     return [stage.name for stage in _stage_table() if stage.summary == "funnel"]
 
 
+def stage_span() -> str:
+    """The registered stages as a range for headings: ``C0-C5`` (``C0-C9`` with a plugin's)."""
+    stages = _stage_table()
+    return f"{stages[0].name}-{stages[-1].name}" if stages else ""
+
+
+def summary_stages(kind: SummaryKind) -> list[Stage]:
+    """The stages whose rows a summary of ``kind`` counts (C0's imports, C5's audit): each
+    keeps its numbers under its own name in the pyramid summary."""
+    return [stage for stage in _stage_table() if stage.summary == kind]
+
+
 def _stage(row: Mapping[str, Any]) -> str | None:
-    names = {stage.name for stage in _stage_table()}
+    names = {stage.name.upper(): stage.name for stage in _stage_table()}
     for key in ("stage", "level", "aspect"):
         value = row.get(key)
         if isinstance(value, str) and value.upper() in names:
-            return value.upper()
+            return names[value.upper()]
+    # A row without its stage: the name as a word (``C2``) or a probe's ``test_c2_`` prefix.
     item = str(row.get("item", ""))
-    match = re.search(r"\b(C[0-5])\b|test_c([0-5])_", item, re.IGNORECASE)
+    spelled = "|".join(re.escape(name) for name in sorted(names, key=len, reverse=True))
+    if not spelled:
+        return None
+    match = re.search(rf"\b({spelled})\b|test_({spelled})_", item, re.IGNORECASE)
     if match:
-        return f"C{match.group(1)[1] if match.group(1) else match.group(2)}"
+        return names[(match.group(1) or match.group(2)).upper()]
     return None
 
 
@@ -78,20 +95,11 @@ def pyramid_summary(
     stages: dict[str, dict[str, Any]] = {
         stage: {"passed": 0, "failed": 0, "error": 0, "skipped": 0} for stage in _funnel_stages()
     }
-    c0: dict[str, Any] = {"missing": 0, "total": 0, "measured": 0, "errors": 0, "per_case": {}}
-    c5: dict[str, Any] = {
-        **{kind: 0 for kind in KINDS},
-        "hallucinations": 0,
-        "audited": 0,
-        "with_hallucinations": 0,
-        "reports_missing": 0,
-        "reports_invalid": 0,
-        "errors": 0,
-        "inconclusive": 0,
-    }
+    imports = {stage.name: _imports_counts() for stage in summary_stages("imports")}
+    audits = {stage.name: _audit_counts() for stage in summary_stages("audit")}
+    cpu_runs = {stage.name: 0 for stage in _stage_table() if stage.cpu_fallback}
     per_case: dict[str, dict[str, float]] = {}
     cases: set[str] = set()
-    cpu_ddp = 0
     for row in rows:
         case = str(row.get("case", ""))
         cases.add(case)
@@ -105,26 +113,19 @@ def pyramid_summary(
         outcome = str(row.get("outcome", ""))
         if stage is None:
             continue
-        if stage == "C0":
-            missing, total = _number(numbers.get("missing_count")), _number(numbers.get("total"))
-            if outcome in ("passed", "failed") and missing is not None and total is not None:
-                c0["missing"] += int(missing)
-                c0["total"] += int(total)
-                c0["measured"] += 1
-                c0["per_case"][case] = {"missing": int(missing), "total": int(total)}
-            elif outcome != "skipped":
-                c0["errors"] += 1
-                c0["per_case"][case] = {"missing": None, "total": None, "outcome": outcome}
-        elif stage == "C5":
-            _count_c5(c5, outcome, numbers)
+        if stage in imports:
+            _count_imports(imports[stage], case, outcome, numbers)
+        elif stage in audits:
+            _count_c5(audits[stage], outcome, numbers)
         else:
             key = outcome if outcome in ("passed", "failed", "skipped") else "error"
             stages[stage][key] += 1
-            if stage == "C4" and numbers.get("ddp_mode") == "cpu" and key != "skipped":
-                cpu_ddp += 1
+            if stage in cpu_runs and numbers.get("ddp_mode") == "cpu" and key != "skipped":
+                cpu_runs[stage] += 1
     summary: dict[str, Any] = {"cases": len(cases)}
-    c0["percent_missing"] = _percent(c0["missing"], c0["total"])
-    summary["C0"] = c0
+    for name, c0 in imports.items():
+        c0["percent_missing"] = _percent(c0["missing"], c0["total"])
+        summary[name] = c0
     for stage, counts in stages.items():
         applicable = counts["passed"] + counts["failed"]
         summary[stage] = {
@@ -132,8 +133,10 @@ def pyramid_summary(
             "applicable": applicable,
             "percent": _percent(counts["passed"], applicable),
         }
-    summary["C4"]["cpu_mode"] = cpu_ddp
-    summary["C5"] = c5
+    for stage, runs in cpu_runs.items():
+        if stage in summary:
+            summary[stage]["cpu_mode"] = runs
+    summary.update(audits)
     if efficiency is not None:
         per_case = {
             case: {
@@ -148,6 +151,35 @@ def pyramid_summary(
         for name in _EFFICIENCY
     }
     return summary
+
+
+def _imports_counts() -> dict[str, Any]:
+    return {"missing": 0, "total": 0, "measured": 0, "errors": 0, "per_case": {}}
+
+
+def _audit_counts() -> dict[str, Any]:
+    return {
+        **{kind: 0 for kind in KINDS},
+        "hallucinations": 0,
+        "audited": 0,
+        "with_hallucinations": 0,
+        "reports_missing": 0,
+        "reports_invalid": 0,
+        "errors": 0,
+        "inconclusive": 0,
+    }
+
+
+def _count_imports(c0: dict[str, Any], case: str, outcome: str, numbers: Mapping[str, Any]) -> None:
+    missing, total = _number(numbers.get("missing_count")), _number(numbers.get("total"))
+    if outcome in ("passed", "failed") and missing is not None and total is not None:
+        c0["missing"] += int(missing)
+        c0["total"] += int(total)
+        c0["measured"] += 1
+        c0["per_case"][case] = {"missing": int(missing), "total": int(total)}
+    elif outcome != "skipped":
+        c0["errors"] += 1
+        c0["per_case"][case] = {"missing": None, "total": None, "outcome": outcome}
 
 
 def _count_c5(c5: dict[str, Any], outcome: str, numbers: Mapping[str, Any]) -> None:
@@ -189,12 +221,14 @@ def pyramid_table(summary: Mapping[str, Any]) -> str:
     """The summary as a Markdown table in the paper's column order."""
     cells: list[str] = []
     for stage in _stage_table():
-        if stage.summary == "imports":
-            c0 = summary["C0"]
+        if stage.name not in summary:  # a summary written before this stage was registered
+            cells.append("-")
+        elif stage.summary == "imports":
+            c0 = summary[stage.name]
             errors = f" ({c0['errors']} err)" if c0["errors"] else ""
             cells.append(f"{c0['missing']}/{c0['total']}" + errors)
         elif stage.summary == "audit":
-            c5 = summary["C5"]
+            c5 = summary[stage.name]
             cells.append(
                 f"{c5['path']}/{c5['version']}/{c5['capability']}"
                 + (
@@ -203,8 +237,6 @@ def pyramid_table(summary: Mapping[str, Any]) -> str:
                     else ""
                 )
             )
-        elif stage.name not in summary:  # a summary written before this stage was registered
-            cells.append("-")
         else:
             row = summary[stage.name]
             shown = f"{row['passed']}/{row['applicable']}"

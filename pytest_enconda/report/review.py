@@ -139,7 +139,7 @@ def efficiency_rows(summary: Mapping[str, Any]) -> list[list[str]]:
 
 EFFICIENCY_HEADER = ["Average", "Mean", "Cases"]
 PYRAMID_HEADER = ["Stage", "Passed", "Failed", "Skipped", "Error", "Applicable", "Rate (%)"]
-C5_HEADER = [
+AUDIT_HEADER = [
     "Audited",
     "path",
     "version",
@@ -152,42 +152,51 @@ C5_HEADER = [
 
 
 def pyramid_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
-    """The funnel: C0 as missing/total imports, C1-C4 as passed of applicable."""
-    c0 = pyramid.get("C0") or {}
-    percent = c0.get("percent_missing")
-    rows = [
-        [
-            "C0 imports missing",
-            f"{c0.get('missing', 0)}/{c0.get('total', 0)}",
-            "-",
-            "-",
-            str(c0.get("errors", 0)),
-            str(c0.get("measured", 0)),
-            "-" if percent is None else f"{percent:.1f}",
-        ]
-    ]
-    names = {"C1": "C1 CPU", "C2": "C2 CUDA", "C3": "C3 1 GPU", "C4": "C4 DDP"}
-    for stage, label in names.items():
-        row = pyramid.get(stage) or {}
-        pct = row.get("percent")
-        if row.get("cpu_mode"):
-            label += f" ({row['cpu_mode']} on cpu-gloo: 2 CPU processes, not GPUs)"
-        rows.append(
-            [
-                label,
-                str(row.get("passed", 0)),
-                str(row.get("failed", 0)),
-                str(row.get("skipped", 0)),
-                str(row.get("error", 0)),
-                str(row.get("applicable", 0)),
-                "-" if pct is None else f"{pct:.1f}",
-            ]
-        )
+    """The funnel in the stages' order: an imports stage (C0) as missing/total imports, the
+    funnel stages (C1-C4 and any a plugin adds) as passed of applicable, under their titles.
+    The audit (C5) has a table of its own (``audit_rows``)."""
+    from ..stages import STAGES
+
+    rows = []
+    for stage in STAGES.values():
+        counts = pyramid.get(stage.name) or {}
+        if stage.summary == "imports":
+            rows.append(_imports_row(f"{stage.name} imports missing", counts))
+        elif stage.summary == "funnel":
+            rows.append(_funnel_row(stage.title, counts))
     return rows
 
 
-def c5_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
-    c5 = pyramid.get("C5") or {}
+def _imports_row(label: str, c0: Mapping[str, Any]) -> list[str]:
+    percent = c0.get("percent_missing")
+    return [
+        label,
+        f"{c0.get('missing', 0)}/{c0.get('total', 0)}",
+        "-",
+        "-",
+        str(c0.get("errors", 0)),
+        str(c0.get("measured", 0)),
+        "-" if percent is None else f"{percent:.1f}",
+    ]
+
+
+def _funnel_row(label: str, row: Mapping[str, Any]) -> list[str]:
+    pct = row.get("percent")
+    if row.get("cpu_mode"):
+        label += f" ({row['cpu_mode']} on cpu-gloo: 2 CPU processes, not GPUs)"
+    return [
+        label,
+        str(row.get("passed", 0)),
+        str(row.get("failed", 0)),
+        str(row.get("skipped", 0)),
+        str(row.get("error", 0)),
+        str(row.get("applicable", 0)),
+        "-" if pct is None else f"{pct:.1f}",
+    ]
+
+
+def audit_rows(c5: Mapping[str, Any]) -> list[list[str]]:
+    """An audit stage's (C5's) hallucinations by kind, from its numbers in the summary."""
     return [
         [
             str(c5.get(key, 0))
@@ -203,6 +212,30 @@ def c5_rows(pyramid: Mapping[str, Any]) -> list[list[str]]:
             )
         ]
     ]
+
+
+def _pyramid_section(pyramid: Mapping[str, Any]) -> list[str]:
+    """The pyramid's tables, headed by the registered stages' names (C0-C5 and any added)."""
+    from ..stages import STAGES
+    from .pyramid import stage_span
+
+    stages = STAGES.values()
+    parts = [
+        f"<h3>Runtime pyramid {esc(stage_span())} (denominator: applicable = passed + failed)</h3>",
+        _table(PYRAMID_HEADER, pyramid_rows(pyramid), "enconda-pyramid"),
+    ]
+    for stage in stages:
+        if stage.summary == "audit":
+            parts += [
+                f"<h3>{esc(stage.name)} hallucinations by kind</h3>",
+                _table(
+                    AUDIT_HEADER,
+                    audit_rows(pyramid.get(stage.name) or {}),
+                    f"enconda-{stage.name.lower()}",
+                    numeric_from=0,
+                ),
+            ]
+    return parts
 
 
 def title(summary: Mapping[str, Any]) -> str:
@@ -270,12 +303,7 @@ def summary_section(
             parts.append(f'<p class="note judge-agreement">{esc(agreement)}</p>')
     pyramid = summary.get("pyramid")
     if pyramid:
-        parts += [
-            "<h3>Runtime pyramid C0-C5 (denominator: applicable = passed + failed)</h3>",
-            _table(PYRAMID_HEADER, pyramid_rows(pyramid), "enconda-pyramid"),
-            "<h3>C5 hallucinations by kind</h3>",
-            _table(C5_HEADER, c5_rows(pyramid), "enconda-c5", numeric_from=0),
-        ]
+        parts += _pyramid_section(pyramid)
     aec = summary.get("aec")
     if aec:
         from ..aec import report as aec_report

@@ -200,7 +200,9 @@ def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
                 numbers = (data.get("numbers") if isinstance(data, dict) else None) or {}
             except (OSError, ValueError):
                 numbers = {}
-        if stage == "C4" and numbers.get("mode") == "cpu-gloo":
+        # A stage run on CPU processes (C4 under --ddp-cpu) says so in its numbers; the summary
+        # counts it for the stages that declare such a fallback (``Stage.cpu_fallback``).
+        if numbers.get("mode") == "cpu-gloo":
             numbers = {**numbers, "ddp_mode": "cpu"}
         rows.append({**row, "numbers": numbers})
     if not rows:

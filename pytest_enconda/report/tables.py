@@ -270,9 +270,9 @@ def render_markdown(summary_json: Mapping[str, Any]) -> str:
             parts.append("## Definitions")
             parts.append("\n".join(f"- **{name}**: {text}" for name, text in definitions.items()))
     if summary_json.get("pyramid"):
-        from .pyramid import pyramid_table
+        from .pyramid import pyramid_table, stage_span
 
-        parts.append("## Runtime pyramid (C0-C5)")
+        parts.append(f"## Runtime pyramid ({stage_span()})")
         parts.append(pyramid_table(summary_json["pyramid"]))
     return "\n\n".join(parts) + "\n"
 

@@ -51,5 +51,5 @@ STAGE = Stage(
     run=run,
     probe="test_c2_gpu_visible",
     description="The framework sees a GPU in the agent's interpreter.",
-    needs_gpu=True,
+    gpus=1,
 )

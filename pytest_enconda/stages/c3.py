@@ -8,11 +8,17 @@ from .base import Stage, StageContext
 from .entry_point import run_entry_point
 
 if TYPE_CHECKING:
+    from ..cases.models import Case
     from ..probing.pyramid import StageResult
 
 
 def run(ctx: StageContext) -> StageResult:
     return run_entry_point(ctx.environment, ctx.case, "C3")
+
+
+def applies(case: Case) -> bool:
+    research = case.spec.research
+    return research is not None and research.supports_single_gpu and bool(research.entry_point)
 
 
 STAGE = Stage(
@@ -21,6 +27,7 @@ STAGE = Stage(
     run=run,
     probe="test_c3_entry_point_on_one_gpu",
     description="The case's entry point runs one step on GPU 0.",
-    needs_gpu=True,
+    gpus=1,
+    applies=applies,
     budget_field="c3_seconds",
 )

@@ -16,6 +16,11 @@ def run(ctx: StageContext) -> StageResult:
     return run_ddp(ctx.environment, ctx.case, ddp_cpu=ctx.ddp_cpu)
 
 
+def applies(case: Case) -> bool:
+    research = case.spec.research
+    return research is not None and research.supports_multi_gpu and bool(research.ddp_entry_point)
+
+
 def run_ddp(environment: Environment, case: Case, *, ddp_cpu: bool) -> StageResult:
     """C4: torchrun (``python -m torch.distributed.run --standalone``) over the visible GPUs
     (NCCL), or 2 CPU processes on gloo."""
@@ -98,6 +103,8 @@ STAGE = Stage(
     run=run,
     probe="test_c4_distributed_run",
     description="torchrun over the visible GPUs (or 2 CPU processes on gloo with --ddp-cpu).",
-    needs_gpu=True,
+    gpus=2,  # DDP: two processes, one GPU each
+    applies=applies,
+    cpu_fallback=True,
     budget_field="c4_seconds",
 )
