@@ -33,6 +33,9 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "textio",
                 "lazy",
                 "kinds",
+                # What each language's runners, files and commands are: the case format's
+                # language hint reads it, and so do AEC grading, the profile and the agents.
+                "ecosystems",
             }
         ),
     ),
