@@ -30,7 +30,7 @@ import re
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO
 
@@ -44,7 +44,8 @@ from pydantic import (
 )
 
 from ..artifacts import atomic_write_text
-from ..cases.models import AEC_LANGUAGES, MAX_PASS_SET, Budgets, Name, TestName
+from ..cases.models import MAX_PASS_SET, Budgets, Name, TestName
+from ..ecosystems import canonical_language, languages, of_language
 from ..errors import CaseFormatError
 from ..textio import decode_utf8, open_regular, parse_json, parse_toml, read_bounded
 
@@ -60,19 +61,24 @@ MAX_REFERENCES_BYTES = 1 << 20
 MAX_SETUP_CHARS = 64 * 1024
 MAX_REFERENCES = 1_000
 
-# The usual verbose test command per language (what the harness runs for most repositories).
-TEST_COMMANDS = {
-    "go": "go test -v -count=1 ./...",
-    "rust": "cargo test",
-    "python": "python -m pytest -rA",
-    "java": "mvn -B test",
-    "javascript": "npm test",
-    "typescript": "npm test",
-    "c": "cmake -S . -B build && cmake --build build && ctest --test-dir build",
-    "c++": "cmake -S . -B build && cmake --build build && ctest --test-dir build",
-    "php": "vendor/bin/phpunit",
-}
-_ALIASES = {"golang": "go", "js": "javascript", "ts": "typescript", "cpp": "c++", "c/c++": "c++"}
+
+class _TestCommands(Mapping[str, str]):
+    """The usual verbose test command per language (what the harness runs for most
+    repositories): each ecosystem's ``test_command``, read when asked, so that one registered
+    after this import (a conftest's, an entry point's) counts too."""
+
+    def __getitem__(self, language: str) -> str:
+        return of_language(language).test_command
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(languages())
+
+    def __len__(self) -> int:
+        return len(languages())
+
+
+TEST_COMMANDS: Mapping[str, str] = _TestCommands()
+
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 
@@ -204,9 +210,7 @@ class ImportedInstance(BaseModel):
 def language_of(value: str | None) -> str | None:
     if not value:
         return None
-    lowered = value.strip().lower()
-    lowered = _ALIASES.get(lowered, lowered)
-    return lowered if lowered in AEC_LANGUAGES else None
+    return canonical_language(value)
 
 
 def _toml_string(value: str) -> str:

@@ -260,27 +260,17 @@ AEC_TASK = (
     "configure the environment and install this project on an Ubuntu machine from source code "
     "and run test cases"
 )
-# The language hints a case may give (lower case); free text would not group in the report.
-AEC_LANGUAGES = (
-    "python",
-    "rust",
-    "c",
-    "c++",
-    "go",
-    "javascript",
-    "typescript",
-    "java",
-    "php",
-)
 
 
 def _language(value: str) -> str:
-    lowered = value.strip().lower()
-    aliases = {"cpp": "c++", "c/c++": "c++", "js": "javascript", "ts": "typescript"}
-    lowered = aliases.get(lowered, lowered)
-    if lowered not in AEC_LANGUAGES:
-        raise ValueError(f"expected one of {', '.join(AEC_LANGUAGES)}, got {value!r}")
-    return lowered
+    """A language hint an ecosystem answers to (lower case; aliases such as ``cpp`` become theirs):
+    free text would not group in the report."""
+    from ..ecosystems import canonical_language, languages
+
+    language = canonical_language(value)
+    if language is None:
+        raise ValueError(f"expected one of {', '.join(languages())}, got {value!r}")
+    return language
 
 
 # A PASS set of a real repository has thousands of tests, not millions.
