@@ -15,25 +15,21 @@ import time
 from pathlib import PurePath
 from typing import Any
 
+from ..ecosystems import ECOSYSTEMS, any_of
 from .base import AgentOutcome, AgentTask, Step
 from .readme_commands import build_script, extract_commands
 
-# A command that runs a test suite, in any of the ecosystems AEC cases come from.
-_TEST_RUNNER = re.compile(
-    r"""(?:^|[\s;&|(])(?:
-        pytest|py\.test|tox|nox|python3?\s+-m\s+(?:pytest|unittest)|
-        cargo\s+(?:\+\S+\s+)?test|go\s+test|ctest|make\s+(?:test|check)|
-        (?:npm|yarn|pnpm)\s+(?:run\s+)?test|node\s+(?:\S+\s+)*--test|
-        mvn\s+(?:\S+\s+)*test|(?:\./)?gradlew?\s+(?:\S+\s+)*test|
-        java\s+.*(?:junit|JUnitCore|ConsoleLauncher)\S*|phpunit|jest|mocha
-    )(?:$|[\s;&|)])""",
-    re.VERBOSE,
-)
+
+def _test_runner() -> re.Pattern[str]:
+    """A test runner's command (``Ecosystem.test_commands``, every registered ecosystem's) as a
+    word of the command line; re's cache compiles it once while the registry stays as it is."""
+    runners = any_of(pattern for eco in ECOSYSTEMS.values() for pattern in eco.test_commands)
+    return re.compile(rf"(?:^|[\s;&|(]){runners}(?:$|[\s;&|)])")
 
 
 def is_test_command(command: str) -> bool:
     """Whether ``command`` runs a test runner (``pytest``, ``cargo test``, ``ctest``, ...)."""
-    return _TEST_RUNNER.search(command) is not None
+    return _test_runner().search(command) is not None
 
 
 def split_test_command(commands: list[str]) -> tuple[list[str], str]:

@@ -13,6 +13,7 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import PurePath
 
+from ...ecosystems import ECOSYSTEMS, any_of
 from ..readme import is_test_command
 from ..readme_commands import _markdown_blocks, _rst_blocks, extract_commands
 from .facts import RepoFacts
@@ -111,21 +112,17 @@ def python_of(command: str) -> str | None:
     return match.group(1) if match else None
 
 
-# The build steps of other ecosystems: on an AEC task (any language) they set the project up.
-_BUILD = re.compile(
-    r"""^(?:
-        cargo\s+(?:\+\S+\s+)?(?:build|fetch)|go\s+(?:build|mod\s+download|get|vet)|
-        cmake(?:\s|$)|meson\s+(?:setup|compile)|ninja(?:\s|$)|\./configure|autoreconf|
-        (?:npm|pnpm)\s+(?:install|ci|i)(?:\s|$)|yarn(?:\s+install)?$|yarn\s+install\s|
-        (?:npm|yarn|pnpm)\s+(?:run\s+)?build|
-        mvn\s+(?:\S+\s+)*(?:compile|package|install)|(?:\./)?gradlew?\s+(?:\S+\s+)*(?:build|assemble)|
-        composer\s+install|javac\s
-    )""",
-    re.VERBOSE,
-)
-# Runtimes the AEC container installs from Debian when the README asks (``apt-get install
-# nodejs``); on a diagnosis task (a Python image) they stay unavailable.
-_AEC_INSTALLABLE = frozenset({"npm", "npx", "yarn", "pnpm", "node"})
+def _build() -> re.Pattern[str]:
+    """An ecosystem's build step (``Ecosystem.build_commands``): on an AEC task (any language) it
+    sets the project up. re's cache compiles it once while the registry stays as it is."""
+    return re.compile("^" + any_of(p for eco in ECOSYSTEMS.values() for p in eco.build_commands))
+
+
+def _aec_installable() -> frozenset[str]:
+    """The unavailable tools an AEC container installs from Debian when the README asks
+    (``apt-get install nodejs``): an ecosystem's own programs. On a diagnosis task (a Python
+    image) they stay unavailable."""
+    return UNAVAILABLE_TOOLS & {program for eco in ECOSYSTEMS.values() for program in eco.programs}
 
 
 def classify_command(command: str, facts: RepoFacts, aec: bool = False) -> tuple[str, str]:
@@ -137,10 +134,11 @@ def classify_command(command: str, facts: RepoFacts, aec: bool = False) -> tuple
         return "skip", "empty command"
     first = words[0]
     first_line = text.split("\n", 1)[0]
-    if aec and "\n" not in text and first not in UNAVAILABLE_TOOLS - _AEC_INSTALLABLE:
+    installable = _aec_installable() if aec else frozenset()
+    if aec and "\n" not in text and first not in UNAVAILABLE_TOOLS - installable:
         if is_test_command(text):
             return "test", ""
-        if _BUILD.match(text):
+        if _build().match(text):
             return "install", "builds the project (its ecosystem's build step)"
     if _PLACEHOLDER.search(text):
         return "skip", "contains a placeholder for the reader to fill in"
@@ -157,7 +155,7 @@ def classify_command(command: str, facts: RepoFacts, aec: bool = False) -> tuple
         or re.search(r"\\Scripts\\|\.(bat|ps1|exe)\b", first_line)
     ):
         return "skip", "a Windows command"
-    if first in UNAVAILABLE_TOOLS and not (aec and first in _AEC_INSTALLABLE):
+    if first in UNAVAILABLE_TOOLS and not (aec and first in installable):
         return "skip", f"`{first}` is not part of this environment (no {first} here)"
     if first == "git":
         if len(words) > 1 and words[1] == "clone":
