@@ -358,6 +358,7 @@ def _registries() -> list[tuple[str, Any]]:
     from pytest_enconda.agents.registry import AGENTS
     from pytest_enconda.aspects import ASPECTS
     from pytest_enconda.backends import BACKENDS
+    from pytest_enconda.ecosystems import ECOSYSTEMS
     from pytest_enconda.grading.judges import JUDGES
     from pytest_enconda.kinds import TASK_KINDS
     from pytest_enconda.stages import STAGES
@@ -369,6 +370,7 @@ def _registries() -> list[tuple[str, Any]]:
         ("pytest_enconda.agents.registry.AGENTS", AGENTS),
         ("pytest_enconda.grading.judges.JUDGES", JUDGES),
         ("pytest_enconda.backends.BACKENDS", BACKENDS),
+        ("pytest_enconda.ecosystems.ECOSYSTEMS", ECOSYSTEMS),
     ]
 
 
@@ -561,6 +563,25 @@ def render_external_calls() -> str:
     )
 
 
+def render_ecosystems() -> str:
+    from pytest_enconda.ecosystems import ECOSYSTEMS
+
+    lines = [
+        "| ecosystem | `[aec] language` | detected by | Debian toolchain | verbose test command |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for eco in ECOSYSTEMS.values():
+        languages = ", ".join(f"`{language}`" for language in eco.languages)
+        files = ", ".join(f"`{name}`" for name in eco.detection_files)
+        if eco.fallback:
+            files += " (only where no other ecosystem's files are)"
+        packages = ", ".join(f"`{name}`" for name in eco.debian_packages)
+        lines.append(
+            f"| {eco.title} | {languages} | {files} | {packages} | {_code(eco.test_command)} |"
+        )
+    return "\n".join(lines)
+
+
 RENDERERS: dict[str, Callable[..., str]] = {
     "pytest-options": render_pytest_options,
     "cli": render_cli,
@@ -579,6 +600,7 @@ RENDERERS: dict[str, Callable[..., str]] = {
     "benchmarks": render_benchmarks,
     "layers": render_layers,
     "external-calls": render_external_calls,
+    "ecosystems": render_ecosystems,
 }
 
 

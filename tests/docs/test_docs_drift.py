@@ -250,3 +250,61 @@ def test_the_readme_is_a_front_door() -> None:
     assert "mkdocs serve" in text
     # The set-up commands CI and .ci/run depend on.
     assert "pytest benchmark_cases" in text and "pytest -n 2" in text
+
+
+# ----------------------------------------------------------------------------- code named
+
+
+def _inline_code(path: Path) -> Iterator[str]:
+    in_block = False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.lstrip().startswith("```"):
+            in_block = not in_block
+        elif not in_block:
+            yield from re.findall(r"`([^`\n]+)`", line)
+
+
+def _file_exists(name: str) -> bool:
+    """A source file the manual names: from the repository's root, or the package's."""
+    return any(list(base.glob(name)) for base in (ROOT, ROOT / "pytest_enconda"))
+
+
+def _resolves(dotted: str) -> bool:
+    """``pytest_enconda.a.b`` is a module, or ``pytest_enconda.a.b.Name`` a name in one."""
+    parts = dotted.split(".")
+    for cut in range(len(parts), 0, -1):
+        module = ".".join(parts[:cut])
+        try:
+            found = importlib.util.find_spec(module) is not None
+        except ModuleNotFoundError:
+            found = False
+        if found:
+            value: object = importlib.import_module(module)
+            for name in parts[cut:]:
+                if not hasattr(value, name):
+                    return False
+                value = getattr(value, name)
+            return True
+    return False
+
+
+def test_source_files_and_names_the_manual_points_to_exist() -> None:
+    """A code span that is a source file (`repo/test_commands.py`) or a dotted name of the
+    package (`pytest_enconda.records.RunDir`) names something that exists; entry-point groups
+    (`pytest_enconda.judges`) are names of their own."""
+    ref = reference()
+    groups = {registry.group for _path, registry in ref._registries()}
+    problems = []
+    files = names = 0
+    for path in manual_files():
+        for code in _inline_code(path):
+            if re.fullmatch(r"[\w*.-][\w*./-]*/[\w*.-]+\.(py|sh)", code):
+                files += 1
+                if not _file_exists(code):
+                    problems.append(f"{path.relative_to(ROOT)}: {code}")
+            elif re.fullmatch(r"pytest_enconda(\.\w+)+", code) and code not in groups:
+                names += 1
+                if not _resolves(code):
+                    problems.append(f"{path.relative_to(ROOT)}: {code}")
+    assert files > 20 and names > 10, "the manual's references to the code were not found"
+    assert problems == []
