@@ -7,8 +7,8 @@ config file, build tools, test framework, system dependencies found in CI files 
 (Python packages known to need a Debian library). Shown in model-driven agents' prompts and saved
 with the run (``agent/profile.json``).
 
-Besides Python: Rust (Cargo), C/C++ (CMake, make, meson), Go, JavaScript/TypeScript (npm, yarn,
-pnpm), Java (Maven, Gradle) and PHP (Composer), from their manifests' own version fields.
+Besides Python, every other registered ecosystem (``pytest_enconda.ecosystems``: Rust, Go,
+C/C++, Java, PHP, JavaScript/TypeScript) gives its fields from its own manifests.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ..ecosystems import Checkout, detection_order
 from ..repo.test_deps import extra_requirements, install_requirements
 from ..textio import parse_toml
 
@@ -94,21 +95,6 @@ _REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 _APT = re.compile(r"\bapt(?:-get)?\s+(?:-\S+\s+)*install\s+((?:[^\n;&|#`'\"]+))")
 _PY_VERSION = re.compile(r"\b3\.\d{1,2}\b")
 _MATRIX = re.compile(r"python(?:-version|_version)?\s*:\s*(\[[^\]]*\]|['\"]?[\d.]+['\"]?)", re.I)
-
-
-# Manifests of the other ecosystems, in the order their language is decided when several exist.
-OTHER_MANIFESTS = (
-    "Cargo.toml",
-    "go.mod",
-    "CMakeLists.txt",
-    "meson.build",
-    "configure.ac",
-    "pom.xml",
-    "build.gradle",
-    "build.gradle.kts",
-    "composer.json",
-    "package.json",
-)
 
 
 class CodebaseProfile(BaseModel):
@@ -292,7 +278,7 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     for name in ("setup.py", "setup.cfg", "Pipfile", "poetry.lock", "uv.lock", "pdm.lock"):
         if (repo / name).is_file() and name not in profile.manifests:
             profile.manifests.append(name)
-    for name in ("environment.yml", "environment.yaml", *OTHER_MANIFESTS):
+    for name in ("environment.yml", "environment.yaml", *_other_manifests()):
         if (repo / name).is_file():
             profile.manifests.append(name)
     # setup.py and setup.cfg projects declare theirs there (qiita's install_requires names
@@ -385,178 +371,33 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     return profile
 
 
-def _first(pattern: str, text: str) -> str | None:
-    match = re.search(pattern, text, re.MULTILINE)
-    if not match:
-        return None
-    return next((g.strip() for g in match.groups() if g), None)
+def _other_manifests() -> list[str]:
+    """The manifests of the ecosystems besides Python, in the order their language is decided
+    when several exist."""
+    ecosystems = [eco for eco in detection_order() if eco.profile is not None]
+    return [name for eco in ecosystems for name in eco.manifests]
 
 
 def _other_ecosystem(repo: Path, profile: CodebaseProfile) -> None:
     """Language, toolchain version, package manager, build and test tools of a non-Python
-    repository, from the first manifest of ``OTHER_MANIFESTS`` it has."""
-    has = set(profile.manifests)
-    add = profile.build_tools.append
-    if "Cargo.toml" in has:
-        text = _read(repo / "Cargo.toml")
-        profile.language, profile.package_manager, profile.config_file = (
-            "Rust",
-            "cargo",
-            "Cargo.toml",
-        )
-        profile.language_version = _first(r'^rust-version\s*=\s*"([^"]+)"', text)
-        toolchain = _read(repo / "rust-toolchain.toml") or _read(repo / "rust-toolchain")
-        profile.language_version = profile.language_version or _first(
-            r'(?:channel\s*=\s*"([^"]+)"|^([\w.-]+)\s*$)', toolchain
-        )
-        profile.install_command, profile.test_command = "cargo build", "cargo test"
-        profile.test_framework = "cargo test"
-        add("cargo")
-    elif "go.mod" in has:
-        text = _read(repo / "go.mod")
-        profile.language, profile.package_manager, profile.config_file = (
-            "Go",
-            "go modules",
-            "go.mod",
-        )
-        profile.language_version = _first(r"^go\s+(\d[\d.]*)", text)
-        profile.install_command, profile.test_command = "go mod download", "go test ./..."
-        profile.test_framework = "go test"
-        add("go")
-    elif has & {"CMakeLists.txt", "meson.build", "configure.ac"} or (repo / "Makefile").is_file():
-        profile.language = "C/C++"
-        if "CMakeLists.txt" in has:
-            text = _read(repo / "CMakeLists.txt")
-            profile.config_file, profile.package_manager = "CMakeLists.txt", "cmake"
-            profile.language_version = _first(r"CMAKE_CXX_STANDARD\s+(\d+)", text)
-            if profile.language_version:
-                profile.language_version = f"C++{profile.language_version}"
-            profile.install_command = "cmake -S . -B build && cmake --build build -j"
-            add("cmake")
-            if re.search(r"enable_testing|add_test|ctest", text, re.I):
-                profile.test_framework, profile.test_command = "ctest", "ctest --test-dir build"
-            packages = re.findall(r"find_package\s*\(\s*(\w+)", text)
-            profile.likely_system_packages += [_debian_dev(p) for p in packages if _debian_dev(p)]
-        elif "meson.build" in has:
-            profile.config_file, profile.package_manager = "meson.build", "meson"
-            profile.install_command = "meson setup build && ninja -C build"
-            profile.test_framework, profile.test_command = "meson test", "meson test -C build"
-            add("meson")
-            add("ninja")
-        elif "configure.ac" in has:
-            profile.config_file, profile.package_manager = "configure.ac", "autotools"
-            profile.install_command = "autoreconf -fi && ./configure && make"
-            add("autoconf")
-            add("make")
-        else:
-            profile.config_file, profile.package_manager = "Makefile", "make"
-            profile.install_command = "make"
-            if re.search(r"^(test|check):", _read(repo / "Makefile"), re.MULTILINE):
-                profile.test_framework, profile.test_command = "make", "make test"
-    elif has & {"pom.xml", "build.gradle", "build.gradle.kts"}:
-        profile.language = "Java"
-        if "pom.xml" in has:
-            text = _read(repo / "pom.xml")
-            profile.package_manager, profile.config_file = "maven", "pom.xml"
-            profile.language_version = _first(
-                r"<(?:maven\.compiler\.(?:source|release)|java\.version|release)>\s*([\d.]+)", text
-            )
-            wrapper = (repo / "mvnw").is_file()
-            profile.install_command = ("./mvnw" if wrapper else "mvn") + " -B -DskipTests install"
-            profile.test_command = ("./mvnw" if wrapper else "mvn") + " -B test"
-            profile.test_framework = "junit" if "junit" in text.lower() else "maven surefire"
-            add("maven")
-        else:
-            name = "build.gradle" if "build.gradle" in has else "build.gradle.kts"
-            text = _read(repo / name)
-            profile.package_manager, profile.config_file = "gradle", name
-            profile.language_version = _first(
-                r"(?:sourceCompatibility|languageVersion)\D*?(\d+(?:\.\d+)?)", text
-            )
-            wrapper = (repo / "gradlew").is_file()
-            profile.install_command = ("./gradlew" if wrapper else "gradle") + " build -x test"
-            profile.test_command = ("./gradlew" if wrapper else "gradle") + " test"
-            profile.test_framework = "junit" if "junit" in text.lower() else "gradle test"
-            add("gradle")
-    elif "composer.json" in has:
-        data = _json(repo / "composer.json")
-        require = _table(data, "require")
-        dev = _table(data, "require-dev")
-        profile.language, profile.package_manager, profile.config_file = (
-            "PHP", "composer", "composer.json",
-        )  # fmt: skip
-        profile.language_version = str(require.get("php")) if require.get("php") else None
-        profile.install_command = "composer install"
-        if "phpunit/phpunit" in dev or (repo / "phpunit.xml.dist").is_file():
-            profile.test_framework, profile.test_command = "phpunit", "vendor/bin/phpunit"
-        profile.likely_system_packages += [
-            f"php-{name[4:]}" for name in require if name.startswith("ext-")
-        ]
-        add("composer")
-    elif "package.json" in has:
-        data = _json(repo / "package.json")
-        engines = _table(data, "engines")
-        profile.language, profile.config_file = "JavaScript/TypeScript", "package.json"
-        profile.language_version = str(engines["node"]) if engines.get("node") else None
-        for lock, manager in (("pnpm-lock.yaml", "pnpm"), ("yarn.lock", "yarn")):
-            if (repo / lock).is_file():
-                profile.package_manager = manager
-                break
-        else:
-            profile.package_manager = "npm"
-        manager = profile.package_manager
-        lock = (repo / "package-lock.json").is_file()
-        profile.install_command = "npm ci" if manager == "npm" and lock else f"{manager} install"
-        scripts = _table(data, "scripts")
-        deps = {**(data.get("dependencies") or {}), **(data.get("devDependencies") or {})}
-        if "test" in scripts:
-            profile.test_command = f"{manager} test"
-        for name in ("jest", "mocha", "vitest", "ava", "tap"):
-            if name in deps:
-                profile.test_framework = name
-                break
-        else:
-            if "node --test" in str(scripts.get("test", "")):
-                profile.test_framework = "node:test"
-        for name in ("typescript", "webpack", "vite", "rollup", "esbuild", "babel"):
-            if name in deps or f"@{name}/core" in deps:
-                add(name)
+    repository, from the first ecosystem (``ecosystems.detection_order``) whose files it has."""
+    for ecosystem in detection_order():
+        if ecosystem.profile is None or not ecosystem.detected(repo):
+            continue
+        fields = ecosystem.profile(Checkout(repo, _read))
+        profile.language = ecosystem.title
+        profile.package_manager, profile.config_file = fields.package_manager, fields.config_file
+        profile.language_version = fields.language_version
+        profile.install_command, profile.test_command = fields.install_command, fields.test_command
+        profile.test_framework = fields.test_framework
+        profile.build_tools += fields.build_tools
+        profile.likely_system_packages += fields.system_packages
+        break
     if (repo / "Makefile").is_file() and "make" not in profile.build_tools:
-        add("make")
+        profile.build_tools.append("make")
 
 
 def _table(data: dict, key: str) -> dict:
     """``data[key]`` when it is a table (a dict), else an empty one."""
     value = data.get(key)
     return value if isinstance(value, dict) else {}
-
-
-def _json(path: Path) -> dict:
-    import json
-
-    try:
-        value = json.loads(_read(path))
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
-
-
-# CMake ``find_package`` names whose Debian development package is not ``lib<name>-dev``.
-_CMAKE_DEBIAN = {
-    "boost": "libboost-all-dev",
-    "openssl": "libssl-dev",
-    "zlib": "zlib1g-dev",
-    "threads": "",
-    "gtest": "libgtest-dev",
-    "catch2": "catch2",
-    "fmt": "libfmt-dev",
-    "curl": "libcurl4-openssl-dev",
-    "pkgconfig": "pkg-config",
-    "python3": "python3-dev",
-    "python": "python3-dev",
-}
-
-
-def _debian_dev(package: str) -> str:
-    name = package.lower()
-    return _CMAKE_DEBIAN.get(name, f"lib{name}-dev")
