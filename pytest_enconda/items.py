@@ -203,12 +203,38 @@ class ProbeModule(pytest.Module):
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         case: Case = self.parent.case  # type: ignore[union-attr]
-        out = list(super().collect())
-        for node in list(out):
-            for item in node.iter_children() if isinstance(node, pytest.Class) else [node]:
-                if isinstance(item, pytest.Item):
-                    _mark_probe(item, case, self.name)
-        return out
+        return _probe_nodes(self, super().collect(), case, self.name)
+
+
+class ProbeClass(pytest.Class):
+    """A test class in a probe file: pytest makes a class's items only when it collects the
+    class, so they are marked as the case's probes here."""
+
+    probe_case: Case
+    probe_label: str
+
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
+        return _probe_nodes(self, super().collect(), self.probe_case, self.probe_label)
+
+
+def _probe_nodes(
+    parent: pytest.Collector,
+    nodes: Iterable[pytest.Item | pytest.Collector],
+    case: Case,
+    label: str,
+) -> list[pytest.Item | pytest.Collector]:
+    """A probe module's (or class's) children: its test functions marked as ``case``'s probes,
+    its test classes made ``ProbeClass``es that mark theirs (labelled ``label::Class``)."""
+    out: list[pytest.Item | pytest.Collector] = []
+    for node in nodes:
+        if isinstance(node, pytest.Class):
+            probe_class = ProbeClass.from_parent(parent, name=node.name, obj=node.obj)
+            probe_class.probe_case, probe_class.probe_label = case, f"{label}::{node.name}"
+            node = probe_class
+        elif isinstance(node, pytest.Item):
+            _mark_probe(node, case, label)
+        out.append(node)
+    return out
 
 
 def _rewrite_asserts(path: Path, root: Path) -> None:
@@ -263,7 +289,7 @@ def _mark_gpu_stage(item: pytest.Item, stage: str) -> None:
 class CaseFile(pytest.File):
     """A shipped case: ``<suite>/<case-id>/case.toml``."""
 
-    def collect(self) -> Iterable[pytest.Item]:
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         try:
             case = load_case(self.path, case_roots(self.config, self.path))
             problems = check_collectable(self.config, case, str(self.path))
@@ -282,12 +308,30 @@ class CaseFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
-class SpecialCaseDir(pytest.Dir):
+class SpecialCaseDir(pytest.Directory):
     """A folder whose ``case.toml`` is a FIFO, a device or a link to one: pytest's own folder
     collector passes it over, so it is collected here and refused by name (not waited on)."""
 
     def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
-        yield from super().collect()
+        # What pytest.Dir collects (it is final: not for subclassing), then the case file.
+        from _pytest.pathlib import scandir
+
+        for entry in scandir(self.path):
+            path = Path(entry.path)
+            if entry.is_dir():
+                if not self.session.isinitpath(path, with_parents=True) and (
+                    self.ihook.pytest_ignore_collect(collection_path=path, config=self.config)
+                ):
+                    continue
+                collector = self.ihook.pytest_collect_directory(path=path, parent=self)
+                if collector is not None:
+                    yield collector
+            elif entry.is_file():
+                if not self.session.isinitpath(path) and (
+                    self.ihook.pytest_ignore_collect(collection_path=path, config=self.config)
+                ):
+                    continue
+                yield from self.ihook.pytest_collect_file(file_path=path, parent=self)
         yield CaseFile.from_parent(self, path=self.path / CASE_FILE)
 
 
@@ -298,7 +342,7 @@ class DatasetCase(pytest.Collector):
         super().__init__(**kwargs)
         self.case = case
 
-    def collect(self) -> Iterable[pytest.Item]:
+    def collect(self) -> Iterable[pytest.Item | pytest.Collector]:
         return list(make_items(self, self.case))
 
 

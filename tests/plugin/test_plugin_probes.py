@@ -69,6 +69,22 @@ def test_probes_from_a_folder_of_ones_own(pytester: pytest.Pytester) -> None:
     assert "cases/diag/case.toml::my-probes/probe_extra.py::test_extra" in items
 
 
+def test_a_probe_class_is_collected_as_probes_of_the_case(pytester: pytest.Pytester) -> None:
+    # pytest makes a class's items only when it collects the class: marked there as probes.
+    write_case(pytester.path, "diag")
+    mine = pytester.mkdir("my-probes")
+    (mine / "probe_grouped.py").write_text(
+        "class TestGroup:\n"
+        "    def test_in_class(self, enconda_case):\n"
+        "        assert enconda_case\n"
+    )
+    args = ["cases", "--collect-only", "-q", "--probes", str(mine), "-m", "diagnosis"]
+    result = pytester.runpytest(*args, "-k", "TestGroup")
+    assert _collected(result) == [
+        "cases/diag/case.toml::my-probes/probe_grouped.py::TestGroup::test_in_class"
+    ]
+
+
 def test_enconda_fixtures_outside_a_case_say_so(pytester: pytest.Pytester) -> None:
     pytester.makepyfile("def test_x(enconda_case):\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
