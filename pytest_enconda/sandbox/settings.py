@@ -139,6 +139,9 @@ class SandboxSettings(BaseModel):
             values["image_registry"] = env["ENCONDA_IMAGE_REGISTRY"]
         if env.get("ENCONDA_DEBIAN_MIRROR"):
             values["debian_mirror"] = env["ENCONDA_DEBIAN_MIRROR"]
+        if env.get("ENCONDA_MEMORY"):
+            # A box's memory limit: verify's out-of-memory message tells the user to raise it.
+            values["memory"] = env["ENCONDA_MEMORY"]
         if env.get("ENCONDA_STRIP_PROXY_CREDENTIALS"):
             values["strip_proxy_credentials"] = env["ENCONDA_STRIP_PROXY_CREDENTIALS"].lower() in (
                 "1",

@@ -19,7 +19,14 @@ from pytest_enconda.sandbox.settings import (
 def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
     for name in PROXY_VARIABLES:
         monkeypatch.delenv(name, raising=False)
-    for name in ("NETWORK_MODE", "CA_BUNDLE", "PULL_BASE", "DEBIAN_MIRROR", "KEEP_CONTAINERS"):
+    for name in (
+        "NETWORK_MODE",
+        "CA_BUNDLE",
+        "PULL_BASE",
+        "DEBIAN_MIRROR",
+        "KEEP_CONTAINERS",
+        "MEMORY",
+    ):
         monkeypatch.delenv(f"ENCONDA_{name}", raising=False)
     return monkeypatch
 
@@ -67,6 +74,16 @@ def test_from_env_overrides(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> No
     assert settings.cpus == 1.5
     clean_env.setenv("ENCONDA_CA_BUNDLE", "none")
     assert SandboxSettings.from_env().ca_bundle is None
+
+
+def test_enconda_memory_sets_the_box_limit(clean_env: pytest.MonkeyPatch) -> None:
+    # verify's out-of-memory reason tells the user to raise ENCONDA_MEMORY: it must be read.
+    assert SandboxSettings.from_env().memory_bytes == 4 * 1024**3
+    clean_env.setenv("ENCONDA_MEMORY", "10g")
+    assert SandboxSettings.from_env().memory_bytes == 10 * 1024**3
+    clean_env.setenv("ENCONDA_MEMORY", "lots")
+    with pytest.raises(ValidationError, match=r"memory\n.*expected a size"):
+        SandboxSettings.from_env()
 
 
 @pytest.mark.parametrize(
