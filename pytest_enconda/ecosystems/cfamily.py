@@ -166,7 +166,7 @@ C_FAMILY = Ecosystem(
     manifests=("CMakeLists.txt", "meson.build", "configure.ac"),
     # A Makefile alone makes a C project, though it is no dependency manifest.
     markers=("Makefile",),
-    debian_packages=("cmake", "make", "g++"),
+    debian_packages=("build-essential", "cmake"),
     programs=("cmake", "ctest", "make", "meson", "ninja", "gcc", "g++", "cc"),
     build_commands=(
         r"cmake(?:\s|$)",

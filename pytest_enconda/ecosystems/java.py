@@ -196,7 +196,7 @@ JAVA = Ecosystem(
     title="Java",
     languages=("java",),
     manifests=("pom.xml", "build.gradle", "build.gradle.kts"),
-    debian_packages=("default-jdk-headless", "maven"),
+    debian_packages=("default-jdk-headless",),
     programs=("java", "javac", "mvn", "gradle"),
     build_commands=(
         r"mvn\s+(?:\S+\s+)*(?:compile|package|install)",

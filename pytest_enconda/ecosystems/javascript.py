@@ -200,7 +200,7 @@ JAVASCRIPT = Ecosystem(
     aliases={"js": "javascript", "ts": "typescript"},
     manifests=("package.json",),
     fallback=True,
-    debian_packages=("nodejs", "npm"),
+    debian_packages=("nodejs",),
     programs=("node", "npm", "npx", "yarn", "pnpm"),
     build_commands=(
         r"(?:npm|pnpm)\s+(?:install|ci|i)(?:\s|$)",

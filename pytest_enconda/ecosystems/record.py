@@ -116,8 +116,9 @@ class Ecosystem:
       dependency manifests; ``markers``: files that mark it without being manifests (C's
       ``Makefile``). ``fallback``: its files are common in repositories of other languages (a
       ``package.json`` for tooling), so it is chosen only where no other ecosystem's files are.
-    - ``debian_packages``: what ``apt-get install`` installs its toolchain from, enough for
-      ``test_command``; ``programs``: the commands that toolchain provides.
+    - ``debian_packages``: what ``apt-get install`` installs its compiler or runtime from (a
+      build tool that repositories choose among, Maven or Gradle, npm or yarn, is theirs);
+      ``programs``: the commands its toolchains provide.
     - ``build_commands`` / ``test_commands``: patterns of the command lines that build the
       project and that run its tests (a README's steps are read by them); ``test_command``: its
       usual verbose test command, whose log names each test (``import-msb``'s reference).
