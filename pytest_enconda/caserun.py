@@ -19,18 +19,41 @@ if TYPE_CHECKING:
     from .probing.execution import ExecutionRecord
     from .probing.pyramid import StageResult
     from .records import CaseDir
-    from .settings import EncondaSettings
+
+
+class GradingSettings(Protocol):
+    """What grading reads of a run's settings: ``EncondaSettings`` has these, and a saved run
+    (``regrade``) reads them back from its ``run.json``."""
+
+    @property
+    def budget_scale(self) -> float: ...
+
+    @property
+    def ddp_cpu(self) -> bool: ...
+
+    @property
+    def exact_versions(self) -> bool: ...
 
 
 class CaseRun(Protocol):
-    """A run's steps for a case, each computed once and kept (for ``--resume`` too)."""
+    """A run's steps for a case, each computed once and kept (for ``--resume`` too).
+
+    ``CasePipeline`` makes each step (an agent, a box); a saved run (``report.savedrun``) answers
+    each from the files the live run saved, so ``regrade`` grades through the same aspects.
+    """
 
     @property
-    def settings(self) -> EncondaSettings: ...
+    def settings(self) -> GradingSettings: ...
 
     @property
     def grades_existing(self) -> bool:
         """The backend is an environment that already exists: no agent ran, nothing is built."""
+        ...
+
+    @property
+    def regrading(self) -> bool:
+        """A grade the run saved (AEC's ``aec.json``) is made again, not read back: ``regrade``
+        asks its own judge. ``--resume`` reads it back, so a judge is never asked twice."""
         ...
 
     @property
@@ -172,8 +195,12 @@ class AspectContext:
         return self._run.case_dir(self.case)
 
     @property
-    def settings(self) -> EncondaSettings:
+    def settings(self) -> GradingSettings:
         return self._run.settings
+
+    @property
+    def regrading(self) -> bool:
+        return self._run.regrading
 
     def backend(self) -> Backend:
         return self._run.backend()

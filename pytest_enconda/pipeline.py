@@ -114,6 +114,9 @@ class CasePipeline:
         """The backend is an environment that already exists: no agent runs, nothing is built."""
         return self.backend().existing is not None
 
+    # A live run (and its ``--resume``) reads back the grades it saved; only ``regrade`` remakes.
+    regrading = False
+
     @property
     def agent(self) -> Any:
         if self._agent is None:
@@ -786,7 +789,7 @@ class CasePipeline:
 
     def _write_case_facts(self, case: Case) -> None:
         """What re-grading and the review report need of the case (``case.json``), beside its
-        grading: golden answer, level, error types and the execution reference."""
+        grading: golden answer, level, error types, the execution reference and the spec."""
         path = self.case_dir(case).facts
         if path.exists():
             return
@@ -799,6 +802,10 @@ class CasePipeline:
             "error_types": [error.error_type for error in case.golden.errors],
             "golden": json.loads(case.golden.model_dump_json()),
             "reference": (json.loads(case.reference.model_dump_json()) if case.reference else None),
+            # The case as loaded: ``regrade`` grades every aspect from it (AEC's task and PASS
+            # set, the budgets) without the case files, which may have moved since.
+            "spec": json.loads(case.spec.model_dump_json()),
+            "variant": case.variant,
         }
         absent = self._absent.get(case.id)
         if absent:

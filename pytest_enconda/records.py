@@ -405,6 +405,11 @@ class CaseFacts(BaseModel):
         "checkout went without them, as the reference's did",
     )
     absent_count: int = Field(default=0, ge=0, description="how many files it lacked in all")
+    spec: dict[str, Any] | None = Field(
+        default=None,
+        description="the case's spec as loaded (``CaseSpec``); runs from before kept none",
+    )
+    variant: Literal["erroneous", "original"] = "erroneous"
 
 
 def read_run_info(run: RunDir) -> RunInfo | None:

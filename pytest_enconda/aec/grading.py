@@ -79,7 +79,7 @@ def _grade(ctx: AspectContext) -> AecGrade:
     from ..artifacts import read_model, write_model
 
     path = ctx.case_dir.root / GRADE_FILE
-    if path.is_file():
+    if path.is_file() and not ctx.regrading:
         return read_model(path, AecGrade)
     case = ctx.case
     spec = case.spec.aec

@@ -1,10 +1,12 @@
 """``pytest-enconda regrade RUN_DIR [--judge …]``: grading and the report again, from saved files.
 
-No Docker and no agent: each case's saved ``agent/outcome.json`` is graded against the golden
-answer saved beside its grading (``case.json``) with the judge asked for, and execution is graded
-again from ``execution/record.json``. The run is copied first (files hard-linked where the file
-system allows, every rewritten file replaced, never edited in place), so the original keeps its
-own grading and the two can be compared.
+No Docker and no agent: every item is graded by its aspect's own grade function, the one the live
+run and ``--resume`` call, over the case's saved files (``savedrun.SavedRun``: the agent's outcome,
+the execution record and test logs, the case as ``case.json`` kept it) with the judge asked for.
+AEC's trajectory judge is asked again; an item whose files are missing, and a probe (it ran in a
+final state that is gone), is kept as graded and named. The run is copied first (files
+hard-linked where the file system allows, every rewritten file replaced, never edited in place),
+so the original keeps its own grading and the two can be compared.
 """
 
 from __future__ import annotations
@@ -15,21 +17,22 @@ import shutil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..artifacts import ArtifactError, atomic_write_text, read_model, write_model
-from ..aspects import DIAGNOSIS_ASPECTS
+from ..artifacts import ArtifactError, atomic_write_text, write_model
+from ..errors import EncondaError
 from ..records import (
     MESSAGE_CHARS,
     RunDir,
     RunInfo,
     failure_message,
-    read_case_facts,
     read_json_file,
     read_run_info,
     read_summary,
 )
 from .compare import CompareError, load_results
+from .savedrun import NotSaved, SavedRun, SavedSettings
 
 if TYPE_CHECKING:
+    from ..cases.models import Case
     from ..grading.verdict import ItemVerdict
 
 
@@ -57,15 +60,8 @@ def regrade(
     concurrency: int = 4,
 ) -> tuple[Path, dict[str, Any], list[str]]:
     """(new run directory, its summary, notes on items kept as they were)."""
-    from ..agents.base import AgentOutcome
-    from ..agents.output import DIAGNOSIS
     from ..cache import default_cache_dir
-    from ..cases.models import ExecutionReference, GoldenAnswer
-    from ..grading.diagnosis import grade_diagnosis
-    from ..grading.execution import grade_execution
     from ..grading.judges import create_judge
-    from ..grading.verdict import ItemVerdict
-    from ..probing.execution import ExecutionRecord
     from .summary import grade_run
 
     run_dir = run_dir.resolve()
@@ -109,69 +105,26 @@ def regrade(
 
     run = RunDir(out)
     kept: list[str] = [f"{path}: not copied (a link or special file)" for path in refused]
-    for case in sorted({case for case, _item in results}):
-        case_dir = run.case(case)
-        items = {item for c, item in results if c == case}
+    saved = SavedRun(out, SavedSettings.of(settings), grader)
+    for case_id in sorted({case for case, _item in results}):
+        items = sorted(item for c, item in results if c == case_id)
         try:
-            facts = read_case_facts(case_dir)
-        except ArtifactError as exc:
+            case = saved.case(case_id)
+        except NotSaved as exc:
             # One unreadable record costs its own case: kept as graded, and named.
-            kept.append(f"{case}: kept as graded ({exc})")
+            kept.append(f"{case_id}: kept as graded ({exc})")
             continue
-        outcome_path = case_dir.agent_outcome
-        regradable = facts is not None and outcome_path.is_file()
-        if facts is None or not regradable:
-            missing = case_dir.facts if facts is None else outcome_path
-            kept.append(f"{case}: kept as graded ({missing} is missing)")
-            continue
-        try:
-            outcome = read_model(outcome_path, AgentOutcome)
-            golden = GoldenAnswer.model_validate(facts.golden)
-            reference = (
-                ExecutionReference.model_validate(facts.reference) if facts.reference else None
-            )
-        except ValueError as exc:  # ArtifactError and ValidationError alike
-            kept.append(f"{case}: kept as graded ({case_dir.facts} or its outcome: {exc})")
-            continue
-        grade = None
-        for item in sorted(items):
-            row = results[(case, item)]
-            verdict: ItemVerdict | None = None
-            if row.get("outcome") == "skipped":
+        for item in items:
+            key = (case_id, item)
+            if results[key].get("outcome") == "skipped":
                 continue  # skipped for a reason of its own (variant, unverified, --python)
-            if item in DIAGNOSIS_ASPECTS:
-                problem = outcome.output_problems.get(DIAGNOSIS)
-                if problem is not None:
-                    verdict = ItemVerdict(
-                        outcome="failed",
-                        message=problem,
-                        numbers={"output_problem": DIAGNOSIS},
-                    )
-                else:
-                    if grade is None:
-                        grade = grade_diagnosis(golden, outcome.diagnosis, grader)
-                        write_model(case_dir.diagnosis, grade)
-                    verdict = grade.items.get(item)
-            elif item == "execution" and case_dir.execution_record.is_file():
-                try:
-                    record = read_model(case_dir.execution_record, ExecutionRecord)
-                except ArtifactError as exc:
-                    kept.append(f"{case}::{item}: kept as graded ({exc})")
-                    continue
-                verdict = grade_execution(record, reference, case_dir.root)
-            if verdict is None:
-                kept.append(f"{case}::{item}: kept as graded (nothing saved to grade it from)")
+            try:
+                verdict = _grade(saved, case, item)
+            except NotSaved as exc:
+                kept.append(f"{case_id}::{item}: kept as graded ({exc})")
                 continue
-            write_model(case_dir.grading(item), verdict)
-            results[(case, item)] = {
-                **row,
-                "outcome": verdict.outcome,
-                "message": _message(case, item, verdict),
-            }
-            results[(case, item)].pop("timed_out", None)
-            if verdict.label == "timeout":
-                results[(case, item)]["timed_out"] = True
-
+            write_model(run.case(case_id).grading(item), verdict)
+            results[key] = _row(results[key], case_id, item, verdict)
     write_model(run.judge_stats("regrade"), grader.stats())
     run.results_file.rewrite(results.values())
     # run.json is rewritten as it was, with only what the regrade changed: its judge and place.
@@ -193,13 +146,44 @@ def regrade(
     return out, summary, kept
 
 
+def _grade(saved: SavedRun, case: Case, item: str) -> ItemVerdict:
+    """The item's verdict by its aspect's own grade function, as the live run grades it; a
+    harness failure while grading is the item's error, as it is live."""
+    from ..aspects import ASPECTS, AspectContext
+    from ..grading.verdict import ItemVerdict
+
+    if item not in ASPECTS:
+        # A probe (a stage's or a user's): pytest ran it in the final state, which is gone.
+        raise NotSaved("a probe of the environment: only a live run runs probes")
+    aspect = ASPECTS.get(item)
+    if aspect.task_kind != case.spec.suite and not saved.has_spec(case):
+        raise NotSaved(f"{saved.case_dir(case).facts} kept no case spec (a run from before)")
+    try:
+        return aspect.grade(AspectContext(saved, case, aspect))
+    except NotSaved:
+        raise
+    except EncondaError as exc:
+        return ItemVerdict(outcome="error", message=str(exc))
+
+
+def _row(row: dict[str, Any], case: str, item: str, verdict: ItemVerdict) -> dict[str, Any]:
+    """The result line the live run writes for ``verdict`` (``items.CaseItem``, then
+    ``session.record_report``): the same outcome, message and timeout mark."""
+    updated = {**row, "outcome": verdict.outcome, "message": _message(case, item, verdict)}
+    updated.pop("timed_out", None)
+    if verdict.label == "timeout":
+        updated["timed_out"] = True
+    return updated
+
+
 def _message(case: str, item: str, verdict: ItemVerdict) -> str:
-    """The row's message as the live run writes it for the same verdict."""
+    """The row's message as the live run writes it for the same verdict: a failure or an error
+    named by its item, a skip as pytest words it, nothing for a pass."""
     if verdict.outcome == "passed":
         return ""
-    if verdict.outcome == "failed":
-        return failure_message(case, item, verdict.message)[-MESSAGE_CHARS:]
-    return verdict.message[-MESSAGE_CHARS:]
+    if verdict.outcome == "skipped":
+        return f"Skipped: {verdict.message}"[-MESSAGE_CHARS:]
+    return failure_message(case, item, verdict.message)[-MESSAGE_CHARS:]
 
 
 def _subset_of(run: RunDir, info: RunInfo | None) -> Path | None:

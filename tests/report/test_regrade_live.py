@@ -1,0 +1,238 @@
+"""``regrade`` is live grading (issue 44): a run graded live with a judge, then regraded from its
+files with the same judge, has every item's verdict again, AEC's included; regraded with another
+judge, the AEC item the judge decides changes as that judge says and nothing else does.
+
+The live run is a whole pytest run (pytester, in a subprocess) with a diagnosis case and an AEC
+case whose agent (recorded predictions) left a test command whose log cannot say, so the
+trajectory judge decides ``aec_success``. The judge is a test double (``verdictjudge``) registered
+from the run's conftest.py, and in this process for ``regrade``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import verdictjudge
+
+from pytest_enconda.cli import main
+from pytest_enconda.records import CaseDir
+
+pytest_plugins = ["pytester"]
+
+REPORT_DIR = Path(__file__).resolve().parent
+CONFTEST = f"""
+import sys
+
+sys.path.insert(0, {str(REPORT_DIR)!r})
+import verdictjudge
+
+verdictjudge.register()
+"""
+
+TESTS = """\
+import unittest
+
+import calc
+
+
+class T(unittest.TestCase):
+    def test_add(self):
+        self.assertEqual(calc.add(1, 2), 3)
+
+    def test_sub(self):
+        self.assertEqual(calc.sub(3, 2), 1)
+"""
+REFERENCE = "python3 -m unittest -v test_calc"
+PASS_SET = ["test_calc.T.test_add", "test_calc.T.test_sub"]
+AEC_ITEMS = ("aec_tests_run", "aec_pass_set", "aec_success")
+DIAGNOSIS_ITEMS = ("execution", "error_types", "descriptions", "fixes")
+GOLDEN = {
+    "error_type": "E4",
+    "error_description": "the README installs `pip install foo`, which does not exist",
+    "correction_candidates": ["pip install foo-bar"],
+    "golden_answer": "pip install foo-bar",
+}
+
+
+def aec_case(root: Path) -> None:
+    case_dir = root / "calc"
+    repo = case_dir / "repo"
+    (repo / "src").mkdir(parents=True)
+    (repo / "src" / "calc.py").write_text(
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    )
+    (repo / "test_calc.py").write_text(TESTS)
+    (repo / "README.md").write_text("# calc\n")
+    (case_dir / "case.toml").write_text(
+        'id = "calc"\nsuite = "aec"\n[repository]\nkind = "folder"\npath = "repo"\n'
+        '[aec]\nlanguage = "python"\n[aec.reference]\n'
+        f"test_command = {json.dumps(REFERENCE)}\npass_set = {json.dumps(PASS_SET)}\n"
+        "[budgets]\nsetup_seconds = 60\ntest_seconds = 60\n"
+    )
+
+
+def diagnosis_case(root: Path) -> None:
+    case_dir = root / "diag"
+    (case_dir / "repo").mkdir(parents=True)
+    (case_dir / "repo" / "hello.txt").write_text("diag\n")
+    (case_dir / "README.md").write_text("# toy\n\n```bash\npip install foo\ntouch ok\n```\n")
+    (case_dir / "golden.json").write_text(json.dumps({"level": 1, "errors": [GOLDEN]}))
+    (case_dir / "setup.sh").write_text("touch ok\n")
+    (case_dir / "case.toml").write_text(
+        'id = "diag"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
+        'golden_setup = "setup.sh"\ntest_command = "test -f ok"\n'
+        '[repository]\nkind = "folder"\npath = "repo"\n'
+        "[budgets]\nsetup_seconds = 60\ntest_seconds = 60\n"
+    )
+
+
+def predictions(path: Path) -> Path:
+    """The agent's answers: the diagnosis case's right fix, and for the AEC case a setup that
+    works with a test command whose output names no runner (the log is inconclusive)."""
+    outcomes = [
+        {
+            "case_id": "diag",
+            "agent": "recorded",
+            "setup_script": "touch ok\n",
+            "diagnosis": [
+                {
+                    "error_type": "E4",
+                    "error_description": "pip install foo names a package that does not exist",
+                    "fix_suggestion": "pip install foo-bar",
+                }
+            ],
+        },
+        {
+            "case_id": "calc",
+            "agent": "recorded",
+            "setup_script": "export PYTHONPATH=$PWD/src\n",
+            "test_command": "echo all tests passed",
+            "trajectory": [
+                {"command": "python3 -m unittest -v", "output": "Ran 2 tests\nOK", "exit_code": 0},
+                {"command": "echo all tests passed", "output": "all tests passed", "exit_code": 0},
+            ],
+        },
+    ]
+    path.write_text("".join(json.dumps(outcome) + "\n" for outcome in outcomes))
+    return path
+
+
+@pytest.fixture
+def judge_double() -> Iterator[None]:
+    """The judge double in this process too, where ``regrade`` makes its judge."""
+    verdictjudge.register()
+    yield
+    verdictjudge.unregister()
+
+
+def live_run(pytester: pytest.Pytester, *options: str, diagnosis: bool = True) -> Path:
+    pytester.makeconftest(CONFTEST)
+    aec_case(pytester.path / "cases")
+    if diagnosis:
+        diagnosis_case(pytester.path / "cases")
+    answers = predictions(pytester.path / "answers.jsonl")
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "--agent=replay",
+        f"--predictions={answers}",
+        "--judge=verdict-yes",
+        f"--run-dir={run}",
+        *options,
+    )
+    # aec_tests_run fails: the command's output names no runner (a failure's line is checked too).
+    result.assert_outcomes(passed=6 if diagnosis else 2, failed=1)
+    return run
+
+
+def verdicts(run: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """Every item's saved verdict (outcome, message, numbers) and its result line."""
+    rows = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines()]
+    out = {}
+    for row in rows:
+        case, item = row["case"], row["item"]
+        grading = json.loads(CaseDir(run, case).grading(item).read_text())
+        out[(case, item)] = {"row": row, "verdict": grading}
+    return out
+
+
+def regraded(run: Path, judge: str, out: Path) -> Path:
+    assert main(["regrade", str(run), "--judge", judge, "--out", str(out)]) == 0
+    return out
+
+
+@pytest.mark.usefixtures("judge_double")
+def test_regrade_with_the_same_judge_reproduces_every_verdict(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = live_run(pytester, "--backend=fake")
+    live = verdicts(run)
+    assert set(live) == {("calc", i) for i in AEC_ITEMS} | {("diag", i) for i in DIAGNOSIS_ITEMS}
+    success = live[("calc", "aec_success")]["verdict"]
+    # The log cannot say (no runner's summary): the judge decided, as the double said.
+    assert success["numbers"]["decided_by"] == "judge" and success["outcome"] == "passed"
+    assert "the test double says yes" in success["message"]
+
+    again = regraded(run, "verdict-yes", pytester.path / "again")
+    assert "kept as graded" not in capsys.readouterr().out
+    assert verdicts(again) == live
+    assert (again / "results.jsonl").read_text() == (run / "results.jsonl").read_text()
+    for name in ("aec.json", "grading/diagnosis.json"):
+        for case in ("calc", "diag"):
+            before = CaseDir(run, case).root / name
+            if before.is_file():
+                assert (CaseDir(again, case).root / name).read_text() == before.read_text()
+    summary, before = (json.loads((r / "summary.json").read_text()) for r in (again, run))
+    changed = {"run_dir", "regraded_from"}
+    assert {k: v for k, v in summary.items() if k not in changed} == {
+        k: v for k, v in before.items() if k not in changed
+    }
+
+
+@pytest.mark.usefixtures("judge_double")
+def test_regrade_with_another_judge_changes_what_that_judge_decides(
+    pytester: pytest.Pytester,
+) -> None:
+    run = live_run(pytester, "--backend=fake")
+    live = verdicts(run)
+    other = verdicts(regraded(run, "verdict-no", pytester.path / "no"))
+    changed = {key for key in live if other[key]["row"] != live[key]["row"]}
+    assert changed == {("calc", "aec_success")}
+    for key in set(live) - changed:
+        before, after = live[key]["verdict"], other[key]["verdict"]
+        assert (after["outcome"], after["message"]) == (before["outcome"], before["message"])
+        # Every AEC item's numbers carry the case's hybrid verdict, which the judge changed.
+        hybrid = {"verdict": "failure"} if key[0] == "calc" else {}
+        assert after["numbers"] == {**before["numbers"], **hybrid}, key
+    success = other[("calc", "aec_success")]
+    assert success["row"]["outcome"] == success["verdict"]["outcome"] == "failed"
+    assert success["verdict"]["message"].startswith("failure, decided by judge")
+    assert "judge verdict-no: failure (the test double says no)" in success["verdict"]["message"]
+    assert success["row"]["message"].startswith("calc::aec_success: failure, decided by judge")
+    assert success["verdict"]["numbers"]["judge"]["judge"] == "verdict-no"
+    grade = json.loads((pytester.path / "no" / "cases" / "calc" / "aec.json").read_text())
+    assert grade["verdict"] == "failure" and grade["judge"]["judge"] == "verdict-no"
+    summary = json.loads((pytester.path / "no" / "summary.json").read_text())
+    assert summary["aec"]["overall"]["success"] == 0
+    assert summary["items"]["aec_success"] == {"failed": 1}
+
+
+@pytest.mark.docker
+@pytest.mark.usefixtures("judge_double", "base_image")
+def test_regrade_reproduces_an_aec_case_run_in_docker(
+    pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same on the real engine: the setup replayed and the tests run in a container, then
+    regraded from the saved record and logs alone."""
+    run = live_run(pytester, "--backend=docker", diagnosis=False)
+    live = verdicts(run)
+    assert live[("calc", "aec_pass_set")]["verdict"]["outcome"] == "passed"
+    again = regraded(run, "verdict-yes", pytester.path / "again")
+    assert "kept as graded" not in capsys.readouterr().out
+    assert verdicts(again) == live
+    changed = verdicts(regraded(run, "verdict-no", pytester.path / "no"))[("calc", "aec_success")]
+    assert changed["row"]["outcome"] == "failed"
