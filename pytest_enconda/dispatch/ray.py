@@ -233,12 +233,13 @@ def run_case(
     steps: list[Step],
     shipped: dict[str, bytes],
     board: Any,
-    backend: tuple[str, dict[str, Any]] | None = None,
+    backend: tuple[str, dict[str, Any]] | None,
 ) -> CaseResult:
     """One case's pipeline on this node (the body of the Ray task).
 
-    ``backend`` names a registered backend and its options (tests use the fake one); by default
-    the node's own, as a local run would make it (Docker).
+    ``backend`` names a registered backend and its options (tests use the fake one); None: the
+    node's own, as a local run would make it (Docker). No argument has a default: Ray's typed
+    ``remote`` counts the parameters a function takes without one.
     """
     import ray
 
@@ -454,6 +455,7 @@ class RayDispatcher:
     def fetch(self, pipeline: CasePipeline, case: Case) -> None:
         """Wait for the case's task and write what it sent into the driver's case folder."""
         import ray
+        import ray.exceptions
 
         pending = self._pending.get(case.id)
         if pending is None or case.id in self._results:
