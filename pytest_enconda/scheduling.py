@@ -65,7 +65,8 @@ class CaseAwareScheduling:
         self.chosen: Any = None
         self._waiting: list[Any] = []
 
-    def _choose(self, collection: Sequence[str]) -> None:
+    def _choose(self, collection: Sequence[str]) -> Any:
+        """The scheduler for this collection, made once; the workers that waited join it."""
         rootdir = self.config.rootpath
         benchmark = any(is_case_nodeid(nodeid, rootdir) for nodeid in collection)
         scheduling = CaseScheduling if benchmark else LoadScheduling
@@ -73,6 +74,7 @@ class CaseAwareScheduling:
         for node in self._waiting:
             self.chosen.add_node(node)
         self._waiting = []
+        return self.chosen
 
     # --- xdist's Scheduling protocol -------------------------------------------------------
 
@@ -99,9 +101,8 @@ class CaseAwareScheduling:
             self._waiting.append(node)
 
     def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
-        if self.chosen is None:
-            self._choose(collection)
-        self.chosen.add_node_collection(node, collection)
+        chosen = self._choose(collection) if self.chosen is None else self.chosen
+        chosen.add_node_collection(node, collection)
 
     def remove_node(self, node: Any) -> str | None:
         if self.chosen:

@@ -150,9 +150,10 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
     """Build the settings; ``run_dir`` is given on xdist workers so all share the controller's."""
     opt = config.getoption
     resume: Path | None = opt("resume")
-    agent: str = opt("agent")
+    agent = str(opt("agent"))  # declared with a default: always a name
     if run_dir is None:
-        run_dir = resume or opt("run_dir") or default_run_dir(config.rootpath, agent)
+        given: Path | None = resume or opt("run_dir")
+        run_dir = given or default_run_dir(config.rootpath, agent)
     if (opt("python") is None) != (opt("repo") is None):
         raise pytest.UsageError("--python and --repo go together: the existing environment")
     if agent == "replay" and opt("predictions") is None:
