@@ -10,9 +10,12 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..error_types import ERROR_TYPES
+
+if TYPE_CHECKING:
+    from matplotlib.typing import RcKeyType
 
 # The colours of an outcome everywhere in the report (table badges use the same ones).
 OUTCOME_COLOURS = {
@@ -52,7 +55,7 @@ def _svg(fig: Any) -> str:
     return text[text.index("<svg") :] if "<svg" in text else text
 
 
-def _rc(values: Mapping[str, Any]) -> Any:
+def _rc(values: Mapping[RcKeyType, Any]) -> Any:
     import matplotlib
 
     return matplotlib.rc_context(dict(values))

@@ -380,11 +380,11 @@ def diagnosis_html(ev: CaseEvidence) -> str:
     predicted = (ev.outcome or {}).get("diagnosis") or []
     if not golden and not predicted:
         return ""
+    diagnosis = ev.diagnosis or {}
     judged = {
-        (p.get("golden_index"), p.get("predicted_index")): p
-        for p in (ev.diagnosis or {}).get("judged") or []
+        (p.get("golden_index"), p.get("predicted_index")): p for p in diagnosis.get("judged") or []
     }
-    matched = (((ev.diagnosis or {}).get("per_error") or {}).get("matched")) or []
+    matched = ((diagnosis.get("per_error") or {}).get("matched")) or []
     pairs = [(m.get("golden_index"), m.get("predicted_index")) for m in matched]
     used_g = {g for g, _p in pairs}
     used_p = {p for _g, p in pairs}
@@ -406,10 +406,10 @@ def diagnosis_html(ev: CaseEvidence) -> str:
             + f"</td><td>{_verdict(verdicts.get('description')) if verdicts else '-'}</td>"
             f"<td>{_verdict(verdicts.get('fix')) if verdicts else '-'}</td></tr>"
         )
-    if not golden and (ev.diagnosis or {}).get("golden_types"):
+    if not golden and diagnosis.get("golden_types"):
         rows.append(
             '<tr><td colspan="6" class="note">golden types '
-            f"{esc(', '.join(ev.diagnosis['golden_types']))} (the case's golden text was not "
+            f"{esc(', '.join(diagnosis['golden_types']))} (the case's golden text was not "
             "saved in this run)</td></tr>"
         )
     header = "".join(
