@@ -7,6 +7,7 @@ holds data only: commands, scripts, test ids and timings, never repository code.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from datetime import UTC, datetime
@@ -275,6 +276,16 @@ def read_sidecar(path: Path) -> Sidecar:
         data = textio.parse_json(text)  # deep nesting is a ValueError, not a RecursionError
     except ValueError as exc:
         raise SidecarError(f"{path}: {exc}") from None
+    if "\\ud" in text.lower():
+        # A lone surrogate (JSON may escape one, UTF-8 cannot hold it) would be read, and fail
+        # the next write of the sidecar, after a verification of hours: refused now.
+        try:
+            json.dumps(data, ensure_ascii=False).encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise SidecarError(
+                f"{path}: a lone surrogate {exc.object[exc.start]!r} is not text; expected "
+                "UTF-8 strings"
+            ) from None
     try:
         sidecar = Sidecar.model_validate(data)
     except ValidationError as exc:
