@@ -100,6 +100,8 @@ def _os_problem(exc: OSError, subject: object) -> InputError:
 def _what_is(path: Path) -> str:
     if path.is_symlink() and not path.exists():
         return "a dangling symbolic link"
+    if not path.exists():
+        return "nothing there"
     if path.is_dir():
         return "a folder"
     if path.is_file():
@@ -362,7 +364,7 @@ def _cmd_construct(args: argparse.Namespace) -> int:
         if not Path(source).is_dir():
             raise InputError(
                 f"{source}: expected a repository folder or a dataset folder, found "
-                f"{_what_is(Path(source)) if Path(source).exists() else 'nothing'}"
+                f"{_what_is(Path(source))}"
             )
     _output("--out", Path(args.out), folder=True)
     if args.logs:
@@ -580,7 +582,11 @@ def _cmd_import_msb(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="pytest-enconda", description="Manage pytest-enconda's Docker images and containers."
+        prog="pytest-enconda",
+        description="Manage pytest-enconda's Docker images and containers. Exit status: 0 "
+        "done; 1 the operation failed; 2 a bad input or argument, named with what was expected "
+        "(pytest-enconda COMMAND: error: INPUT: ...); test-log and imports give 2 for "
+        "inconclusive and not measured too.",
     )
     parser.add_argument("--network", help="Docker network mode for builds (default: bridge)")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -774,6 +780,8 @@ def build_parser() -> argparse.ArgumentParser:
         "test-log",
         help="read a test runner's log: counts and a verdict; exit 0 success, 1 failure, "
         "2 inconclusive",
+        epilog="exit status: 0 success; 1 failure; 2 inconclusive, or a FILE that is no log "
+        "(missing, a folder, a FIFO or device: give a stream on standard input as -)",
     )
     test_log.add_argument("file", help="the log file, or - for standard input")
     test_log.add_argument("--exit-code", type=int, help="the test command's exit status")
@@ -782,6 +790,9 @@ def build_parser() -> argparse.ArgumentParser:
     msb = sub.add_parser(
         "import-msb",
         help="Multi-SWE-bench instances (JSONL) as AEC cases at their base commits",
+        epilog="exit status: 0 every instance imported; 1 some were refused (each named by file "
+        "and line; the others are imported, and no case the loader refuses is written); 2 a "
+        "file or option that cannot be used (nothing is written)",
     )
     msb.add_argument("files", nargs="+", help="instance files, one JSON object per line")
     msb.add_argument("--out", required=True, help="folder the case folders are written into")
