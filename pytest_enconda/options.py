@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -201,47 +203,70 @@ def any_given(config: pytest.Config) -> bool:
     return any(config.getoption(dest) != default for dest, default in _DEFAULTS.items())
 
 
-def add_options(parser: pytest.Parser) -> None:
-    # Both lists import only the registry: the help names the built-ins without an entry-point
-    # scan or a backend's module.
-    from .agents.registry import BUILTIN as AGENTS
-    from .backends import BUILTIN as BACKENDS
+@dataclass(frozen=True)
+class Option:
+    """One option of the group, as data: the manual's table and ``pytest --help`` read the same
+    records, and a new option is one entry."""
 
-    group = _Group(
-        parser.getgroup(GROUP, "pytest-enconda: benchmark agents at environment configuration")
-    )
-    group.addoption(
+    name: str
+    help: str
+    type: Callable[[str], Any] | None = None
+    default: Any = None
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    repeatable: bool = False
+    switch: bool = False
+
+    def attrs(self, **names: str) -> dict[str, Any]:
+        """The ``addoption`` keywords; ``names`` fill the help's ``{placeholders}``."""
+        attrs: dict[str, Any] = {"default": self.default, "help": self.help.format(**names)}
+        if self.repeatable:
+            # A fresh list per declaration: argparse appends to the default it is given.
+            attrs.update(action="append", default=[])
+        if self.switch:
+            attrs.update(action="store_true", default=False)
+        if self.type is not None:
+            attrs["type"] = self.type
+        if self.metavar is not None:
+            attrs["metavar"] = self.metavar
+        if self.choices is not None:
+            attrs["choices"] = self.choices
+        return attrs
+
+
+# The help texts name the built-in agents and backends through {agents} and {backends}, filled
+# when the options are declared; no other help may hold a brace.
+OPTIONS: tuple[Option, ...] = (
+    Option(
         "--agent",
         type=_agent_name,
         default="oracle",
-        help=f"agent to benchmark (built-ins: {', '.join(agent.name for agent in AGENTS)}; "
-        "default: oracle)",
-    )
-    group.addoption(
+        help="agent to benchmark (built-ins: {agents}; default: oracle)",
+    ),
+    Option(
         "--agent-option",
         type=_key_value,
-        action="append",
-        default=[],
+        repeatable=True,
         metavar="KEY=VALUE",
         help="option passed to the agent (repeatable)",
-    )
-    group.addoption("--model", default=None, help="model name for LLM-driven agents (litellm)")
-    group.addoption(
+    ),
+    Option("--model", default=None, help="model name for LLM-driven agents (litellm)"),
+    Option(
         "--api-base",
         default=None,
         metavar="URL",
         help="base URL of an OpenAI-compatible server for model-driven agents (swe-agent, "
         "zero-shot); the key is ENCONDA_AGENT_API_KEY, else the provider's usual variable",
-    )
-    group.addoption(
+    ),
+    Option(
         "--max-cost",
         type=_positive_float,
         default=None,
         metavar="USD",
         help="run-wide ceiling on model spending, shared by all xdist workers: no model call "
         "starts once it is reached",
-    )
-    group.addoption(
+    ),
+    Option(
         "--memory",
         type=_existing_path,
         default=None,
@@ -249,16 +274,16 @@ def add_options(parser: pytest.Parser) -> None:
         help="a memory file of `pytest-enconda memory build` for agents that take prior "
         "knowledge (heuristic; swe-agent on AEC cases); memory from a case's own repository "
         "is never retrieved for it",
-    )
-    group.addoption(
+    ),
+    Option(
         "--budget-scale",
         type=_scale,
         default=1.0,
         metavar="FACTOR",
         help="multiply every case's setup and test budgets (execution replay) by FACTOR, for "
         "slow or loaded machines (default 1)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--model-price",
         type=_model_price,
         default=None,
@@ -266,8 +291,8 @@ def add_options(parser: pytest.Parser) -> None:
         help="USD per million prompt and completion tokens, for every model-driven agent: "
         "prices a model litellm cannot (a local server), so --max-cost and cost figures count "
         "it; also the llm judge's price when the judge's model is --model",
-    )
-    group.addoption(
+    ),
+    Option(
         "--judge-price",
         type=_judge_price,
         default=None,
@@ -275,45 +300,44 @@ def add_options(parser: pytest.Parser) -> None:
         help="USD per million prompt and completion tokens for the llm judge's model (default: "
         "--model-price when the judge runs --model, else litellm's price); the judge's calls "
         "count against --max-cost like the agent's",
-    )
-    group.addoption(
+    ),
+    Option(
         "--judge",
         type=_judge,
         default="offline",
         help="judge of descriptions and fixes: offline (default) or llm:<model>",
-    )
-    group.addoption(
+    ),
+    Option(
         "--judge-api-base",
         default=None,
         help="base URL of an OpenAI-compatible server for the llm judge",
-    )
-    group.addoption(
+    ),
+    Option(
         "--judge-concurrency",
         type=_positive_int,
         default=4,
         help="parallel judge requests (default 4)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--run-dir",
         type=Path,
         default=None,
         help="where artifacts go (default reports/<UTC time>-<agent>/)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--resume",
         type=_existing_dir,
         default=None,
         metavar="RUN_DIR",
         help="continue a run: re-grade what is there, run only what is missing",
-    )
-    group.addoption(
+    ),
+    Option(
         "--cases",
         type=_cases_path,
-        action="append",
-        default=[],
+        repeatable=True,
         help="collect a dataset in EnConda-Bench's released layout (repeatable)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--verification",
         type=_existing_path,
         default=None,
@@ -321,8 +345,8 @@ def add_options(parser: pytest.Parser) -> None:
         help="the verification sidecar of `pytest-enconda verify` for --cases datasets (default: "
         "enconda-verification.json beside the dataset); execution items of instances without a "
         "verified reference are skipped",
-    )
-    group.addoption(
+    ),
+    Option(
         "--subset",
         type=_existing_path,
         default=None,
@@ -330,134 +354,127 @@ def add_options(parser: pytest.Parser) -> None:
         help="report metrics on this subset of case ids beside the full set (verified-subset.txt "
         "or audit.json of `pytest-enconda audit`; default: enconda-audit/verified-subset.txt "
         "beside a --cases dataset, if any)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--predictions",
         type=_existing_path,
         default=None,
         help="recorded predictions for --agent=replay",
-    )
-    group.addoption(
+    ),
+    Option(
         "--allow-path",
         type=_existing_dir,
-        action="append",
-        default=[],
+        repeatable=True,
         metavar="DIR",
         help="a folder outside the collected one that case files may name (a shared "
         "repositories folder, say); by default every file and repository a case names must be "
         "inside the folder it was collected from",
-    )
-    group.addoption(
+    ),
+    Option(
         "--allow-import-problems",
-        action="store_true",
-        default=False,
+        switch=True,
         help="exit 0 even when dataset instances could not be read (by default a run that lost "
         "input exits non-zero; the instances are listed at the end either way)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--probes",
         type=_existing_dir,
-        action="append",
-        default=[],
+        repeatable=True,
         metavar="DIR",
         help="a folder of your own probe_*.py files, run against every collected case",
-    )
-    group.addoption(
+    ),
+    Option(
         "--python",
         type=_interpreter,
         default=None,
         metavar="PATH",
         help="grade an environment that already exists: its interpreter (host backend, no "
         "Docker; with --repo)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--repo",
         type=_existing_dir,
         default=None,
         metavar="DIR",
         help="the repository folder of the existing environment (with --python)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--report",
         type=_existing_path,
         default=None,
         metavar="FILE",
         help="the self-report (report.json) of the existing environment, for C5",
-    )
-    group.addoption(
+    ),
+    Option(
         "--ddp-cpu",
-        action="store_true",
-        default=False,
+        switch=True,
         help="run C4 as 2 CPU processes on gloo where fewer than 2 GPUs are visible "
         "(labelled cpu-gloo in the report)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--exact-versions",
-        action="store_true",
-        default=False,
+        switch=True,
         help="C5 compares reported versions as exact strings (the paper's rule) instead of "
         "normalised",
-    )
-    group.addoption(
+    ),
+    Option(
         "--repo-mirror",
         type=_existing_dir,
         default=None,
         help="directory of local clones consulted before any git URL",
-    )
-    group.addoption(
+    ),
+    Option(
         "--readme-variant",
         choices=("erroneous", "original"),
         default="erroneous",
         help="show agents the README with injected errors (default) or the original",
-    )
-    group.addoption(
+    ),
+    Option(
         "--backend",
         type=_backend_name,
         default=None,
         metavar="NAME",
-        help=f"where cases run: a registered backend (built-ins: "
-        f"{', '.join(backend.name for backend in BACKENDS)}; others from the "
+        help="where cases run: a registered backend (built-ins: {backends}; others from the "
         "pytest_enconda.backends entry points or a conftest.py); default: host with --python, "
         "else docker",
-    )
-    group.addoption(
+    ),
+    Option(
         "--network-mode",
         type=_network_mode,
         default="bridge",
         help="Docker network mode of task containers (default: bridge)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--ca-bundle",
         type=_existing_path,
         default=None,
         help="CA bundle installed into images (default: the host's)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--base-image",
         default=None,
         help="pullable image to use instead of a debootstrapped Debian root",
-    )
-    group.addoption(
+    ),
+    Option(
         "--image-registry",
         default=None,
         metavar="HOST:PORT[/PREFIX]",
         help="a registry shared by the machines of a cluster: an image missing here is pulled "
         "from it before it is built, and pushed to it after (same content-hash tags everywhere)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--gpus",
         type=_gpus,
         default="none",
         help="GPUs given to task containers: none (default), all or a count",
-    )
-    group.addoption(
+    ),
+    Option(
         "--strip-proxy-credentials",
-        action="store_true",
-        default=False,
+        switch=True,
         help="remove user:password from the proxy variables passed into containers and builds "
         "(the agent can read them otherwise)",
-    )
-    group.addoption(
+    ),
+    Option(
         "--dispatch",
         type=_dispatch,
         default=None,
@@ -465,10 +482,27 @@ def add_options(parser: pytest.Parser) -> None:
         help="run each case's pipeline as a Ray task on a cluster's nodes (default address: a "
         "local Ray instance; needs the 'ray' extra), with CPUs, memory and GPUs declared from "
         "the case",
-    )
-    group.addoption(
+    ),
+    Option(
         "--keep-containers",
-        action="store_true",
-        default=False,
+        switch=True,
         help="do not remove task containers (debugging)",
+    ),
+)
+
+
+def add_options(parser: pytest.Parser) -> None:
+    # Both lists import only the registry: the help names the built-ins without an entry-point
+    # scan or a backend's module.
+    from .agents.registry import BUILTIN as AGENTS
+    from .backends import BUILTIN as BACKENDS
+
+    names = {
+        "agents": ", ".join(agent.name for agent in AGENTS),
+        "backends": ", ".join(backend.name for backend in BACKENDS),
+    }
+    group = _Group(
+        parser.getgroup(GROUP, "pytest-enconda: benchmark agents at environment configuration")
     )
+    for option in OPTIONS:
+        group.addoption(option.name, **option.attrs(**names))
