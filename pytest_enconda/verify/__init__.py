@@ -28,12 +28,12 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from . import __version__, textio
-from .cases.checkout import CheckoutProof, checkout_packages, judge_checkout
-from .cases.enconda_import import load_dataset
-from .cases.models import Case, CaseSpec, RepoSource
-from .cases.operands import option_shaped
-from .cases.sidecar import (
+from .. import __version__, textio
+from ..cases.checkout import CheckoutProof, checkout_packages, judge_checkout
+from ..cases.enconda_import import load_dataset
+from ..cases.models import Case, CaseSpec, RepoSource
+from ..cases.operands import option_shaped
+from ..cases.sidecar import (
     MIN_PASS_SHARE,
     RepoVerification,
     Sidecar,
@@ -43,9 +43,9 @@ from .cases.sidecar import (
     timing_tag,
     write_sidecar,
 )
-from .errors import EncondaError, InputError
-from .pipeline import heartbeat, repository_readme
-from .probing.junit import (
+from ..errors import EncondaError, InputError
+from ..pipeline import heartbeat, repository_readme
+from ..probing.junit import (
     CURRENT_TEST,
     JUNIT_PATH,
     JUnitError,
@@ -54,9 +54,9 @@ from .probing.junit import (
     run_tests_command,
     why_no_tests,
 )
-from .probing.shell import in_setup_env, setup_command
-from .repo.ci_services import ci_services, service_packages
-from .repo.test_commands import (
+from ..probing.shell import in_setup_env, setup_command
+from ..repo.ci_services import ci_services, service_packages
+from ..repo.test_commands import (
     AS_OF,
     as_of_script,
     ci_file_steps,
@@ -65,12 +65,12 @@ from .repo.test_commands import (
     test_tools,
     with_file_steps,
 )
-from .repo.test_deps import ci_job_requirements, declared_test_requirements, depends_on_pip
+from ..repo.test_deps import ci_job_requirements, declared_test_requirements, depends_on_pip
 
 if TYPE_CHECKING:
-    from .cases.removed_apis import Removal
-    from .cases.wheel_pythons import ReleaseFile, Unbuilt
-    from .sandbox.recipes import BaseChoice
+    from ..cases.removed_apis import Removal
+    from ..cases.wheel_pythons import ReleaseFile, Unbuilt
+    from ..sandbox.recipes import BaseChoice
 
 Progress = Callable[[str], None]
 SETUP_SCRIPT = "/tmp/enconda/setup.sh"
@@ -113,9 +113,9 @@ class VerifyOptions(BaseModel):
 
 class _Context:
     def __init__(self, options: VerifyOptions, progress: Progress) -> None:
-        from .sandbox.containers import Sandbox, new_run_id
-        from .sandbox.images import ImageBuilder
-        from .sandbox.settings import SandboxSettings
+        from ..sandbox.containers import Sandbox, new_run_id
+        from ..sandbox.images import ImageBuilder
+        from ..sandbox.settings import SandboxSettings
 
         self.options = options
         self.progress = progress
@@ -133,7 +133,7 @@ class _Context:
 
     def pypi_files(self, name: str) -> dict[str, list[ReleaseFile]]:
         """PyPI's files of project ``name`` (``wheel_pythons.PyPIError`` when it cannot say)."""
-        from .cases.wheel_pythons import fetch_release_files
+        from ..cases.wheel_pythons import fetch_release_files
 
         return fetch_release_files(name)
 
@@ -259,10 +259,10 @@ def verify_repository(ctx: _Context, name: str, revision: str) -> RepoVerificati
 
 
 def _verify(ctx: _Context, record: RepoVerification) -> None:
-    from .errors import RepositoryUnavailable
-    from .sandbox.git_deps import describe as describe_git_deps
-    from .sandbox.git_deps import mirrored_dependencies
-    from .sandbox.repo import describe_absent, materialize
+    from ..errors import RepositoryUnavailable
+    from ..sandbox.git_deps import describe as describe_git_deps
+    from ..sandbox.git_deps import mirrored_dependencies
+    from ..sandbox.repo import describe_absent, materialize
 
     options = ctx.options
     source = RepoSource(
@@ -470,7 +470,7 @@ def _program_packages(ctx: _Context, record: RepoVerification, have: list[str]) 
     """Debian packages of the programs the last attempt's tests called and the image lacked
     (``record.undeclared_programs``), not yet installed by a recipe; none when the release's
     index cannot be had (said on the progress line)."""
-    from .sandbox.debian_programs import ContentsError, program_packages
+    from ..sandbox.debian_programs import ContentsError, program_packages
 
     if not record.undeclared_programs:
         return []
@@ -502,10 +502,10 @@ def _older_base(
     the base's Python removed (``cases.removed_apis``), or the last setup pinning a release PyPI
     has no build of for the base's Python (``cases.wheel_pythons``), said in the attempts; None
     otherwise."""
-    from .cases.removed_apis import removal_in_logs
-    from .cases.wheel_pythons import unbuilt_requirement
-    from .repo.python_range import declared_python
-    from .sandbox.recipes import older_base
+    from ..cases.removed_apis import removal_in_logs
+    from ..cases.wheel_pythons import unbuilt_requirement
+    from ..repo.python_range import declared_python
+    from ..sandbox.recipes import older_base
 
     python = ctx.images.recipes[record.base_image].python_release
     paths = [logs / f"{timing_tag(label)}-{step}.log" for label in tried for step in _LOGGED]
@@ -533,7 +533,7 @@ def _choose_base(ctx: _Context, repo_dir: Path) -> BaseChoice:
     """The base whose Python the repository's declared range allows (``recipes.choose_base``).
     A pulled base (``pull_base``) replaces every recipe's Debian tree, its interpreter too: the
     configured base is kept."""
-    from .sandbox.recipes import BaseChoice, choose_base
+    from ..sandbox.recipes import BaseChoice, choose_base
 
     pulled = ctx.images.settings.pull_base
     if pulled:
@@ -543,7 +543,7 @@ def _choose_base(ctx: _Context, repo_dir: Path) -> BaseChoice:
 
 def _system_packages(repo_dir: Path, readme_name: str) -> list[str]:
     """Debian packages the recipe installs: those CI installs and those the dependencies need."""
-    from .agents.profile import build_profile
+    from ..agents.profile import build_profile
 
     profile = build_profile(repo_dir, readme_name)
     return list(dict.fromkeys(profile.ci_system_packages + profile.likely_system_packages))
@@ -558,8 +558,8 @@ def _agent_script(
     readme_text: str,
     logs: Path,
 ) -> str:
-    from .agents import registry
-    from .agents.base import AgentTask
+    from ..agents import registry
+    from ..agents.base import AgentTask
 
     options = ctx.options
     spec = CaseSpec(
@@ -844,7 +844,7 @@ def _checkout_proof(box: Any, packages: list[str], out: Path) -> CheckoutProof:
     project folder."""
     import json
 
-    from .probing.scripts import probe_script
+    from ..probing.scripts import probe_script
 
     if not packages:
         return judge_checkout(packages, None)
@@ -943,7 +943,7 @@ def _missing_programs(log: Path) -> list[str]:
 def _failure_line(output: str) -> str:
     """The line saying what failed: pip's closing "note: This error originates from a
     subprocess" named 5 of 10 failed setups in the dev split's sidecar, never the cause above it."""
-    from .memory.normalise import signature
+    from ..memory.normalise import signature
 
     return signature(output, limit=300) or _last_line(output)
 
