@@ -47,12 +47,12 @@ def test_http_errors_and_refused_connections_are_os_errors(server: str) -> None:
 
 
 def test_both_callers_name_the_url_in_their_own_error(server: str) -> None:
-    from pytest_enconda.cases.wheel_pythons import PyPIError
     from pytest_enconda.sandbox.debian_programs import ContentsError, _download
+    from pytest_enconda.verify.wheel_pythons import PyPIError
 
     with pytest.raises(ContentsError, match=f"{server}/missing: HTTP Error 404"):
         _download(f"{server}/missing")
-    import pytest_enconda.cases.wheel_pythons as wheel_pythons
+    import pytest_enconda.verify.wheel_pythons as wheel_pythons
 
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(wheel_pythons, "PYPI_JSON", server + "/{name}")

@@ -18,8 +18,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import textio
 from ..artifacts import atomic_write_text
+from ..repo.checkout import CheckoutProof
 from ..repo.ci_services import CiService
-from .checkout import CheckoutProof
 
 # A verification sidecar lists repositories and tests: far beyond this is not one.
 MAX_SIDECAR_BYTES = 64 << 20

@@ -13,12 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agents.readme_commands import extract_commands
+from ..repo.facts import PoetryTable, read_repository
 
 # The repository is downloaded data: its files are read bounded, never through a link or a FIFO.
+from ..repo.files import read_text as read_repo_file
 from ..repo.poetry import poetry_specifier
-from ..repo.test_commands import _read as read_repo_file
 from ..sandbox.repo import iter_tree
-from ..textio import parse_toml
 
 __all__ = ["CommandLine", "RepoFacts", "Requirement", "command_lines", "read_facts"]
 
@@ -88,18 +88,18 @@ def _requirement(text: str, source: str) -> Requirement | None:
     return Requirement(name=match.group(1), spec=match.group(3).replace(" ", ""), source=source)
 
 
-def _poetry_facts(poetry: dict, facts: RepoFacts) -> None:
+def _poetry_facts(poetry: PoetryTable, facts: RepoFacts) -> None:
     """Name, dependencies, extras and scripts of a Poetry project ([tool.poetry]), where
     [project] did not give them: ``^``/``~`` constraints become PEP 440 specifiers so that the
     E1 and E7 rules read them as they read [project]'s."""
     if not facts.name:
-        facts.name = str(poetry.get("name") or "")  # a Poetry project names itself here
-    deps = poetry.get("dependencies")
+        facts.name = poetry.name or ""  # a Poetry project names itself here
+    python = {"python": poetry.python} if poetry.python is not None else {}
     declared: dict[str, Requirement] = {}
     optional: set[str] = set()
-    if isinstance(deps, dict):
+    if python or poetry.dependencies:
         where = "pyproject.toml [tool.poetry.dependencies]"
-        for name, value in deps.items():
+        for name, value in {**python, **poetry.dependencies}.items():
             constraint = value
             if isinstance(value, dict):
                 if any(key in value for key in ("git", "path", "url", "file")):
@@ -118,16 +118,11 @@ def _poetry_facts(poetry: dict, facts: RepoFacts) -> None:
             declared[name.lower()] = Requirement(name=name, spec=spec, source=where)
     if not facts.dependencies:
         facts.dependencies = [r for key, r in declared.items() if key not in optional]
-    extras = poetry.get("extras")
-    if isinstance(extras, dict) and not facts.extras:
-        for extra, names in extras.items():
-            if isinstance(names, list):
-                facts.extras[extra] = [
-                    r for n in names if (r := declared.get(str(n).lower())) is not None
-                ]
-    scripts = poetry.get("scripts")
-    if isinstance(scripts, dict) and not facts.scripts:
-        facts.scripts = sorted(scripts)
+    if not facts.extras:
+        for extra, names in poetry.extras.items():
+            facts.extras[extra] = [r for n in names if (r := declared.get(n.lower())) is not None]
+    if not facts.scripts:
+        facts.scripts = sorted(poetry.scripts)
 
 
 def read_facts(repo: Path) -> RepoFacts:
@@ -137,29 +132,21 @@ def read_facts(repo: Path) -> RepoFacts:
     for rel, _ in iter_tree(repo):
         paths.add(rel)
     facts.paths = frozenset(paths)
-    pyproject = read_repo_file(repo / "pyproject.toml")
-    if pyproject:
-        try:
-            data = parse_toml(pyproject)
-        except ValueError:
-            data = {}
-        project = data.get("project") or {}
-        if isinstance(project, dict):
-            facts.name = str(project.get("name") or "")
-            facts.requires_python = str(project.get("requires-python") or "")
-            for dep in project.get("dependencies") or []:
-                req = _requirement(str(dep), "pyproject.toml [project] dependencies")
-                if req:
-                    facts.dependencies.append(req)
-            for extra, deps in (project.get("optional-dependencies") or {}).items():
-                where = f"pyproject.toml [project.optional-dependencies] {extra}"
-                facts.extras[extra] = [r for d in deps if (r := _requirement(str(d), where))]
-            facts.scripts = sorted((project.get("scripts") or {}).keys())
-        poetry = (
-            (data.get("tool") or {}).get("poetry") if isinstance(data.get("tool"), dict) else None
-        )
-        if isinstance(poetry, dict):
-            _poetry_facts(poetry, facts)
+    declared = read_repository(repo)
+    project = declared.project
+    if project is not None:
+        facts.name = project.name or ""
+        facts.requires_python = project.requires_python or ""
+        for dep in project.dependencies:
+            req = _requirement(dep, "pyproject.toml [project] dependencies")
+            if req:
+                facts.dependencies.append(req)
+        for extra, deps in project.optional_dependencies.items():
+            where = f"pyproject.toml [project.optional-dependencies] {extra}"
+            facts.extras[extra] = [r for d in deps if (r := _requirement(d, where))]
+        facts.scripts = sorted(project.scripts)
+    if declared.poetry is not None:
+        _poetry_facts(declared.poetry, facts)
     setup_cfg = read_repo_file(repo / "setup.cfg")
     if setup_cfg:
         parser = configparser.ConfigParser(interpolation=None)

@@ -156,7 +156,7 @@ def run_tests_command(
     services: Sequence[CiService] = (),
 ) -> str:
     """The test step: install the test tools and the test requirements, start the services CI
-    runs beside the tests (``cases.ci_services``), then the test command writing its JUnit report.
+    runs beside the tests (``repo.ci_services``), then the test command writing its JUnit report.
 
     ``packages_before`` (a reference made with the dependencies of its revision's day) holds
     these installs to packages uploaded before it, through pip's ``PIP_UPLOADED_PRIOR_TO``; a

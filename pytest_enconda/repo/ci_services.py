@@ -145,7 +145,8 @@ def ci_services(repo: Path, found: TestCommand | None = None) -> tuple[list[CiSe
     images no kind matched."""
     import yaml
 
-    from .test_commands import _read, _workflows
+    from .files import read_text
+    from .test_commands import _workflows
 
     repo = Path(repo)
     readers: list[tuple[Path, Callable[[object], list[tuple[str, object]]]]]
@@ -163,7 +164,7 @@ def ci_services(repo: Path, found: TestCommand | None = None) -> tuple[list[CiSe
         if not path.resolve().is_relative_to(root):
             continue  # a linked folder (.circleci -> /etc) is not the repository's
         try:
-            document = yaml.safe_load(_read(path))
+            document = yaml.safe_load(read_text(path))
         except yaml.YAMLError:
             continue
         for image, env in read(document):

@@ -1,6 +1,6 @@
 """Poetry's version constraints as PEP 440 specifiers, one translation for every reader.
 
-Test requirements (``cases/test_deps``, ``cases/test_commands``), the heuristic agent's facts and
+Test requirements (``repo/test_deps``, ``repo/test_commands``), the heuristic agent's facts and
 construct's facts all read ``[tool.poetry]`` tables; they must agree on what ``^1.2`` means, or a
 pin the construct rules call contradictory is one the test tools install.
 """

@@ -14,9 +14,9 @@ from pathlib import Path
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
+from .files import read_ini, read_pyproject, read_text
 from .poetry import poetry_specifier
 from .setup_py import setup_keywords
-from .test_commands import _ini, _read, _toml
 
 __all__ = ["DeclaredPython", "declared_python"]
 
@@ -77,7 +77,7 @@ def _poetry(text: str, source: str) -> DeclaredPython:
 
 def _setup_py(repo: Path) -> str | None:
     """``python_requires=`` of setup.py's call, a literal or a module-level name."""
-    value = setup_keywords(_read(repo / "setup.py")).get("python_requires")
+    value = setup_keywords(read_text(repo / "setup.py")).get("python_requires")
     return value if isinstance(value, str) else None
 
 
@@ -87,7 +87,7 @@ def declared_python(repo: Path) -> DeclaredPython | None:
     ``[options] python_requires``, setup.py's ``python_requires=``; None when none declares one
     (or the text is empty)."""
     repo = Path(repo)
-    pyproject = _toml(repo / "pyproject.toml")
+    pyproject = read_pyproject(repo)
     project = pyproject.get("project")
     if isinstance(project, dict) and isinstance(project.get("requires-python"), str):
         text = project["requires-python"].strip()
@@ -100,7 +100,7 @@ def declared_python(repo: Path) -> DeclaredPython | None:
         text = dependencies["python"].strip()
         if text and text != "*":
             return _poetry(text, "pyproject.toml [tool.poetry.dependencies] python")
-    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    setup_cfg = read_ini(read_text(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_option("options", "python_requires"):
         text = setup_cfg.get("options", "python_requires").strip()
         if text:

@@ -25,34 +25,26 @@ import configparser
 import re
 import shlex
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Literal, NamedTuple
 
-from packaging.utils import canonicalize_name
 from pydantic import BaseModel, Field
 
-from ..textio import parse_toml
-from .lockfile import lock_constraints
+from .files import read_ini, read_pyproject, read_text
 from .poetry import poetry_requirement
-from .setup_py import setup_keywords
-from .vcs_version import CONFIG_FILES, version_setup
 
 __all__ = [
     "DjangoSettings",
     "TestCommand",
-    "ci_file_steps",
     "ci_setup_lines",
     "discover_test_command",
     "django_settings",
-    "recipe_script",
     "test_tools",
-    "with_file_steps",
 ]
 
 Source = Literal["ci", "tox", "nox", "makefile", "pytest-config", "readme", "default"]
 DEFAULT_COMMAND = "python -m pytest"
 DEFAULT_PYTEST = "pytest<9"
-_MAX_READ = 1 << 20
 
 # Options whose value is the next word unless written with '='.
 _DROP_WITH_VALUE = {
@@ -220,16 +212,6 @@ class TestCommand(BaseModel):
     source: Source
     detail: str = Field(default="", description="the file (and line) it came from")
     raw: str = Field(default="", description="the line as written there")
-
-
-def _read(path: Path) -> str:
-    try:
-        if not path.is_file() or path.is_symlink():
-            return ""
-        with path.open("rb") as handle:
-            return handle.read(_MAX_READ).decode("utf-8", errors="replace")
-    except OSError:
-        return ""
 
 
 def _words(line: str) -> list[str] | None:
@@ -593,85 +575,12 @@ def ci_setup_lines(repo: Path, found: TestCommand) -> list[str]:
     step before ``pytest --check-links``. Empty for a command from elsewhere."""
     if found.source != "ci" or not found.detail:
         return []
-    text = _read(Path(repo) / found.detail)
+    text = read_text(Path(repo) / found.detail)
     for unittest in (False, True):
         hit = _from_workflow(text, Path(repo), unittest=unittest)
         if hit is not None and hit.raw == found.raw:
             return list(hit.before)
     return []
-
-
-# The file steps of a CI job the recipe repeats: a settings file made from the checkout's example
-# (peering-manager: `cp peering_manager/configuration.example.py peering_manager/configuration.py`;
-# readux: `mkdir logs && touch logs/debug.log`). Only these programs, their plain options, and
-# `echo TEXT > FILE` with fixed text.
-_FILE_STEP_OPTIONS = {"cp": {"-r", "-R", "-f", "-n", "-a", "-p"}, "mkdir": {"-p"}, "touch": set()}
-
-
-def ci_file_steps(repo: Path, found: TestCommand) -> list[str]:
-    """The CI job's steps before the tests that copy a file of the checkout or make a folder or
-    an empty file in it (``cp``, ``mkdir``, ``touch``), as shell lines for the recipe: without
-    the settings file a Django project's CI copies from its example, no test imports. A step
-    naming a path outside the checkout, a variable or a pattern is left out; so is a copy whose
-    source the checkout lacks (CI made it in an earlier step)."""
-    repo = Path(repo)
-    root = repo.resolve()
-    steps: list[str] = []
-    for line in ci_setup_lines(repo, found):
-        for segment in re.split(r"&&|\|\||;", line):
-            written = _echo_step(segment.strip(), root)
-            if written:
-                steps.append(written)
-                continue
-            words = _words(segment.strip())
-            if not words or words[0] not in _FILE_STEP_OPTIONS:
-                continue
-            options = [word for word in words[1:] if word.startswith("-")]
-            paths = [word for word in words[1:] if not word.startswith("-")]
-            if not paths or not set(options) <= _FILE_STEP_OPTIONS[words[0]]:
-                continue
-            if not all(_plain_path(path, root) for path in paths):
-                continue
-            if words[0] == "cp" and (len(paths) != 2 or not (repo / paths[0]).exists()):
-                continue
-            steps.append(shlex.join(words))
-    return list(dict.fromkeys(steps))
-
-
-# `echo "WW_RANDO_OUTPUT_DIR=/wwrando-output" > .env` (wwrando's CI, read by pytest-dotenv).
-_ECHO_STEP = re.compile(r"echo\s+(?P<text>.+?)\s*(?P<op>>>?)\s*(?P<path>[^\s<>|&;]+)")
-
-
-def _echo_step(segment: str, root: Path) -> str:
-    """A CI line writing fixed text into a file of the checkout, as a recipe line ("" if not)."""
-    match = _ECHO_STEP.fullmatch(segment)
-    if not match:
-        return ""
-    words = _words(match.group("text"))
-    # No variables, substitutions or options: the text must be what CI wrote, word for word.
-    if not words or words[0].startswith("-") or any(re.search(r"[$`\\]", w) for w in words):
-        return ""
-    if not _plain_path(match.group("path"), root):
-        return ""
-    text = shlex.quote(" ".join(words))
-    return f"echo {text} {match.group('op')} {shlex.quote(match.group('path'))}"
-
-
-def with_file_steps(script: str, steps: list[str], source: str) -> str:
-    """``script`` ending with the CI file ``steps`` (``ci_file_steps``), each allowed to fail."""
-    if not steps:
-        return script
-    lines = [f"# the files CI makes before the tests ({source})"] + [
-        f"{step} || echo {shlex.quote(f'recipe: CI step {step!r} failed')}" for step in steps
-    ]
-    return script.rstrip("\n") + "\n" + "\n".join(lines) + "\n"
-
-
-def _plain_path(path: str, root: Path) -> bool:
-    """A relative path without variables, patterns or '..' that resolves inside ``root``."""
-    if re.search(r"[$`*?\[\]{}~]", path) or Path(path).is_absolute() or ".." in Path(path).parts:
-        return False
-    return (root / path).resolve().is_relative_to(root)
 
 
 def _logical_lines(text: str) -> list[str]:
@@ -705,25 +614,16 @@ def _workflows(repo: Path) -> list[Path]:
     return sorted(files, key=rank)
 
 
-def _ini(text: str) -> configparser.RawConfigParser | None:
-    parser = configparser.RawConfigParser(strict=False, interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
-        return None
-    return parser
-
-
 def _tox_sections(repo: Path) -> list[tuple[str, configparser.RawConfigParser]]:
     found = []
     for name in ("tox.ini", "setup.cfg"):
-        parser = _ini(_read(repo / name))
+        parser = read_ini(read_text(repo / name))
         if parser is not None:
             found.append((name, parser))
-    pyproject = _toml(repo / "pyproject.toml")
+    pyproject = read_pyproject(repo)
     legacy = pyproject.get("tool", {}).get("tox", {}).get("legacy_tox_ini")
     if isinstance(legacy, str):
-        parser = _ini(legacy)
+        parser = read_ini(legacy)
         if parser is not None:
             found.append(("pyproject.toml [tool.tox] legacy_tox_ini", parser))
     return found
@@ -763,7 +663,7 @@ def _from_nox(repo: Path) -> tuple[str, str, str] | None:
     first, then those naming a test, then any (meltano/sdk's first pytest call is its
     ``update_snapshots`` session's ``--snapshot-update``, its ``tests`` session runs ``coverage
     run -m pytest``)."""
-    text = _read(repo / "noxfile.py")
+    text = read_text(repo / "noxfile.py")
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
@@ -834,14 +734,16 @@ def _module_runner(line: str, repo: Path) -> str | None:
     path = f"{module.replace('.', '/')}.py" if module else script.removeprefix("./")
     if module in ("pytest", "unittest") or not _inside_checkout(path, repo, folder=False):
         return None
-    return f"{DEFAULT_COMMAND} {shlex.quote(path)}" if "unittest" in _read(repo / path) else None
+    if "unittest" not in read_text(repo / path):
+        return None
+    return f"{DEFAULT_COMMAND} {shlex.quote(path)}"
 
 
 def _from_makefile(repo: Path) -> tuple[str, str, str] | None:
     """The command of the Makefile's test target (``test``, ``tests``, ``check``, ...) or of the
     targets it depends on: pytest, unittest, or a unittest suite run as a module."""
     for name in MAKEFILES:
-        rules = _make_rules(_read(repo / name))
+        rules = _make_rules(read_text(repo / name))
         for target in _MAKE_TEST_TARGETS:
             queue, seen = [target], set()
             while queue:
@@ -862,21 +764,14 @@ def _from_makefile(repo: Path) -> tuple[str, str, str] | None:
     return None
 
 
-def _toml(path: Path) -> dict:
-    try:
-        return parse_toml(_read(path))
-    except ValueError:  # a repository's pyproject: deep or huge literals are its problem
-        return {}
-
-
 def _pytest_config(repo: Path) -> str | None:
     """The file holding pytest's configuration, if any."""
     if (repo / "pytest.ini").is_file():
         return "pytest.ini"
-    if "pytest" in _toml(repo / "pyproject.toml").get("tool", {}):
+    if "pytest" in read_pyproject(repo).get("tool", {}):
         return "pyproject.toml [tool.pytest.ini_options]"
     for name, section in (("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
-        parser = _ini(_read(repo / name))
+        parser = read_ini(read_text(repo / name))
         if parser is not None and parser.has_section(section):
             return f"{name} [{section}]"
     return None
@@ -925,7 +820,7 @@ _BENCHMARK_WORKFLOW = re.compile(r"^(codspeed|bench)", re.I)
 
 def _discover(repo: Path) -> TestCommand:
     uses_tox = uses_nox = False
-    workflows = [(workflow, _read(workflow)) for workflow in _workflows(repo)]
+    workflows = [(workflow, read_text(workflow)) for workflow in _workflows(repo)]
     for workflow, text in workflows:
         found = _from_workflow(text, repo)
         rel = workflow.relative_to(repo).as_posix()
@@ -961,7 +856,7 @@ def _discover(repo: Path) -> TestCommand:
     config = _pytest_config(repo)
     if config:
         return TestCommand(command=DEFAULT_COMMAND, source="pytest-config", detail=config)
-    readmes = [(readme, _read(readme)) for readme in _readmes(repo)]
+    readmes = [(readme, read_text(readme)) for readme in _readmes(repo)]
     for unittest in (False, True):
         for readme, text in readmes:
             found = _from_lines(text, repo, unittest=unittest)
@@ -996,7 +891,7 @@ class DjangoSettings(BaseModel):
 
 
 def _settings_in_pytest_config(repo: Path) -> DjangoSettings | None:
-    ini = _toml(repo / "pyproject.toml").get("tool", {}).get("pytest", {}).get("ini_options", {})
+    ini = read_pyproject(repo).get("tool", {}).get("pytest", {}).get("ini_options", {})
     value = ini.get("DJANGO_SETTINGS_MODULE") if isinstance(ini, dict) else None
     if isinstance(value, str) and value.strip():
         source = "pyproject.toml [tool.pytest.ini_options]"
@@ -1006,7 +901,7 @@ def _settings_in_pytest_config(repo: Path) -> DjangoSettings | None:
         ("tox.ini", "pytest"),
         ("setup.cfg", "tool:pytest"),
     ):
-        parser = _ini(_read(repo / name))
+        parser = read_ini(read_text(repo / name))
         if parser is None or not parser.has_section(section):
             continue
         # configparser lower-cases keys: DJANGO_SETTINGS_MODULE is read as written either way.
@@ -1042,7 +937,7 @@ def _settings_module_exists(repo: Path, module: str) -> bool:
 def _conftest_configures_django(repo: Path) -> bool:
     """A conftest that sets the settings itself (``settings.configure()``) must not be overruled."""
     for rel in ("conftest.py", "tests/conftest.py", "test/conftest.py", "src/conftest.py"):
-        text = _read(repo / rel)
+        text = read_text(repo / rel)
         if "DJANGO_SETTINGS_MODULE" in text or "settings.configure(" in text:
             return True
     return False
@@ -1074,7 +969,7 @@ def django_settings(repo: Path) -> DjangoSettings | None:
                     DjangoSettings(module=match.group(1), source=f"{name} [{section}] setenv")
                 )
     for rel in _DJANGO_SCRIPTS:
-        match = _SETTINGS_IN_SCRIPT.search(_read(repo / rel))
+        match = _SETTINGS_IN_SCRIPT.search(read_text(repo / rel))
         if match:
             candidates.append(DjangoSettings(module=match.group(1), source=rel))
     return next((c for c in candidates if _settings_module_exists(repo, c.module)), None)
@@ -1086,7 +981,7 @@ def django_settings(repo: Path) -> DjangoSettings | None:
 def _requirement_lines(repo: Path) -> list[str]:
     """Test requirements as written: test extras, test requirement files, tox deps."""
     lines: list[str] = []
-    pyproject = _toml(repo / "pyproject.toml")
+    pyproject = read_pyproject(repo)
     extras = pyproject.get("project", {}).get("optional-dependencies", {})
     groups = pyproject.get("dependency-groups", {})
     poetry = pyproject.get("tool", {}).get("poetry", {})
@@ -1102,16 +997,16 @@ def _requirement_lines(repo: Path) -> list[str]:
                 lines += [item for item in value if isinstance(item, str)]
             elif isinstance(value, dict):
                 lines += [poetry_requirement(key, spec) for key, spec in value.items()]
-    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    setup_cfg = read_ini(read_text(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
         for name, value in setup_cfg.items("options.extras_require"):
             if _TEST_EXTRAS.match(name):
                 lines += value.splitlines()
-    setup_py = _read(repo / "setup.py")
+    setup_py = read_text(repo / "setup.py")
     for match in re.finditer(r"['\"](pytest[A-Za-z0-9._-]*[^'\"]*)['\"]", setup_py):
         lines.append(match.group(1))
     for path in _requirement_files(repo):
-        lines += _read(path).splitlines()
+        lines += read_text(path).splitlines()
     for _, parser in _tox_sections(repo):
         for section in parser.sections():
             if section.startswith("testenv"):
@@ -1155,7 +1050,7 @@ def _requirement_files(repo: Path) -> list[Path]:
 
 def _addopts(repo: Path) -> str:
     options = []
-    pyproject = _toml(repo / "pyproject.toml")
+    pyproject = read_pyproject(repo)
     ini = pyproject.get("tool", {}).get("pytest", {}).get("ini_options", {})
     value = ini.get("addopts")
     options.append(" ".join(value) if isinstance(value, list) else str(value or ""))
@@ -1169,7 +1064,7 @@ def _addopts(repo: Path) -> str:
         ("tox.ini", "pytest"),
         ("setup.cfg", "tool:pytest"),
     ):
-        parser = _ini(_read(repo / name))
+        parser = read_ini(read_text(repo / name))
         if parser is not None and parser.has_section(section):
             options.append(parser.get(section, "addopts", fallback=""))
             options += [
@@ -1242,466 +1137,6 @@ def _capped_pytest(spec: str) -> str:
         return spec
     bounds = ",".join([*(str(item) for item in requirement.specifier), "<9"])
     return f"pytest{bounds}"
-
-
-# ----------------------------------------------------------------------------- the recipe
-
-_RECIPE_EXTRAS = re.compile(r"^(tests?|testing)$", re.IGNORECASE)
-
-
-def _extras(repo: Path) -> list[str]:
-    """Names of the repository's extras (optional dependency groups), as declared."""
-    names: list[str] = []
-    pyproject = _toml(repo / "pyproject.toml")
-    optional = pyproject.get("project", {}).get("optional-dependencies", {})
-    if isinstance(optional, dict):
-        names += [str(name) for name in optional]
-    poetry_extras = pyproject.get("tool", {}).get("poetry", {}).get("extras", {})
-    if isinstance(poetry_extras, dict):
-        names += [str(name) for name in poetry_extras]
-    setup_cfg = _ini(_read(repo / "setup.cfg"))
-    if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
-        names += [name for name, _ in setup_cfg.items("options.extras_require")]
-    setup_py = _read(repo / "setup.py")
-    block = re.search(r"extras_require\s*=\s*\{(.*?)\}", setup_py, re.S)
-    if block:
-        names += re.findall(r"['\"]([A-Za-z0-9_.-]+)['\"]\s*:", block.group(1))
-    return list(dict.fromkeys(names))
-
-
-# A requirement pip takes from an index, with nothing a shell line could misread.
-_INDEX_SPEC = r"[A-Za-z0-9][A-Za-z0-9._\[\],<>=!~ -]*"
-
-
-def _pip_words(specs: list[str]) -> str:
-    return " ".join(shlex.quote(spec.replace(" ", "")) for spec in specs)
-
-
-def _group_requirements(repo: Path) -> list[str]:
-    """Test requirements that pip cannot reach through an extra: dependency and Poetry groups."""
-    specs: list[str] = []
-    pyproject = _toml(repo / "pyproject.toml")
-    groups = pyproject.get("dependency-groups", {})
-    poetry = pyproject.get("tool", {}).get("poetry", {})
-    tables = [groups, poetry.get("group", {}), {"dev": poetry.get("dev-dependencies")}]
-    for table in tables:
-        if not isinstance(table, dict):
-            continue
-        for name, value in table.items():
-            if not _TEST_EXTRAS.match(str(name)) or str(name).lower() in ("all", "ci"):
-                continue
-            if isinstance(value, dict) and "dependencies" in value:
-                value = value["dependencies"]
-            if isinstance(value, list):
-                specs += [item for item in value if isinstance(item, str)]
-            elif isinstance(value, dict):
-                for key, spec in value.items():
-                    if key.lower() == "python":
-                        continue
-                    if isinstance(spec, str) or (isinstance(spec, dict) and "version" in spec):
-                        specs.append(poetry_requirement(key, spec))
-                    elif isinstance(spec, dict) and isinstance(spec.get("path"), str):
-                        # A local test package (Poetry path dependency), inside the repository.
-                        path = spec["path"]
-                        if not path.startswith("/") and ".." not in Path(path).parts:
-                            specs.append("./" + path.removeprefix("./"))
-    pattern = rf"^(\./[A-Za-z0-9._/-]*|{_INDEX_SPEC})$"
-    return [spec for spec in specs if re.match(pattern, spec)]
-
-
-_EGG = re.compile(r"#(?:.*&)?egg=([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.-]+\])?)")
-_URL_SCHEMES = ("git+", "hg+", "svn+", "bzr+", "http:", "https:")
-# A requirements file's copy with its VCS and URL lines as releases, beside it so that its own
-# `-r` includes still resolve; removed after the install.
-_RELEASES_COPY = ".enconda-requirements.txt"
-
-
-def release_for_url(word: str) -> str | None:
-    """The distribution a VCS or URL requirement names (``git+...#egg=NAME``, ``NAME @ URL``),
-    whose release stands in for it: the sandbox reaches package indexes only. None when it is
-    no URL requirement; "" when it names none."""
-    direct = re.match(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.-]+\])?)\s*@\s*\S", word)
-    if direct and "://" in word:
-        return direct.group(1)
-    if not word.strip().startswith(_URL_SCHEMES):
-        return None
-    egg = _EGG.search(word)
-    return egg.group(1) if egg else ""
-
-
-def _with_releases(text: str, keep: bool = True) -> list[str] | None:
-    """``text`` (a requirements file) with each URL requirement as its release (``keep``) or
-    left out, as are those naming none; None when it has no URL requirement."""
-    lines: list[str] = []
-    changed = False
-    for line in text.splitlines():
-        words = line.split()
-        target = words[-1] if words and words[0] in ("-e", "--editable") else line.strip()
-        release = release_for_url(target.split(" #", 1)[0])
-        if release is None:
-            lines.append(line)
-            continue
-        changed = True
-        if release and keep:
-            lines.append(release)
-    return lines if changed else None
-
-
-# Where a project's CI installs its requirements file: naomi's Travis job runs
-# `pip install -r python_requirements.txt` and has no requirements.txt.
-_CI_FILES = (".travis.yml", ".gitlab-ci.yml", ".circleci/config.yml", "azure-pipelines.yml")
-_PIP_INSTALL_R = re.compile(r"\bpip3?\s+install\b[^\n]*?\s-r\s*([A-Za-z0-9_./-]+\.txt)\b")
-
-
-def root_requirements(repo: Path) -> str | None:
-    """The project's own requirements file: ``requirements.txt``, else the one its CI installs
-    with ``pip install -r`` (a test requirements file is installed as one elsewhere)."""
-    if (repo / "requirements.txt").is_file():
-        return "requirements.txt"
-    tests = _requirement_files(repo)
-    for ci in [*_workflows(repo), *(repo / name for name in _CI_FILES)]:
-        for match in _PIP_INSTALL_R.finditer(_read(ci)):
-            rel = match.group(1).removeprefix("./")
-            if rel.startswith("/") or ".." in PurePosixPath(rel).parts:
-                continue
-            path = repo / rel
-            if path.is_file() and not path.is_symlink() and path not in tests:
-                return rel
-    return None
-
-
-_ONE_BY_ONE = "/tmp/enconda-requirements-one-by-one.txt"
-
-
-def flat_requirements(repo: Path, name: str, depth: int = 0) -> list[str]:
-    """The requirements of ``name`` one per line, its ``-r`` includes (inside the repository)
-    followed and ``-e`` dropped from editable lines (lnldb's requirements.txt is
-    ``-r requirements_base.txt`` and a few pins); options and comments left out."""
-    specs: list[str] = []
-    folder = PurePosixPath(name).parent
-    for raw in _read(repo / name).splitlines():
-        line = re.sub(r"(^|\s)#(?!egg=).*", "", raw).strip()
-        words = line.split()
-        if not words:
-            continue
-        if words[0] in ("-r", "--requirement") and len(words) == 2:
-            included = (folder / words[1]).as_posix()
-            inside = not words[1].startswith("/") and ".." not in PurePosixPath(included).parts
-            if inside and depth < 5 and (repo / included).is_file():
-                specs += flat_requirements(repo, included, depth + 1)
-        elif words[0] in ("-e", "--editable") and len(words) == 2:
-            specs.append(words[1])
-        elif not line.startswith("-"):
-            specs.append(line)
-    # A line that is the listing's heredoc terminator would end it and run what follows.
-    return [spec for spec in dict.fromkeys(specs) if spec != "ENCONDA_REQUIREMENTS"][:2000]
-
-
-def _requirements_install(repo: Path, lock: str, name: str = "requirements.txt") -> list[str]:
-    """The root requirements file's install; where it names VCS or URL requirements, tried
-    again with their releases, then without them (zulip's `git+https://github.com/zulip/
-    zulint@...#egg=zulint`: the sandbox cannot clone it, zulint has no release, and the whole
-    file failed). Last, its requirements one by one: one that cannot build here (naomi's
-    pyaudio, without PortAudio's headers) does not keep the others out."""
-    quoted = shlex.quote(name)
-    install = f"python -m pip install -r {quoted}"
-    specs = flat_requirements(repo, name)
-    listing = [f"cat > {_ONE_BY_ONE} <<'ENCONDA_REQUIREMENTS'", *specs, "ENCONDA_REQUIREMENTS"]
-    one_by_one = (
-        f"{{ echo 'recipe: {name} did not install together: one by one'; "
-        # Its stdin is the list being read: a build that reads stdin must not eat the rest.
-        'while read -r spec; do python -m pip install "$spec" < /dev/null || '
-        f'echo "recipe: $spec did not install"; done < {_ONE_BY_ONE}; }}'
-    )
-    text = _read(repo / name)
-    releases, without = _with_releases(text), _with_releases(text, keep=False)
-    if releases is None or without is None:
-        # The lock's versions first, then without them (``_unless_locked``), then one by one.
-        return [*listing, f"{_unless_locked(install, lock)} || {one_by_one}"]
-    copies = [(releases, "as releases")]
-    if without != releases:
-        copies.append((without, "left out"))
-    lines: list[str] = []
-    retry = install
-    # Beside the file: readux's requirements/local.txt includes `-r ./base.txt`, which a copy at
-    # the root resolved to a file that is not there.
-    folder = PurePosixPath(name).parent
-    made = [shlex.quote((folder / f"{_RELEASES_COPY}.{i}").as_posix()) for i in range(len(copies))]
-    for copy, (content, how) in zip(made, copies, strict=True):
-        lines += [f"cat > {copy} <<'ENCONDA_REQUIREMENTS'", *content, "ENCONDA_REQUIREMENTS"]
-        retry += (
-            f" || {{ echo 'recipe: {name} did not install: its VCS and URL "
-            f"requirements {how}'; python -m pip install -r {copy}; }}"
-        )
-    # An included file's own URL requirement (readux's base.txt clones python-edtf) fails every
-    # copy too: then one by one, as a file without URL requirements would be.
-    return [
-        *listing,
-        *lines,
-        f"{_unless_locked(f'{{ {retry}; }}', lock)} || {one_by_one}",
-        "rm -f " + " ".join(made),
-    ]
-
-
-def recipe_script(repo: Path, system_packages: list[str] | tuple[str, ...] = ()) -> str:
-    """Install the repository from source with its test extras and test requirements.
-
-    The fallback reference setup: what a careful maintainer runs when the README says nothing
-    usable. Optional steps (system packages, test requirement files, groups) may fail without
-    stopping it. ``system_packages`` are Debian packages (those its CI installs, say).
-    """
-    repo = Path(repo)
-    safe = [name for name in system_packages if re.fullmatch(r"[a-z0-9][a-z0-9.+-]*", name)]
-    config = "\n".join(_read(repo / name) for name in CONFIG_FILES)
-    versioned, unversioned = version_setup(
-        config, _toml(repo / "pyproject.toml"), dist_name=declared_name(repo)
-    )
-    lines = [
-        "#!/bin/bash",
-        "# reference recipe: the repository from source, with its test extras",
-        *versioned,
-    ]
-    if safe:
-        words = " ".join(safe)
-        lines.append(
-            "(apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
-            f"--no-install-recommends {words}) || echo 'recipe: system packages did not install'"
-        )
-    own = project_name(repo)
-    lock, pins = lock_constraints(repo, frozenset({own} - {""}))
-    if pins:
-        lines += [
-            f"# {lock} pins what the project was tested with: every pip install below is held",
-            "# to those versions (cases.lockfile); the requirements' and the checkout's installs",
-            "# are tried again without them if they fail under them.",
-            f"cat > {_CONSTRAINTS} <<'ENCONDA_LOCK'",
-            *pins,
-            "ENCONDA_LOCK",
-            f"export PIP_CONSTRAINT={_CONSTRAINTS}",
-        ]
-    requirements = root_requirements(repo)
-    if requirements is not None:
-        lines += _requirements_install(repo, lock, requirements)
-    extras = _extras(repo)
-    wanted = [name for name in extras if _RECIPE_EXTRAS.match(name)]
-    if not wanted:
-        wanted = [name for name in extras if name.lower() in ("dev", "develop")]
-    target = "." + (f"[{','.join(wanted)}]" if wanted else "")
-    if _installable(repo):
-        quoted = shlex.quote(target)
-        install = f"python -m pip install -e {quoted} || python -m pip install {quoted}"
-        declared, from_git = _poetry_dependencies(repo), _poetry_git_dependencies(repo)
-        if declared or from_git:
-            # An old Poetry build backend can write metadata today's pip refuses (django-machina:
-            # `^3.2 || >=4.0` became "(>=3.2,<4.0 || >=4.0)"), or its dependencies contradict
-            # its lock (OpenPulse): the declared dependencies, each git one alone, then the
-            # checkout without them, so that its distribution is there for pkg_resources.
-            steps = (
-                [
-                    f"python -m pip install {_pip_words(declared)} "
-                    "|| echo 'recipe: its Poetry dependencies did not install together'"
-                ]
-                if declared
-                else []
-            )
-            for spec in from_git:
-                word = shlex.quote(spec)
-                steps.append(
-                    f"{{ python -m pip install {word} || python -m pip install --no-deps {word} "
-                    f"|| echo 'recipe: {spec.split()[0]} did not install'; }}"
-                )
-            steps.append(
-                "{ python -m pip install --no-deps -e . || python -m pip install --no-deps . "
-                "|| echo 'recipe: the checkout did not install without its dependencies either'; }"
-            )
-            install = (
-                f"{{ {install}; }} || {{ echo 'recipe: the checkout did not install: its Poetry "
-                f"dependencies instead'; {'; '.join(steps)}; }}"
-            )
-        lines.append(_unless_locked(install, lock))
-    elif (application := _poetry_application_requirements(repo)) is not None:
-        lines.append("# Poetry without [build-system]: its dependencies, then the checkout if pip")
-        lines.append("# can build it at all (a one-package library; not an application's folders).")
-        if application:
-            lines.append(_unless_locked(f"python -m pip install {_pip_words(application)}", lock))
-        lines.append(
-            "python -m pip install -e . || echo 'recipe: the checkout is no package pip can build'"
-        )
-    elif lock == "Pipfile.lock" and requirements is None:
-        # A Pipenv application (nablaweb: Pipfile, Pipfile.lock, manage.py, no package): the
-        # lock's packages, as pipenv would install them; one by one where they fail together
-        # (a Windows-only pin, an old release that no longer builds).
-        lines += [
-            "# Pipfile.lock: a Pipenv application; its locked packages (default and develop)",
-            f"python -m pip install -r {_CONSTRAINTS} || {{ echo 'recipe: the locked packages "
-            "did not install together: one by one'; while read -r spec; do python -m pip "
-            f'install "$spec" < /dev/null || echo "recipe: $spec did not install"; '
-            f"done < {_CONSTRAINTS}; }}",
-        ]
-    for path in _requirement_files(repo):
-        rel = shlex.quote(path.relative_to(repo).as_posix())
-        lines.append(f"python -m pip install -r {rel} || echo 'recipe: {rel} did not install'")
-    groups = _group_requirements(repo)
-    if groups:
-        words = _pip_words(groups)
-        lines.append(f"python -m pip install {words} || echo 'recipe: test groups did not install'")
-    if any((repo / base / "distutils" / "__init__.py").is_file() for base in (".", "src")):
-        # setuptools' distutils-precedence.pth hands every `import distutils` its own copy
-        # (pypa/distutils' reference imported setuptools/_distutils, not the checkout), where the
-        # project's CI tests in a venv without setuptools: after the installs, which build with
-        # setuptools as usual, its documented switch turns that off for the tests.
-        lines.append("export SETUPTOOLS_USE_DISTUTILS=stdlib")
-    return "\n".join([*lines, *unversioned]) + "\n"
-
-
-_CONSTRAINTS = "/tmp/enconda-lock-constraints.txt"
-
-# The verify strategy that runs the recipe with the dependencies of the revision's day.
-AS_OF = "recipe:as-of"
-# The first pip with --uploaded-prior-to (PIP_UPLOADED_PRIOR_TO) is 26 (checked here: 26.3 on
-# Python 3.11, 26.0.1 on 3.9). Asking for 26.3 left Python 3.9 bases, which pip 26.1 dropped,
-# without the as-of attempt (columnflow: "No matching distribution found for pip>=26.3").
-_DATED_PIP = "pip>=26"
-
-
-def as_of_script(recipe: str, moment: str, *, era_pip: bool = False) -> str:
-    """``recipe`` with every pip install held to packages uploaded before ``moment`` (ISO 8601):
-    what ``pip install`` resolved on the day of the revision, for a repository whose code
-    imports what later releases removed (nevergrad and bayes_opt 2's ``UtilityFunction``).
-    pip is upgraded first: Debian's 23.0 has no such option and would ignore the variable.
-
-    With ``era_pip`` (a project depending on pip itself, ``test_deps.depends_on_pip``), the
-    script ends by putting back the pip of that day: pip-tools' tests call pip's internals, and
-    518 of its 842 failed against pip 26 (``'InstallRequirement' object has no attribute
-    'use_pep517'``). That pip is downloaded under the cutoff, which an installed newer pip would
-    otherwise satisfy."""
-    body = recipe.removeprefix("#!/bin/bash\n")
-    lines = [
-        "#!/bin/bash",
-        f"# the recipe as of {moment}: packages uploaded before the revision's commit",
-        f"python -m pip install -q --upgrade '{_DATED_PIP}' || {{ echo 'recipe: "
-        f"{_DATED_PIP} (for PIP_UPLOADED_PRIOR_TO) did not install'; exit 1; }}",
-        f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(moment)}",
-        body,
-    ]
-    if era_pip:
-        lines.append(
-            "# the project depends on pip itself: the pip of that day, as its tests ran with\n"
-            "rm -rf /tmp/enconda-era-pip && python -m pip download -q --no-deps --only-binary "
-            ":all: -d /tmp/enconda-era-pip pip && python -m pip install -q --force-reinstall "
-            "--no-deps /tmp/enconda-era-pip/pip-*.whl "
-            "|| echo 'recipe: the pip of that day did not install'"
-        )
-    return "\n".join(lines)
-
-
-def _unless_locked(install: str, lock: str) -> str:
-    """``install``, run again without the lock's constraints if it fails under them (a pin with
-    no wheel for this interpreter, or one a requirement file contradicts)."""
-    if not lock:
-        return install
-    return (
-        f"{install} || {{ echo 'recipe: {lock} versions did not install, without them'; "
-        f"unset PIP_CONSTRAINT; {install}; }}"
-    )
-
-
-def declared_name(repo: Path) -> str:
-    """The project's distribution name as declared (``[project]``, ``[tool.poetry]``,
-    ``setup.cfg [metadata]``, setup.py's ``name=``); "" when none is."""
-    pyproject = _toml(repo / "pyproject.toml")
-    project = pyproject.get("project")
-    tool = pyproject.get("tool")
-    poetry = tool.get("poetry") if isinstance(tool, dict) else None
-    name = (project.get("name") if isinstance(project, dict) else None) or (
-        poetry.get("name") if isinstance(poetry, dict) else None
-    )
-    if not name:
-        setup_cfg = _ini(_read(repo / "setup.cfg"))
-        if setup_cfg is not None:
-            name = setup_cfg.get("metadata", "name", fallback="")
-    if not name:
-        name = setup_keywords(_read(repo / "setup.py")).get("name")
-    return name.strip() if isinstance(name, str) else ""
-
-
-def project_name(repo: Path) -> str:
-    """The project's own distribution name (``declared_name``), normalised as PEP 503 does; ""
-    when none is declared."""
-    name = declared_name(repo)
-    return canonicalize_name(name) if name else ""
-
-
-def _installable(repo: Path) -> bool:
-    """Whether pip can install the checkout: a ``pyproject.toml`` holding only tools' settings
-    (black, isort, pytest) names no package, and pip's flat-layout discovery then refuses an
-    application's several top-level folders (bitcart: api, conf, modules, ...), failing setup."""
-    if (repo / "setup.py").is_file():
-        return True
-    if (repo / "setup.cfg").is_file() and "[metadata]" in _read(repo / "setup.cfg"):
-        return True
-    pyproject = _toml(repo / "pyproject.toml")
-    tool = pyproject.get("tool", {})
-    # A Poetry table alone is no package pip can build: without `[build-system]` pip falls back to
-    # setuptools, which refuses an application's top-level folders (peering-manager's 14).
-    return bool(
-        pyproject.get("project")
-        or pyproject.get("build-system")
-        or (isinstance(tool, dict) and tool.get("flit"))
-    )
-
-
-def _poetry_application_requirements(repo: Path) -> list[str] | None:
-    """The ``[tool.poetry.dependencies]`` of a Poetry project pip cannot build (no
-    ``[build-system]``): what ``poetry install --no-root`` would install, as pip requirements;
-    ``None`` when the repository is no such project."""
-    pyproject = _toml(repo / "pyproject.toml")
-    tool = pyproject.get("tool")
-    poetry = tool.get("poetry") if isinstance(tool, dict) else None
-    if not poetry or not isinstance(poetry, dict):
-        return None
-    if pyproject.get("build-system") or pyproject.get("project"):
-        return None
-    return _poetry_dependencies(repo)
-
-
-def _poetry_dependency_table(repo: Path) -> dict[str, object]:
-    """``[tool.poetry.dependencies]`` as written; empty when there is no such table."""
-    tool = _toml(repo / "pyproject.toml").get("tool")
-    poetry = tool.get("poetry") if isinstance(tool, dict) else None
-    dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
-    return dependencies if isinstance(dependencies, dict) else {}
-
-
-def _poetry_dependencies(repo: Path) -> list[str]:
-    """``[tool.poetry.dependencies]`` as pip requirements from an index (path, git and URL
-    sources left out); empty when there is no such table."""
-    dependencies = _poetry_dependency_table(repo)
-    specs = [
-        poetry_requirement(name, spec)
-        for name, spec in dependencies.items()
-        if str(name).lower() != "python"
-        and isinstance(spec, (str, dict))
-        and not (isinstance(spec, dict) and ("path" in spec or "git" in spec or "url" in spec))
-    ]
-    return [spec for spec in specs if re.fullmatch(_INDEX_SPEC, spec)]
-
-
-def _poetry_git_dependencies(repo: Path) -> list[str]:
-    """``[tool.poetry.dependencies]``'s git sources as pip direct references (``name @
-    git+URL@REF``): they install where git reaches the URL (a mirror's copy, ``git_deps``)."""
-    dependencies = _poetry_dependency_table(repo)
-    specs: list[str] = []
-    for name, spec in dependencies.items():
-        url = spec.get("git") if isinstance(spec, dict) else None
-        if not (isinstance(url, str) and re.fullmatch(r"https://[\w.-]+/[\w./-]+", url)):
-            continue
-        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", str(name)):
-            continue
-        ref = next((spec[key] for key in ("rev", "tag", "branch") if key in spec), None)
-        suffix = f"@{ref}" if isinstance(ref, str) and re.fullmatch(r"[\w./-]+", ref) else ""
-        specs.append(f"{name} @ git+{url}{suffix}")
-    return specs
 
 
 # A function of this module, not a test: pytest would collect it wherever it is imported.

@@ -30,22 +30,19 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from .files import read_ini, read_pyproject, read_text
 from .poetry import poetry_requirement
+from .project import poetry_dependency_table, project_name, release_for_url
 from .setup_py import setup_keywords
 from .test_commands import (
     _TEST_EXTRAS,
     MAKEFILES,
     TestCommand,
-    _ini,
-    _read,
     _requirement_files,
-    _toml,
     _tox_sections,
     _valid_requirement,
     _workflows,
     ci_setup_lines,
-    project_name,
-    release_for_url,
 )
 
 __all__ = [
@@ -135,8 +132,8 @@ def _strings(value: object) -> list[str]:
 def install_requirements(repo: Path) -> list[str]:
     """setup.py's and setup.cfg's ``install_requires`` (pyproject's are read as TOML where used)."""
     repo = Path(repo)
-    found = _strings(setup_keywords(_read(repo / "setup.py")).get("install_requires"))
-    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    found = _strings(setup_keywords(read_text(repo / "setup.py")).get("install_requires"))
+    setup_cfg = read_ini(read_text(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_option("options", "install_requires"):
         value = setup_cfg.get("options", "install_requires")
         found += [line for line in value.splitlines() if line.strip()]
@@ -148,12 +145,10 @@ def depends_on_pip(repo: Path) -> bool:
     setup.py, setup.cfg): pip-tools calls pip's internals, which change with every pip."""
     from packaging.requirements import InvalidRequirement, Requirement
 
-    from .test_commands import _poetry_dependency_table, _toml
-
-    project = _toml(Path(repo) / "pyproject.toml").get("project")
+    project = read_pyproject(repo).get("project")
     declared = project.get("dependencies") if isinstance(project, dict) else None
     specs = [*_strings(declared), *install_requirements(repo)]
-    if any(str(name).lower() == "pip" for name in _poetry_dependency_table(Path(repo))):
+    if any(str(name).lower() == "pip" for name in poetry_dependency_table(Path(repo))):
         return True
     for spec in specs:
         try:
@@ -166,7 +161,7 @@ def depends_on_pip(repo: Path) -> bool:
 
 def _setup_py(repo: Path) -> tuple[dict[str, list[str]], list[str]]:
     """``(extras_require, tests_require)`` of setup.py, read as Python, never run."""
-    keywords = setup_keywords(_read(repo / "setup.py"))
+    keywords = setup_keywords(read_text(repo / "setup.py"))
     extras: dict[str, list[str]] = {}
     value = keywords.get("extras_require")
     if isinstance(value, dict):
@@ -182,7 +177,7 @@ def extra_requirements(repo: Path) -> dict[str, list[str]]:
     """Every declared extra (any name) and its requirement specifiers."""
     repo = Path(repo)
     extras: dict[str, list[str]] = {}
-    pyproject = _toml(repo / "pyproject.toml")
+    pyproject = read_pyproject(repo)
     optional = pyproject.get("project", {}).get("optional-dependencies", {})
     if isinstance(optional, dict):
         for name, value in optional.items():
@@ -197,7 +192,7 @@ def extra_requirements(repo: Path) -> dict[str, list[str]]:
                 extras[_norm(str(name))] = [
                     poetry_requirement(m, poetry_deps.get(m)) for m in members if isinstance(m, str)
                 ]
-    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    setup_cfg = read_ini(read_text(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_section("options.extras_require"):
         for name, value in setup_cfg.items("options.extras_require"):
             extras[_norm(name)] = [line for line in value.splitlines() if line.strip()]
@@ -219,7 +214,7 @@ def _requirements_file(repo: Path, path: Path, seen: set[Path]) -> list[str]:
         return []
     seen.add(resolved)
     specs: list[str] = []
-    for line in _read(path).splitlines():
+    for line in read_text(path).splitlines():
         line = line.split(" #", 1)[0].strip()
         if not line or line.startswith("#"):
             continue
@@ -300,7 +295,7 @@ def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> li
 
 def _nox(repo: Path, extras: dict[str, list[str]]) -> list[str]:
     try:
-        tree = ast.parse(_read(repo / "noxfile.py"))
+        tree = ast.parse(read_text(repo / "noxfile.py"))
     except (SyntaxError, ValueError):
         return []
     specs: list[str] = []
@@ -441,7 +436,7 @@ def _ci(repo: Path, extras: dict[str, list[str]]) -> list[tuple[str, str]]:
     makefiles = [repo / name for name in MAKEFILES if (repo / name).is_file()]
     for workflow in [*_workflows(repo), *_local_actions(repo), *makefiles[:1]]:
         rel = workflow.relative_to(repo).as_posix()
-        for line in _read(workflow).splitlines():
+        for line in read_text(workflow).splitlines():
             found += [(spec, rel) for spec in _install_line_specs(line, repo, extras)]
     return found
 
@@ -505,7 +500,7 @@ def declared_test_requirements(repo: Path, python: str = "3.11") -> list[TestReq
     for name, value in extras.items():
         if _TEST_EXTRAS.match(name) and name != "all":
             found += [(spec, f"extra [{name}]") for spec in value]
-    pyproject = _toml(repo / "pyproject.toml")
+    pyproject = read_pyproject(repo)
     for source, table in _group_tables(pyproject):
         if not isinstance(table, dict):
             continue
@@ -526,7 +521,7 @@ def declared_test_requirements(repo: Path, python: str = "3.11") -> list[TestReq
             if isinstance(features, list):
                 for feature in features:
                     found += [(s, source) for s in extras.get(_norm(str(feature)), [])]
-    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    setup_cfg = read_ini(read_text(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_option("options", "tests_require"):
         value = setup_cfg.get("options", "tests_require")
         found += [(line, "setup.cfg tests_require") for line in value.splitlines()]

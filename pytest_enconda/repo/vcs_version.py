@@ -221,6 +221,8 @@ def version_setup(
     if not tools:
         return [], []
     names = ", ".join(tool.name for tool in tools)
+    # "cases.vcs_version": this module's old place, kept because recorded reference setups
+    # quote the line and a re-run must write the same script.
     before = [f"# The checkout has no .git: a version for {names} (cases.vcs_version)."]
     after: list[str] = []
     variables: list[str] = []

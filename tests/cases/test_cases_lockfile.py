@@ -1,5 +1,5 @@
 """The reference recipe holds its installs to the versions the repository's lock file pins
-(``cases/lockfile.py``): parsing each lock format, and the recipe run for real."""
+(``repo/lockfile.py``): parsing each lock format, and the recipe run for real."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from recipebox import installed_version, set_up
 
 from pytest_enconda.repo.lockfile import lock_constraints
-from pytest_enconda.repo.test_commands import recipe_script
+from pytest_enconda.verify.recipes import recipe_script
 
 POETRY_LOCK = """\
 [[package]]

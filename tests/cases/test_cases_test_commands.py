@@ -7,21 +7,17 @@ from pathlib import Path
 
 import pytest
 
+from pytest_enconda.repo.project import flat_requirements, release_for_url, root_requirements
 from pytest_enconda.repo.test_commands import (
-    ci_file_steps,
     ci_setup_lines,
     discover_test_command,
     django_settings,
-    flat_requirements,
     normalise,
     normalise_django,
     normalise_unittest,
-    recipe_script,
-    release_for_url,
-    root_requirements,
     test_tools,
-    with_file_steps,
 )
+from pytest_enconda.verify.recipes import ci_file_steps, recipe_script, with_file_steps
 
 
 def write(root: Path, rel: str, text: str) -> None:

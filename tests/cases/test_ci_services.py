@@ -320,7 +320,7 @@ def test_verify_records_the_services_and_its_recipe_installs_their_packages(
     from gitutil import git
     from verifyfake import fake_context
 
-    from pytest_enconda import verify
+    from pytest_enconda.verify import ladder
 
     origin = _repo(tmp_path, tests=PEERING)
     (origin / "setup.py").write_text("from setuptools import setup\nsetup(name='mini')\n")
@@ -336,14 +336,14 @@ def test_verify_records_the_services_and_its_recipe_installs_their_packages(
         record.attempts.append(f"{label}: failed")
         return False
 
-    monkeypatch.setattr(verify, "_attempt", attempt)
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    monkeypatch.setattr(ladder, "attempt", attempt)
+    monkeypatch.setattr(ladder, "_system_packages", lambda *_a: [])
     lines: list[str] = []
     ctx = fake_context(
         tmp_path, snapshot, lines, logs=tmp_path / "logs", agent="readme", recipe_as_of=False
     )
-    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
-    record = verify.verify_repository(ctx, "o/n", git(origin, "rev-parse", "HEAD"))  # type: ignore[arg-type]
+    monkeypatch.setattr(ladder, "_agent_script", lambda *_a, **_k: "")
+    record = ladder.verify_repository(ctx, "o/n", git(origin, "rev-parse", "HEAD"))  # type: ignore[arg-type]
     assert [s.kind for s in record.services] == ["postgres", "redis"]
     assert record.unknown_services == ["docker.elastic.co/elasticsearch/elasticsearch:7.17.5"]
     assert scripts and "postgresql" in scripts[-1] and "redis-server" in scripts[-1]

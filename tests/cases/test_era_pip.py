@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from recipebox import installed_version, project, set_up
 
-from pytest_enconda.repo.test_commands import as_of_script, recipe_script
 from pytest_enconda.repo.test_deps import depends_on_pip
+from pytest_enconda.verify.recipes import as_of_script, recipe_script
 
 
 @pytest.mark.parametrize(

@@ -10,7 +10,7 @@ from recipebox import project, set_up
 
 from pytest_enconda.agents.profile import build_profile
 from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
-from pytest_enconda.repo.test_commands import recipe_script
+from pytest_enconda.verify.recipes import recipe_script
 
 
 @pytest.mark.docker

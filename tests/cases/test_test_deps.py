@@ -320,7 +320,7 @@ def test_extras_a_ci_poetry_or_uv_install_names(tmp_path: Path) -> None:
     ci = "jobs:\n  t:\n    steps:\n      - run: |\n          poetry install -E all\n"
     repo = _repo(tmp_path, {"pyproject.toml": POETRY_EXTRAS, ".github/workflows/t.yml": ci})
     specs = _specs(repo)
-    # Poetry's constraints come along (cases/poetry.py).
+    # Poetry's constraints come along (repo/poetry.py).
     assert specs["asyncpg>=0.24.0"] == specs["motor>=2.5.1,<4.0.0"] == ".github/workflows/t.yml"
     assert not any(spec.startswith("orjson") for spec in specs)
     other = tmp_path / "other"

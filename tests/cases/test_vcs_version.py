@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from recipebox import installed_version, project, set_up, source_in_bash
 
-from pytest_enconda.repo.test_commands import recipe_script
 from pytest_enconda.repo.vcs_version import version_setup
+from pytest_enconda.verify.recipes import recipe_script
 
 CCLIB = """\
 [project]

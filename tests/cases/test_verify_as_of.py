@@ -15,12 +15,12 @@ from gitutil import git
 from recipebox import installed_version, project, set_up
 from verifyfake import fake_context
 
-from pytest_enconda import verify
 from pytest_enconda.cases.models import RepoSource
 from pytest_enconda.cases.sidecar import RepoVerification
 from pytest_enconda.probing.junit import run_tests_command
-from pytest_enconda.repo.test_commands import AS_OF, as_of_script, recipe_script
 from pytest_enconda.sandbox.repo import materialize
+from pytest_enconda.verify import ladder
+from pytest_enconda.verify.recipes import AS_OF, as_of_script, recipe_script
 
 WHEN = "2019-05-01T10:00:00Z"
 
@@ -82,12 +82,12 @@ def _strategies(
         record.attempts.append(f"{label}: failed")
         return False
 
-    monkeypatch.setattr(verify, "_attempt", attempt)
-    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    monkeypatch.setattr(ladder, "attempt", attempt)
+    monkeypatch.setattr(ladder, "_agent_script", lambda *_a, **_k: "")
+    monkeypatch.setattr(ladder, "_system_packages", lambda *_a: [])
     lines: list[str] = []
     ctx = fake_context(tmp_path, snapshot, lines, debian_mirror=url, **options)
-    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    record = ladder.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert record.revision_date == WHEN
     assert record.packages_before == ""  # no attempt verified it: no cutoff recorded
     return tried, lines

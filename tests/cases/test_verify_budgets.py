@@ -4,23 +4,30 @@ recipe follows it (a README that starts a server in the foreground never ends)."
 from __future__ import annotations
 
 import subprocess
-import threading
-from contextlib import contextmanager
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from gitutil import git
+from verifyfake import NoImage, fake_context
 
+from pytest_enconda.backends.fake import FakeBackend, canned
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.errors import HarnessError
-from pytest_enconda.sandbox.containers import ExecResult
-from pytest_enconda.sandbox.recipes import BASE_RECIPES
-from pytest_enconda.verify import VerifyOptions, _attempt, setup_budget, verify_repository
+from pytest_enconda.verify import VerifyOptions, verify_repository
+from pytest_enconda.verify.attempt import attempt, setup_budget
 
 
 def _options(tmp_path: Path, **changes: Any) -> VerifyOptions:
     return VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path, **changes)
+
+
+class _Closing(FakeBackend):
+    """The fake backend, counting how often verify closes it."""
+
+    closed = 0
+
+    def close(self) -> None:
+        self.closed += 1
+        super().close()
 
 
 def test_the_agent_attempt_gets_its_own_budget_only_when_the_recipe_follows(
@@ -35,41 +42,17 @@ def test_the_agent_attempt_gets_its_own_budget_only_when_the_recipe_follows(
     assert setup_budget(short, "agent:readme") == 300
 
 
-class _Box:
-    def __init__(self) -> None:
-        self.timeouts: list[float] = []
-
-    def copy_in(self, data: bytes, path: str) -> None:
-        pass
-
-    def exec(self, command: str, *, timeout: float, log_path: Path, **_: Any) -> ExecResult:
-        self.timeouts.append(timeout)
-        return ExecResult(
-            exit_code=None,
-            output="serving on 0.0.0.0:2121",
-            duration=timeout,
-            timed_out=True,
-            truncated=False,
-        )
-
-
 def test_a_never_ending_agent_setup_is_stopped_at_the_agent_budget(tmp_path: Path) -> None:
-    box = _Box()
-
-    @contextmanager
-    def container(*_: Any, **__: Any) -> Any:
-        yield box
-
-    ctx = SimpleNamespace(
-        options=_options(tmp_path, agent_setup_seconds=5),
-        progress=lambda _line: None,
-        sandbox=SimpleNamespace(container=container),
-        download_cache=lambda _base: None,
-        stopping=threading.Event(),
+    backend = FakeBackend(
+        tmp_path / "fake",
+        responder=lambda *_a: canned("serving on 0.0.0.0:2121", timed_out=True),
     )
+    image = backend.add_image("img")
+    ctx = fake_context(tmp_path, None, [], backend=backend, agent_setup_seconds=5)
     record = RepoVerification(repository="o/n", revision="r", status="unverified")
-    verified = _attempt(ctx, record, "img", "agent:readme", "python -m srv\n", tmp_path, [])  # type: ignore[arg-type]
-    assert not verified and box.timeouts == [5]
+    verified = attempt(ctx, record, image, "agent:readme", "python -m srv\n", tmp_path, [])
+    assert not verified
+    assert [call.detail["timeout"] for call in backend.ops("exec")] == [5]
     assert record.attempts == ["agent:readme: setup timed out after 5 s: serving on 0.0.0.0:2121"]
 
 
@@ -80,33 +63,23 @@ def test_ctrl_c_cancels_the_queued_repositories_and_removes_containers(
     queued repository; interrupted, verify runs no further repository and closes its sandbox."""
     import pytest
 
-    from pytest_enconda import verify
+    from pytest_enconda.verify import ladder
 
     started: list[str] = []
-    closed: list[bool] = []
-
-    class _Ctx:
-        def __init__(self, options: VerifyOptions, progress: Any) -> None:
-            self.sandbox = SimpleNamespace(
-                reap_orphans=lambda: [], close=lambda: closed.append(True)
-            )
-            self.options = options
-            self.lock = threading.Lock()
-            self.stopping = threading.Event()
+    backend = _Closing(tmp_path / "fake")
 
     def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
         started.append(name)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(verify, "_Context", _Ctx)
-    monkeypatch.setattr(verify, "verify_repository", fake_verify)
+    monkeypatch.setattr(ladder, "verify_repository", fake_verify)
     monkeypatch.setattr(
-        verify, "repositories_of", lambda _d: [("a/one", "1"), ("b/two", "2"), ("c/three", "3")]
+        ladder, "repositories_of", lambda _d: [("a/one", "1"), ("b/two", "2"), ("c/three", "3")]
     )
     lines: list[str] = []
     with pytest.raises(KeyboardInterrupt):
-        verify.verify_dataset(_options(tmp_path, workers=1), progress=lines.append)
-    assert started == ["a/one"] and closed == [True]
+        ladder.verify_dataset(_options(tmp_path, workers=1), progress=lines.append, backend=backend)
+    assert started == ["a/one"] and backend.closed == 1
     assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
 
 
@@ -115,23 +88,15 @@ def test_sigterm_stops_verify_like_ctrl_c(tmp_path: Path, monkeypatch: Any) -> N
     setup's container and the queued repositories; a real SIGTERM now takes the Ctrl-C path."""
     import os
     import signal
+    import threading
 
     import pytest
 
-    from pytest_enconda import verify
+    from pytest_enconda.verify import ladder
 
     started: list[str] = []
-    closed: list[bool] = []
+    backend = _Closing(tmp_path / "fake")
     release = threading.Event()
-
-    class _Ctx:
-        def __init__(self, options: VerifyOptions, progress: Any) -> None:
-            self.options = options
-            self.sandbox = SimpleNamespace(
-                reap_orphans=lambda: [], close=lambda: closed.append(True)
-            )
-            self.lock = threading.Lock()
-            self.stopping = threading.Event()
 
     def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
         started.append(name)
@@ -139,19 +104,20 @@ def test_sigterm_stops_verify_like_ctrl_c(tmp_path: Path, monkeypatch: Any) -> N
         release.wait(30)  # a setup still running when the signal arrives
         return RepoVerification(repository=name, revision=revision, status="unverified")
 
-    monkeypatch.setattr(verify, "_Context", _Ctx)
-    monkeypatch.setattr(verify, "verify_repository", fake_verify)
+    monkeypatch.setattr(ladder, "verify_repository", fake_verify)
     monkeypatch.setattr(
-        verify, "repositories_of", lambda _d: [("a/one", "1"), ("b/two", "2"), ("c/three", "3")]
+        ladder, "repositories_of", lambda _d: [("a/one", "1"), ("b/two", "2"), ("c/three", "3")]
     )
     before = signal.getsignal(signal.SIGTERM)
     lines: list[str] = []
     try:
         with pytest.raises(KeyboardInterrupt):
-            verify.verify_dataset(_options(tmp_path, workers=1), progress=lines.append)
+            ladder.verify_dataset(
+                _options(tmp_path, workers=1), progress=lines.append, backend=backend
+            )
     finally:
         release.set()
-    assert started == ["a/one"] and closed == [True]
+    assert started == ["a/one"] and backend.closed == 1
     assert lines[-1] == "verify: interrupted: queued repositories cancelled, containers removed"
     assert signal.getsignal(signal.SIGTERM) is before
 
@@ -175,20 +141,9 @@ def test_verify_records_the_files_the_snapshot_lacked(tmp_path: Path) -> None:
         ["git", "--git-dir", str(snapshot), "cat-file", "-e", sha], check=False
     ).returncode
 
-    def no_image(*_: Any, **__: Any) -> str:
-        raise HarnessError("no Docker in this test")
-
     lines: list[str] = []
-    ctx = SimpleNamespace(
-        options=_options(tmp_path, repo_mirror=snapshot),
-        progress=lines.append,
-        images=SimpleNamespace(
-            settings=SimpleNamespace(cache_dir=tmp_path / "cache", pull_base=None),
-            recipes=BASE_RECIPES,
-            ensure_base=no_image,
-        ),
-    )
-    record = verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    ctx = fake_context(tmp_path, snapshot, lines, backend=NoImage(tmp_path / "fake"))
+    record = verify_repository(ctx, "o/n", commit)
     assert record.absent_files == ["big.dat"] and record.absent_count == 1
     # The checkout went on: verify got as far as the image.
     assert record.status == "unverified" and record.reason == "no Docker in this test"
@@ -196,7 +151,7 @@ def test_verify_records_the_files_the_snapshot_lacked(tmp_path: Path) -> None:
 
 
 def test_a_failed_setup_is_named_by_its_cause_not_pips_closing_note() -> None:
-    from pytest_enconda.verify import _failure_line
+    from pytest_enconda.verify.attempt import _failure_line
 
     pip = """\
   Building wheel for menpo (pyproject.toml) ... error
@@ -216,18 +171,12 @@ ERROR: Failed building wheel for menpo
 _BLOCKED_VERIFY = """
 import sys, threading
 from pathlib import Path
-from types import SimpleNamespace
-from pytest_enconda import cli, verify
+from pytest_enconda import cli
+from pytest_enconda.backends.fake import FakeBackend
 from pytest_enconda.cases.sidecar import RepoVerification
+from pytest_enconda.verify import context, ladder
 
 started = Path(sys.argv[1])
-
-class Ctx:
-    def __init__(self, options, progress):
-        self.options, self.progress = options, progress
-        self.sandbox = SimpleNamespace(reap_orphans=lambda: [], close=lambda: None)
-        self.lock = threading.Lock()
-        self.stopping = threading.Event()
 
 def fake(ctx, name, revision):
     if name == "b/blocked":
@@ -235,9 +184,9 @@ def fake(ctx, name, revision):
         threading.Event().wait()
     return RepoVerification(repository=name, revision=revision, status="unverified", reason="x")
 
-verify._Context = Ctx
-verify.verify_repository = fake
-verify.repositories_of = lambda _d: [("a/done", "1"), ("b/blocked", "2"), ("c/queued", "3")]
+context.default_backend = lambda _settings: (FakeBackend(), None)
+ladder.verify_repository = fake
+ladder.repositories_of = lambda _d: [("a/done", "1"), ("b/blocked", "2"), ("c/queued", "3")]
 sys.exit(cli.main(sys.argv[2:]))
 """
 
@@ -292,31 +241,21 @@ def test_an_interrupted_verify_makes_no_container_that_outlives_the_sandbox(tmp_
     sandbox closed is removed at once instead of running on."""
     import pytest
 
-    from pytest_enconda.verify import _container
+    from pytest_enconda.verify.context import Stopped
 
+    backend = FakeBackend(tmp_path / "fake")
+    ctx = fake_context(tmp_path, None, [], backend=backend)
     events: list[str] = []
-
-    @contextmanager
-    def container(image: str, **_: Any) -> Any:
-        events.append(f"made {image}")
-        try:
-            yield object()
-        finally:
-            events.append(f"removed {image}")
-
-    ctx = SimpleNamespace(
-        sandbox=SimpleNamespace(container=container),
-        stopping=threading.Event(),
-        download_cache=lambda _base: None,
-    )
     record = RepoVerification(repository="o/n", revision="r", status="unverified")
-    with _container(ctx, record, "setup", "verify-setup"):  # type: ignore[arg-type]
+    with ctx.box(record, backend.add_image("setup"), "verify-setup"):
         events.append("ran setup")
     ctx.stopping.set()
-    stopped = _container(ctx, record, "test", "verify-test")  # type: ignore[arg-type]
-    with pytest.raises(Exception, match="verify was interrupted"), stopped:
+    stopped = ctx.box(record, backend.add_image("test"), "verify-test")
+    with pytest.raises(Stopped, match="verify was interrupted"), stopped:
         events.append("ran tests")
-    assert events == ["made setup", "ran setup", "removed setup", "made test", "removed test"]
+    assert events == ["ran setup"]
+    made = [call.detail["image"] for call in backend.ops("start")]
+    assert made == ["setup", "test"] and len(backend.ops("remove")) == 2 and not backend.live
 
 
 def test_repo_selects_ignoring_case_and_an_unknown_one_is_an_error(
@@ -326,32 +265,29 @@ def test_repo_selects_ignoring_case_and_an_unknown_one_is_an_error(
     the dataset writes ``Lightning-AI/litgpt``."""
     import pytest
 
-    from pytest_enconda import verify
     from pytest_enconda.errors import EncondaError
+    from pytest_enconda.verify import ladder
 
     started: list[str] = []
-
-    class _Ctx:
-        def __init__(self, options: VerifyOptions, progress: Any) -> None:
-            self.sandbox = SimpleNamespace(reap_orphans=lambda: [], close=lambda: None)
-            self.options = options
-            self.lock = threading.Lock()
-            self.stopping = threading.Event()
 
     def fake_verify(ctx: Any, name: str, revision: str) -> RepoVerification:
         started.append(name)
         return RepoVerification(repository=name, revision=revision, status="unverified")
 
-    monkeypatch.setattr(verify, "_Context", _Ctx)
-    monkeypatch.setattr(verify, "verify_repository", fake_verify)
+    monkeypatch.setattr(ladder, "verify_repository", fake_verify)
     monkeypatch.setattr(
-        verify, "repositories_of", lambda _d: [("Lightning-AI/litgpt", "1"), ("b/two", "2")]
+        ladder, "repositories_of", lambda _d: [("Lightning-AI/litgpt", "1"), ("b/two", "2")]
     )
     lines: list[str] = []
-    verify.verify_dataset(
-        _options(tmp_path, workers=1, only=("lightning-ai/LITGPT",)), progress=lines.append
+    ladder.verify_dataset(
+        _options(tmp_path, workers=1, only=("lightning-ai/LITGPT",)),
+        progress=lines.append,
+        backend=FakeBackend(tmp_path / "fake"),
     )
     assert started == ["Lightning-AI/litgpt"]
     with pytest.raises(EncondaError, match=r"--repo b/twoo: no such repository"):
-        verify.verify_dataset(_options(tmp_path, workers=1, only=("b/twoo", "b/two")))
+        ladder.verify_dataset(
+            _options(tmp_path, workers=1, only=("b/twoo", "b/two")),
+            backend=FakeBackend(tmp_path / "fake2"),
+        )
     assert started == ["Lightning-AI/litgpt"]

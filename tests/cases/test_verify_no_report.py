@@ -4,17 +4,18 @@ the first error pytest printed."""
 
 from __future__ import annotations
 
-import threading
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
-from types import SimpleNamespace
-from typing import Any
 
 import pytest
+from verifyfake import fake_context
 
+from pytest_enconda.backends.fake import FakeBackend, FakeBox, canned
 from pytest_enconda.cases.sidecar import RepoVerification
+from pytest_enconda.probing.junit import JUNIT_PATH
 from pytest_enconda.sandbox.containers import ExecResult
-from pytest_enconda.verify import VerifyOptions, _attempt, oom_kills
+from pytest_enconda.verify.attempt import attempt, oom_kills
+from pytest_enconda.verify.context import VerifyContext
 
 USAGE_ERROR = (
     "ERROR: usage: python -m pytest [options] [file_or_dir] [file_or_dir] [...]\n"
@@ -25,27 +26,25 @@ USAGE_ERROR = (
 
 
 class _Box:
-    """Setup succeeds; every test run ends in pytest's usage error and leaves no report."""
+    """What the boxes answer: setup succeeds; every test run ends in pytest's usage error and
+    leaves no report. ``answer`` gives a command's output and exit code; ``report`` is the JUnit
+    report the command leaves ("" for none)."""
 
     report = ""
 
-    def copy_in(self, data: bytes, path: str) -> None:
-        pass
-
-    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+    def answer(self, command: str) -> tuple[str, int | None]:
         output = USAGE_ERROR if "pytest" in command else "installed"
-        code = 4 if "pytest" in command else 0
-        return ExecResult(
-            exit_code=code, output=output, duration=1.0, timed_out=False, truncated=False
-        )
+        return output, 4 if "pytest" in command else 0
 
-    def snapshot(self, name: str) -> str:
-        return "snapshot"
-
-    def copy_out(self, path: str, target: Path) -> None:
-        if not self.report:
-            raise FileNotFoundError(path)
-        target.write_text(self.report)
+    def respond(
+        self, box: FakeBox, command: str, _timeout: float, _workdir: str, _env: Mapping[str, str]
+    ) -> ExecResult:
+        output, code = self.answer(command)
+        if self.report and "--junitxml" in command:
+            report = box.path(JUNIT_PATH)
+            report.parent.mkdir(parents=True, exist_ok=True)
+            report.write_text(self.report)
+        return canned(output, code)
 
 
 COLLECTION_ERRORS = """\
@@ -70,40 +69,24 @@ class _ErroredBox(_Box):
 
     report = ERRORED_REPORT
 
-    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+    def answer(self, command: str) -> tuple[str, int | None]:
         output = COLLECTION_ERRORS if "pytest" in command else "installed"
-        return ExecResult(
-            exit_code=1 if "pytest" in command else 0,
-            output=output,
-            duration=1.0,
-            timed_out=False,
-            truncated=False,
-        )
+        return output, 1 if "pytest" in command else 0
 
 
-def _ctx(tmp_path: Path, box: _Box) -> Any:
-    @contextmanager
-    def container(*_: Any, **__: Any) -> Any:
-        yield box
-
-    return SimpleNamespace(
-        options=VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path),
-        progress=lambda _line: None,
-        sandbox=SimpleNamespace(
-            container=container,
-            client=SimpleNamespace(images=SimpleNamespace(remove=lambda *_a, **_k: None)),
-        ),
-        download_cache=lambda _base: None,
-        stopping=threading.Event(),
-    )
+def _ctx(tmp_path: Path, box: _Box) -> tuple[VerifyContext, str]:
+    """verify's context on a fake backend whose boxes answer as ``box`` says (a 4g memory
+    limit, the default), and the image an attempt starts from."""
+    backend = FakeBackend(tmp_path / "fake", responder=box.respond)
+    return fake_context(tmp_path, None, [], backend=backend), backend.add_image("img")
 
 
 def test_the_attempt_line_names_the_first_collection_error(tmp_path: Path) -> None:
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
     )
-    ctx = _ctx(tmp_path, _ErroredBox())
-    assert not _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    ctx, image = _ctx(tmp_path, _ErroredBox())
+    assert not attempt(ctx, record, image, "recipe", "pip install .\n", tmp_path, [])
     why = "first error: ModuleNotFoundError: No module named 'courlan.filters'"
     assert record.attempts == [
         "recipe: no test passed in both runs ("
@@ -113,12 +96,11 @@ def test_the_attempt_line_names_the_first_collection_error(tmp_path: Path) -> No
 
 
 def test_the_attempt_line_names_the_usage_error(tmp_path: Path) -> None:
-    ctx = _ctx(tmp_path, _Box())
-
+    ctx, image = _ctx(tmp_path, _Box())
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
     )
-    verified = _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])  # type: ignore[arg-type]
+    verified = attempt(ctx, record, image, "recipe", "pip install .\n", tmp_path, [])
     assert not verified
     why = "no JUnit report: exit 4: unrecognized arguments: --nomigrations --reuse-db"
     assert record.attempts == [
@@ -132,26 +114,21 @@ class _OutgrownBox(_Box):
     """The tests outgrow the box: the kernel kills pytest (exit 137), no report; the memory
     cgroup counts the kill."""
 
-    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+    def answer(self, command: str) -> tuple[str, int | None]:
         if "memory.events" in command:
-            output, code = "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n", 0
-        elif "pytest" in command:
-            output, code = "tests/paz/models/detection/efficientdet/efficientdet_test.py ....", 137
-        else:
-            output, code = "installed", 0
-        return ExecResult(
-            exit_code=code, output=output, duration=1.0, timed_out=False, truncated=False
-        )
+            return "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\n", 0
+        if "pytest" in command:
+            return "tests/paz/models/detection/efficientdet/efficientdet_test.py ....", 137
+        return "installed", 0
 
 
 def test_the_attempt_line_says_the_box_ran_out_of_memory(tmp_path: Path) -> None:
     """paz: a model test outgrew the 4g box in both runs, and both said only "no JUnit report"."""
-    ctx = _ctx(tmp_path, _OutgrownBox())
-    ctx.sandbox.settings = SimpleNamespace(memory="4g")
+    ctx, image = _ctx(tmp_path, _OutgrownBox())
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
     )
-    assert not _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    assert not attempt(ctx, record, image, "recipe", "pip install .\n", tmp_path, [])
     why = (
         "no JUnit report: out of memory: the box's 4g limit killed 1 process(es) (ENCONDA_MEMORY "
         "raises it); exit 137: tests/paz/models/detection/efficientdet/efficientdet_test.py ...."
@@ -162,7 +139,9 @@ def test_the_attempt_line_says_the_box_ran_out_of_memory(tmp_path: Path) -> None
         f"run 2: 0 passed 0 failed 0 errors 0 skipped ({why}))"
     ]
     # Without a kill in the count, the reason stays pytest's own.
-    assert oom_kills(_Box()) == 0
+    quiet = FakeBackend(tmp_path / "quiet", responder=_Box().respond)
+    assert oom_kills(quiet.start(quiet.add_image("img"), case_id="o/n", role="test")) == 0
+    quiet.close()
 
 
 @pytest.mark.docker
@@ -190,19 +169,15 @@ def test_the_kernel_s_kill_is_counted_in_a_real_box(
 class _LackingBox(_Box):
     """The conftest opens a file the repository's snapshot lacks."""
 
-    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+    def answer(self, command: str) -> tuple[str, int | None]:
         if "pytest" not in command:
-            return ExecResult(
-                exit_code=0, output="", duration=1.0, timed_out=False, truncated=False
-            )
+            return "", 0
         output = (
             "ImportError while loading conftest '/data/project/tests/conftest.py'.\n"
             "E   FileNotFoundError: [Errno 2] Unable to synchronously open file (unable to open "
             "file: name = 'tests/_ground_truth_adatas/adata_200.h5ad', errno = 2)\n"
         )
-        return ExecResult(
-            exit_code=4, output=output, duration=1.0, timed_out=False, truncated=False
-        )
+        return output, 4
 
 
 def test_the_attempt_line_names_a_file_the_snapshot_lacks(tmp_path: Path) -> None:
@@ -212,7 +187,8 @@ def test_the_attempt_line_names_a_file_the_snapshot_lacks(tmp_path: Path) -> Non
     )
     lacking = "tests/_ground_truth_adatas/adata_200.h5ad"
     record.record_absent([lacking, "docs/big.png"])
-    assert not _attempt(_ctx(tmp_path, _LackingBox()), record, "img", "recipe", "", tmp_path, [])
+    ctx, image = _ctx(tmp_path, _LackingBox())
+    assert not attempt(ctx, record, image, "recipe", "", tmp_path, [])
     why = f"(no JUnit report: the snapshot lacks {lacking}, which the tests open; exit 4: "
     assert record.attempts[0].count(why + "ImportError while loading conftest") == 2
     assert "docs/big.png" not in record.attempts[0]
@@ -234,33 +210,28 @@ class _OneTestOutgrowsBox(_Box):
     def __init__(self) -> None:
         self.commands: list[str] = []
 
-    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
+    def answer(self, command: str) -> tuple[str, int | None]:
         self.commands.append(command)
         deselected = f"--deselect {HUGE}" in command
         self.report = PASSED_REPORT if deselected else ""
         if "memory.events" in command:
-            output, code = "oom_kill 1\n", 0
-        elif "current-test" in command and "pytest" not in command:
-            output, code = HUGE + "\n", 0
-        elif "pytest" in command:
-            output, code = ("2 passed", 0) if deselected else ("tests/test_big.py .", 137)
-        else:
-            output, code = "installed", 0
-        return ExecResult(
-            exit_code=code, output=output, duration=1.0, timed_out=False, truncated=False
-        )
+            return "oom_kill 1\n", 0
+        if "current-test" in command and "pytest" not in command:
+            return HUGE + "\n", 0
+        if "pytest" in command:
+            return ("2 passed", 0) if deselected else ("tests/test_big.py .", 137)
+        return "installed", 0
 
 
 def test_a_test_that_outgrows_the_box_is_deselected_and_the_rest_verified(
     tmp_path: Path,
 ) -> None:
     box = _OneTestOutgrowsBox()
-    ctx = _ctx(tmp_path, box)
-    ctx.sandbox.settings = SimpleNamespace(memory="4g")
+    ctx, image = _ctx(tmp_path, box)
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
     )
-    assert _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    assert attempt(ctx, record, image, "recipe", "pip install .\n", tmp_path, [])
     assert record.test_command == f"python -m pytest --deselect {HUGE}"
     assert record.pass_set == ["tests.test_big::test_small", "tests.test_small::test_ok"]
     assert record.attempts[0] == (
@@ -276,15 +247,14 @@ def test_deselecting_stops_after_a_few_tests(tmp_path: Path) -> None:
     """A suite where every test outgrows the box is not deselected test by test forever."""
 
     class _Always(_OneTestOutgrowsBox):
-        def exec(self, command: str, *, timeout: float, **kw: Any) -> ExecResult:
-            return super().exec(command.replace("--deselect", "--other"), timeout=timeout, **kw)
+        def answer(self, command: str) -> tuple[str, int | None]:
+            return super().answer(command.replace("--deselect", "--other"))
 
-    ctx = _ctx(tmp_path, _Always())
-    ctx.sandbox.settings = SimpleNamespace(memory="4g")
+    ctx, image = _ctx(tmp_path, _Always())
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
     )
-    assert not _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, [])
+    assert not attempt(ctx, record, image, "recipe", "pip install .\n", tmp_path, [])
     assert record.test_command.count("--deselect") == 3
     assert "out of memory" in record.attempts[-1]
 
@@ -298,7 +268,7 @@ def test_the_test_a_memory_kill_took_is_named_in_a_real_box(
     from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
     from pytest_enconda.probing.shell import in_setup_env
     from pytest_enconda.sandbox.containers import Sandbox
-    from pytest_enconda.verify import _current_test
+    from pytest_enconda.verify.attempt import _current_test
 
     small = Sandbox(
         sandbox_settings.model_copy(update={"memory": "256m"}),

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 from test_verify_as_of import WHEN, _snapshot
-from verifyfake import fake_context
+from verifyfake import ByBase, fake_context
 
-from pytest_enconda import verify
-from pytest_enconda.cases.removed_apis import find_removal, removal_in_logs
 from pytest_enconda.cases.sidecar import RepoVerification, timing_tag
 from pytest_enconda.repo.python_range import DeclaredPython
-from pytest_enconda.repo.test_commands import AS_OF
 from pytest_enconda.sandbox.recipes import BASE_RECIPES, older_base
+from pytest_enconda.verify import ladder
+from pytest_enconda.verify.recipes import AS_OF
+from pytest_enconda.verify.removed_apis import find_removal, removal_in_logs
 
 TRAX = (
     "E   ImportError: cannot import name 'formatargspec' from 'inspect' "
@@ -116,7 +116,6 @@ def _run(
     bases built and the progress lines."""
     snapshot, commit = _snapshot(tmp_path)
     tried: list[tuple[str, str, str]] = []
-    built: list[str] = []
     images: list[str] = []
     logs = tmp_path / "logs"
 
@@ -132,27 +131,24 @@ def _run(
         record.attempts.append(f"{label}: failed")
         return False
 
-    def ensure_base(name: str, **_: Any) -> str:
-        built.append(name)
-        return f"base-{name}"
-
-    monkeypatch.setattr(verify, "_attempt", attempt)
-    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    monkeypatch.setattr(ladder, "attempt", attempt)
+    monkeypatch.setattr(ladder, "_agent_script", lambda *_a, **_k: "")
+    monkeypatch.setattr(ladder, "_system_packages", lambda *_a: [])
     lines: list[str] = []
+    backend = ByBase(tmp_path / "fake")
     ctx = fake_context(
         tmp_path,
         snapshot,
         lines,
-        ensure_base=ensure_base,
-        ensure_task_image=lambda base, *_a, **_k: f"image-on-{base}",
+        backend=backend,
         logs=logs,
         base_image=base_image,
         pypi_files=pypi_files,
     )
-    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
-    assert images == [f"image-on-base-{base}" for _, base, _ in tried]
-    return record, tried, built, lines
+    record = ladder.verify_repository(ctx, "o/n", commit)
+    # Each attempt's boxes start from the image of its own base.
+    assert images == [f"fake/task:verify-o-n-on-{base}" for _, base, _ in tried]
+    return record, tried, backend.bases(), lines
 
 
 def test_a_removed_name_in_the_last_attempt_retries_it_on_the_older_base(

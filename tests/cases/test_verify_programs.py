@@ -14,8 +14,6 @@ from typing import Any
 import pytest
 from test_verify_as_of import WHEN, _strategies
 
-from pytest_enconda import verify
-from pytest_enconda.repo.test_commands import AS_OF
 from pytest_enconda.sandbox.debian_programs import (
     ContentsError,
     parse_contents,
@@ -23,6 +21,9 @@ from pytest_enconda.sandbox.debian_programs import (
     program_packages,
 )
 from pytest_enconda.sandbox.recipes import BASE_RECIPES
+from pytest_enconda.verify import attempt as attempts
+from pytest_enconda.verify import ladder
+from pytest_enconda.verify.recipes import AS_OF
 
 AMD64 = (
     "usr/bin/protoc                                          devel/protobuf-compiler\n"
@@ -41,7 +42,7 @@ ALL = "usr/bin/dot graphics/graphviz-all\nusr/sbin/a2ensite                 http
 
 def _packages_named_by(log: Path, settings: Any, tmp_path: Path, output: str) -> list[str]:
     """The Debian packages, from the real index, of the programs ``log`` names (protoc only)."""
-    missing = verify._missing_programs(log)
+    missing = attempts._missing_programs(log)
     assert missing == ["protoc"], output[-2000:]
     release = BASE_RECIPES["bookworm-py3.11"].release
     found = program_packages(missing, release, settings.debian_mirror, tmp_path / "cache")
@@ -133,7 +134,7 @@ def test_a_test_calling_protoc_passes_once_the_recipe_installs_its_package(
     from recipebox import project, set_up
 
     from pytest_enconda.probing.junit import JUNIT_PATH, read_junit, run_tests_command
-    from pytest_enconda.repo.test_commands import recipe_script
+    from pytest_enconda.verify.recipes import recipe_script
 
     calls = (
         "import subprocess\n\n"
@@ -172,7 +173,7 @@ def test_the_log_names_missing_programs_then_missing_libraries(tmp_path: Path) -
         "protoc-gen-x is not installed nor found in ../src.\n"
         "protoc-gen-mypy: program not found or is not executable\n"
     )
-    assert verify._missing_programs(log) == [
+    assert attempts._missing_programs(log) == [
         "protoc",
         "protoc-gen-mypy",
         "protoc-gen-x",
@@ -194,9 +195,9 @@ def test_a_recipe_is_retried_while_its_tests_name_new_libraries_six_times_at_mos
     )
     labels = [label for label, _, _ in tried]
     assert labels == ["recipe", "recipe+programs"] + [
-        f"recipe+programs{n}" for n in range(2, verify.MAX_PROGRAM_ROUNDS + 1)
+        f"recipe+programs{n}" for n in range(2, ladder.MAX_PROGRAM_ROUNDS + 1)
     ]
-    assert verify.MAX_PROGRAM_ROUNDS == 6
+    assert ladder.MAX_PROGRAM_ROUNDS == 6
     last = tried[-1][2]
     assert all(package in last for package in ("libxrender1", "libxext6", "libx11-6", "libxft2"))
     assert "protobuf-compiler" not in last  # named after the last round
@@ -213,11 +214,11 @@ LDD = (
 
 
 def test_the_scan_names_what_the_extensions_lacking_the_named_library_lack() -> None:
-    found = verify.unresolved_libraries(LDD, ["libXrender.so.1"])
+    found = attempts.unresolved_libraries(LDD, ["libXrender.so.1"])
     # Not Qt WebEngine: no extension that lacks libXrender needs it; not a bundled copy.
     assert found == ["libGLU.so.1", "libXcursor.so.1", "libXrender.so.1"]
-    assert verify.unresolved_libraries(LDD, ["libnothing.so.1"]) == []
-    assert verify.unresolved_libraries("not a dynamic executable\n", ["libGLU.so.1"]) == []
+    assert attempts.unresolved_libraries(LDD, ["libnothing.so.1"]) == []
+    assert attempts.unresolved_libraries("not a dynamic executable\n", ["libGLU.so.1"]) == []
 
 
 @pytest.mark.docker
@@ -236,8 +237,8 @@ def test_one_scan_names_all_the_libraries_an_extension_lacks(
     (folder / "_fake.cpython-311-x86_64-linux-gnu.so").write_bytes(library.read_bytes())
     with sandbox.container(base_image, case_id="t/ldd", role="test") as box:
         box.copy_in(folder, "/usr/local/lib/python3.11/dist-packages/fakeext")
-        run = box.exec(verify.LDD_SCAN, timeout=300, workdir="/")
-    found = verify.unresolved_libraries(run.output, ["libX11.so.6"])
+        run = box.exec(attempts.LDD_SCAN, timeout=300, workdir="/")
+    found = attempts.unresolved_libraries(run.output, ["libX11.so.6"])
     assert {"libXrender.so.1", "libXfixes.so.3", "libX11.so.6"} <= set(found), run.output
     assert all(name.startswith("lib") for name in found)
 
@@ -247,10 +248,9 @@ def test_a_setup_whose_build_lacks_a_program_names_it_for_the_next_recipe(
 ) -> None:
     """tensorflow/model-analysis: its setup.py stops with "protoc is not installed nor found in
     ../src" before any test runs; the setup log names the program as a test log would."""
-    import threading
-    from contextlib import contextmanager
-    from types import SimpleNamespace
+    from verifyfake import fake_context
 
+    from pytest_enconda.backends.fake import FakeBackend, canned
     from pytest_enconda.cases.sidecar import RepoVerification
 
     said = (
@@ -259,29 +259,13 @@ def test_a_setup_whose_build_lacks_a_program_names_it_for_the_next_recipe(
         "package.\nerror: failed-wheel-build-for-install\n"
     )
 
-    class Box:
-        def copy_in(self, *_: Any) -> None:
-            pass
-
-        def exec(self, _command: str, *, timeout: float, log_path: Path, **_: Any) -> Any:
-            log_path.parent.mkdir(parents=True, exist_ok=True)
-            log_path.write_text(said)
-            return SimpleNamespace(exit_code=1, timed_out=False, output=said)
-
-    @contextmanager
-    def container(_image: str, **_: Any) -> Any:
-        yield Box()
-
-    ctx = SimpleNamespace(
-        options=verify.VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path),
-        sandbox=SimpleNamespace(container=container),
-        stopping=threading.Event(),
-        download_cache=lambda _base: None,
-        progress=lambda _line: None,
-    )
+    # The fake box writes the answer to the setup's log, as the setup's output would be.
+    backend = FakeBackend(tmp_path / "fake", responder=lambda *_a: canned(said, 1))
+    ctx = fake_context(tmp_path, None, [], backend=backend)
     record = RepoVerification(repository="o/n", revision="r", status="unverified")
     record.undeclared_programs = ["from-an-earlier-attempt"]
-    assert not verify._attempt(ctx, record, "image", "recipe", "#!/bin/bash\n", tmp_path, [])  # type: ignore[arg-type]
+    image = backend.add_image("image")
+    assert not attempts.attempt(ctx, record, image, "recipe", "#!/bin/bash\n", tmp_path, [])
     assert record.undeclared_programs == ["protoc"]
     assert record.attempts[-1].startswith("recipe: setup exited with 1: ")
 
@@ -297,7 +281,7 @@ def test_a_build_that_needs_protoc_installs_once_the_recipe_has_its_package(
 
     from pytest_enconda.backends.base import started
     from pytest_enconda.backends.docker import DockerBackend
-    from pytest_enconda.repo.test_commands import recipe_script
+    from pytest_enconda.verify.recipes import recipe_script
 
     setup_py = (
         "import shutil, sys\n"

@@ -11,9 +11,10 @@ import pytest
 from test_verify_as_of import WHEN, _snapshot
 from verifyfake import fake_context
 
-from pytest_enconda import cli, verify
+from pytest_enconda import cli
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.repo.test_commands import AS_OF
+from pytest_enconda.verify import ladder
+from pytest_enconda.verify.recipes import AS_OF
 
 
 def _run(tmp_path: Path, monkeypatch: Any, **options: Any) -> tuple[RepoVerification, list[str]]:
@@ -30,11 +31,11 @@ def _run(tmp_path: Path, monkeypatch: Any, **options: Any) -> tuple[RepoVerifica
         agent_asked.append(True)
         return "#!/bin/bash\ntrue\n"
 
-    monkeypatch.setattr(verify, "_attempt", attempt)
-    monkeypatch.setattr(verify, "_agent_script", agent)
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    monkeypatch.setattr(ladder, "attempt", attempt)
+    monkeypatch.setattr(ladder, "_agent_script", agent)
+    monkeypatch.setattr(ladder, "_system_packages", lambda *_a: [])
     ctx = fake_context(tmp_path, snapshot, [], logs=tmp_path / "logs", **options)
-    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    record = ladder.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert bool(agent_asked) == (tried[:1] == ["agent:readme"])  # a skipped agent is never asked
     return record, tried
 
@@ -72,11 +73,11 @@ def test_a_start_no_attempt_has_is_the_repositorys_reason_alone(
 ) -> None:
     """The dated recipe is not there when it is switched off (or the snapshot has no date)."""
     snapshot, commit = _snapshot(tmp_path)
-    monkeypatch.setattr(verify, "_agent_script", lambda *_a, **_k: "")
-    monkeypatch.setattr(verify, "_system_packages", lambda *_a: [])
+    monkeypatch.setattr(ladder, "_agent_script", lambda *_a, **_k: "")
+    monkeypatch.setattr(ladder, "_system_packages", lambda *_a: [])
     ctx = fake_context(
         tmp_path, snapshot, [], logs=tmp_path / "logs", first_attempt="as-of", recipe_as_of=False
     )
-    record = verify.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
+    record = ladder.verify_repository(ctx, "o/n", commit)  # type: ignore[arg-type]
     assert record.status == "unverified"
     assert record.reason == "verify: no as-of attempt to start at"

@@ -18,7 +18,9 @@ from test_verify_as_of import WHEN
 from test_verify_older_python import _run as run_on_fake
 
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.cases.wheel_pythons import (
+from pytest_enconda.sandbox.recipes import BASE_RECIPES, older_base
+from pytest_enconda.verify.recipes import AS_OF
+from pytest_enconda.verify.wheel_pythons import (
     PyPIError,
     ReleaseFile,
     fetch_release_files,
@@ -26,8 +28,6 @@ from pytest_enconda.cases.wheel_pythons import (
     unbuilt_requirement,
     unmatched_requirements,
 )
-from pytest_enconda.repo.test_commands import AS_OF
-from pytest_enconda.sandbox.recipes import BASE_RECIPES, older_base
 
 PIP_SAYS = (
     "ERROR: Could not find a version that satisfies the requirement tensorflow==2.8.0 "

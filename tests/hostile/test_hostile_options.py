@@ -10,9 +10,8 @@ import os
 import shlex
 import subprocess
 import sys
-from contextlib import contextmanager
+from collections.abc import Mapping
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -20,6 +19,7 @@ from gitutil import git
 from pydantic import ValidationError
 
 from pytest_enconda.aec.msb_import import MsbBase, MsbInstance, _mirror_has
+from pytest_enconda.backends.fake import FakeBackend, FakeBox, canned
 from pytest_enconda.backends.local import run_local
 from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import RepoSource
@@ -34,7 +34,8 @@ from pytest_enconda.repo.vcs_version import throwaway_git, throwaway_tag
 from pytest_enconda.sandbox import repo
 from pytest_enconda.sandbox.containers import ExecResult
 from pytest_enconda.sandbox.images import _shell_words
-from pytest_enconda.verify import VerifyOptions, _attempt, _checkout_proof
+from pytest_enconda.verify.attempt import attempt as verify_attempt
+from pytest_enconda.verify.checkout import checkout_proof
 
 pytest_plugins = ["pytester"]
 
@@ -439,7 +440,7 @@ def test_checkout_proof_reads_option_shaped_names_as_module_names(attempt, tmp_p
     out = tmp_path / "proof.json"
     attempt(
         "option injection: checkout_proof module",
-        lambda: _checkout_proof(box, ["--project=/etc", "json"], out),
+        lambda: checkout_proof(box, ["--project=/etc", "json"], out),
         (),
         attempt.whole_run,
     )
@@ -448,70 +449,36 @@ def test_checkout_proof_reads_option_shaped_names_as_module_names(attempt, tmp_p
     assert [module["name"] for module in report["modules"]] == ["--project=/etc", "json"]
 
 
-class _OutgrowingBox:
+def _outgrowing(
+    _box: FakeBox, command: str, _timeout: float, _workdir: str, _env: Mapping[str, str]
+) -> ExecResult:
     """The kernel kills pytest in a "test" whose id the run's output gives as an option."""
-
-    report = ""
-    killed_in = "--rootdir=/etc"
-
-    def __init__(self) -> None:
-        self.commands: list[str] = []
-
-    def copy_in(self, data: bytes, path: str) -> None:
-        pass
-
-    def snapshot(self, name: str) -> str:
-        return "snapshot"
-
-    def copy_out(self, path: str, target: Path) -> None:
-        raise FileNotFoundError(path)
-
-    def exec(self, command: str, *, timeout: float, **_: Any) -> ExecResult:
-        self.commands.append(command)
-        if "memory.events" in command:
-            output, code = "oom_kill 1\n", 0
-        elif "current-test" in command and "pytest" not in command:
-            output, code = self.killed_in + "\n", 0
-        elif "pytest" in command:
-            output, code = "killed", 137
-        else:
-            output, code = "installed", 0
-        return ExecResult(
-            exit_code=code, output=output, duration=1.0, timed_out=False, truncated=False
-        )
+    if "memory.events" in command:
+        return canned("oom_kill 1\n")
+    if "current-test" in command and "pytest" not in command:
+        return canned("--rootdir=/etc\n")
+    if "pytest" in command:
+        return canned("killed", 137)
+    return canned("installed")
 
 
 def test_verify_does_not_deselect_an_option_shaped_node_id(attempt, tmp_path: Path) -> None:
-    box = _OutgrowingBox()
+    from verifyfake import fake_context
 
-    @contextmanager
-    def container(*_: Any, **__: Any) -> Any:
-        yield box
-
-    import threading
-
-    ctx = SimpleNamespace(
-        options=VerifyOptions(dataset=tmp_path, out=tmp_path / "s.json", logs=tmp_path),
-        progress=lambda _line: None,
-        sandbox=SimpleNamespace(
-            container=container,
-            client=SimpleNamespace(images=SimpleNamespace(remove=lambda *_a, **_k: None)),
-            settings=SimpleNamespace(memory="4g"),
-        ),
-        download_cache=lambda _base: None,
-        stopping=threading.Event(),
-    )
+    backend = FakeBackend(tmp_path / "fake", responder=_outgrowing)
+    ctx = fake_context(tmp_path, None, [], backend=backend)
+    image = backend.add_image("img")
     record = RepoVerification(
         repository="o/n", revision="r", status="unverified", test_command="python -m pytest"
     )
     verified, _ = attempt(
         "option injection: pytest --deselect",
-        lambda: _attempt(ctx, record, "img", "recipe", "pip install .\n", tmp_path, []),
+        lambda: verify_attempt(ctx, record, image, "recipe", "pip install .\n", tmp_path, []),
         (),
         attempt.whole_run,
     )
     assert verified is False
     assert record.test_command == "python -m pytest"
-    runs = [command for command in box.commands if "--junitxml" in command]
+    runs = [command for command in backend.commands() if "--junitxml" in command]
     assert runs and not any("--rootdir=/etc" in command for command in runs)
     assert not any("outgrew" in line for line in record.attempts)

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.cases.checkout import checkout_packages, judge_checkout
 from pytest_enconda.probing.scripts import probe_script
+from pytest_enconda.repo.checkout import checkout_packages
+from pytest_enconda.verify.checkout import judge_checkout
 
 
 def _probe(project: Path, *modules: str, site: Path | None = None) -> dict:

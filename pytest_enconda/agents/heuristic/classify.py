@@ -211,7 +211,7 @@ def _after_success(step: ReadmeStep, command: str, output: str, ctx: Context):
 
 def _vcs_version(step, command, output, ctx: Context):
     # The build tools that read the version from git, by what their failure says without a
-    # `.git` folder (cases.vcs_version has why each takes what it takes).
+    # `.git` folder (repo.vcs_version has why each takes what it takes).
     tool = next((t for t in VERSION_TOOLS if t.failure and t.failure in output), None)
     if tool is None:
         return None

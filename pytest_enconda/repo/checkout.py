@@ -1,5 +1,6 @@
-"""A reference must use the pinned checkout: which packages are the checkout's, and the verdict
-on where the reference environment imports them from (``probes/checkout_proof.py``'s report).
+"""A reference must use the pinned checkout: which packages are the checkout's, and the record
+of where the reference environment imports them from (``CheckoutProof``; ``verify.checkout``
+runs ``probes/checkout_proof.py`` and gives the verdict).
 
 For cantools, the literal agent on the original README ran ``pip install cantools``: the tests
 then exercised the PyPI release, and the PASS set described a different program than the one at
@@ -11,14 +12,14 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from ..repo.setup_py import setup_keywords
-from ..repo.test_commands import _ini, _read, _toml
+from .files import read_ini, read_pyproject, read_text
+from .setup_py import setup_keywords
 
-__all__ = ["CheckoutProof", "checkout_packages", "judge_checkout"]
+__all__ = ["CheckoutProof", "ModuleOrigin", "checkout_packages"]
 
 # Folders at the top of a repository that are never the project's importable package.
 _NOT_PACKAGES = {
@@ -84,7 +85,7 @@ def _declared_bases(repo: Path, tool: object) -> list[Path]:
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     if isinstance(poetry, dict) and isinstance(poetry.get("packages"), list):
         values += [p.get("from") for p in poetry["packages"] if isinstance(p, dict)]
-    setup_cfg = _ini(_read(repo / "setup.cfg"))
+    setup_cfg = read_ini(read_text(repo / "setup.cfg"))
     if setup_cfg is not None:
         if setup_cfg.has_option("options", "package_dir"):
             for line in setup_cfg.get("options", "package_dir").splitlines():
@@ -93,7 +94,7 @@ def _declared_bases(repo: Path, tool: object) -> list[Path]:
                     values.append(value)
         if setup_cfg.has_option("options.packages.find", "where"):
             values.append(setup_cfg.get("options.packages.find", "where"))
-    package_dir = setup_keywords(_read(repo / "setup.py")).get("package_dir")
+    package_dir = setup_keywords(read_text(repo / "setup.py")).get("package_dir")
     if isinstance(package_dir, dict):
         values.append(package_dir.get(""))
     bases: list[Path] = []
@@ -106,7 +107,7 @@ def _declared_bases(repo: Path, tool: object) -> list[Path]:
 
 def _declares_namespaces(repo: Path, tool: object) -> bool:
     """The build finds PEP 420 namespace packages (bioimageio/spec/ under a bare bioimageio/)."""
-    text = _read(repo / "setup.py") + _read(repo / "setup.cfg")
+    text = read_text(repo / "setup.py") + read_text(repo / "setup.cfg")
     if any(finder in text for finder in _NAMESPACE_FINDERS):
         return True
     setuptools = tool.get("setuptools") if isinstance(tool, dict) else None
@@ -121,7 +122,7 @@ def checkout_packages(repo: Path) -> list[str]:
     repo = Path(repo)
     packages: list[str] = []
     modules: list[str] = []
-    tool = _toml(repo / "pyproject.toml").get("tool")
+    tool = read_pyproject(repo).get("tool")
     namespaces = _declares_namespaces(repo, tool)
     for base in (repo / "src", *_declared_bases(repo, tool), repo):
         if not base.is_dir() or base.is_symlink():
@@ -172,39 +173,3 @@ class CheckoutProof(BaseModel):
     def refuses(self) -> bool:
         """A reference proven to import an installed release instead of the checkout."""
         return self.verdict == "release"
-
-
-def judge_checkout(packages: list[str], report: dict[str, Any] | None) -> CheckoutProof:
-    """The verdict on the probe's report (``None`` when the probe did not run)."""
-    if not packages:
-        return CheckoutProof(
-            verdict="no-packages", detail="no top-level package or module found in the checkout"
-        )
-    if report is None or report.get("error"):
-        why = (report or {}).get("error") or "the probe did not run"
-        return CheckoutProof(verdict="unmeasured", detail=str(why)[:500])
-    origins = [
-        ModuleOrigin.model_validate({k: v for k, v in m.items() if k in ModuleOrigin.model_fields})
-        for m in report.get("modules", [])
-        if isinstance(m, dict)
-    ]
-    found = [m for m in origins if m.file]
-    elsewhere = [m for m in found if not m.from_checkout]
-    if elsewhere:
-        first = elsewhere[0]
-        release = f" (installed distribution {first.distribution})" if first.distribution else ""
-        return CheckoutProof(
-            verdict="release",
-            detail=f"{first.name} is imported from {first.file}{release}, not from the checkout",
-            modules=origins,
-        )
-    if not found:
-        return CheckoutProof(
-            verdict="not-importable",
-            detail="none of " + ", ".join(packages) + " is importable by the test interpreter",
-            modules=origins,
-        )
-    names = ", ".join(m.name for m in found)
-    return CheckoutProof(
-        verdict="checkout", detail=f"{names} imported from the checkout", modules=origins
-    )
