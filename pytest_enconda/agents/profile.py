@@ -20,8 +20,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from ..ecosystems import Checkout, detection_order
-from ..repo.test_deps import extra_requirements, install_requirements
-from ..textio import parse_toml
+from ..repo.facts import PoetryTable, read_repository
 
 MAX_READ = 200_000
 CI_GLOBS = (
@@ -229,44 +228,28 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     profile.other_config = [name for name in OTHER_CONFIG if (repo / name).is_file()]
 
     dependencies: list[str] = []
-    pyproject = repo / "pyproject.toml"
-    data: dict = {}
-    if pyproject.is_file():
+    repo_facts = read_repository(repo)
+    if repo_facts.has_pyproject:
         profile.manifests.append("pyproject.toml")
-        try:
-            data = parse_toml(_read(pyproject))
-        except ValueError:
-            data = {}
-    project = _table(data, "project")
-    tool = _table(data, "tool")
-    build = _table(data, "build-system")
-    if isinstance(project.get("requires-python"), str):
-        profile.python_requires = project["requires-python"]
-    if isinstance(project.get("dependencies"), list):
-        dependencies += _requirement_names(str(d) for d in project["dependencies"])
-    optional = project.get("optional-dependencies")
-    if isinstance(optional, dict):
-        profile.extras = sorted(str(key) for key in optional)
-        for values in optional.values():
-            if isinstance(values, list):
-                dependencies += _requirement_names(str(d) for d in values)
-    poetry = _table(tool, "poetry")
-    groups = _table(poetry, "group")
-    tables = [
-        poetry.get("dependencies"),
-        poetry.get("dev-dependencies"),
-        *(g.get("dependencies") for g in groups.values() if isinstance(g, dict)),
-    ]
-    for table in tables:
-        if isinstance(table, dict):  # Poetry's names are its keys (tmuxp's libtmux)
-            dependencies += _requirement_names(str(k) for k in table if str(k) != "python")
-    for requirement in build.get("requires", []) if isinstance(build.get("requires"), list) else []:
-        name = _requirement_names([str(requirement)])
+    project = repo_facts.project
+    tool = repo_facts.tools
+    if project is not None:
+        if project.requires_python is not None:
+            profile.python_requires = project.requires_python
+        dependencies += _requirement_names(project.dependencies)
+        profile.extras = sorted(project.optional_dependencies)
+        for values in project.optional_dependencies.values():
+            dependencies += _requirement_names(values)
+    poetry = repo_facts.poetry or PoetryTable()
+    # Poetry's names are its keys (tmuxp's libtmux).
+    for table in (poetry.dependencies, poetry.dev_dependencies, *poetry.groups.values()):
+        dependencies += _requirement_names(str(k) for k in table if str(k) != "python")
+    for requirement in repo_facts.build_system.requires:
+        name = _requirement_names([requirement])
         if name:
             profile.build_tools.append(name[0])
-    backend = build.get("build-backend")
-    if isinstance(backend, str):
-        profile.build_tools.append(f"backend {backend}")
+    if repo_facts.build_system.backend is not None:
+        profile.build_tools.append(f"backend {repo_facts.build_system.backend}")
 
     requirement_files = sorted(
         {p for p in repo.glob("requirements*.txt")} | {p for p in repo.glob("requirements/*.txt")}
@@ -283,8 +266,8 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
             profile.manifests.append(name)
     # setup.py and setup.cfg projects declare theirs there (qiita's install_requires names
     # psycopg2, whose build needs libpq's pg_config: unread, the recipe never installed it).
-    dependencies += _requirement_names(install_requirements(repo))
-    declared = extra_requirements(repo)
+    dependencies += _requirement_names(repo_facts.install_requirements)
+    declared = repo_facts.extras
     if not profile.extras:
         profile.extras = sorted(declared)
     for values in declared.values():
@@ -305,6 +288,8 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     else:
         _other_ecosystem(repo, profile)
 
+    # A [project] table with anything in it is a pip-installable project's metadata.
+    pyproject_project = project is not None and bool(repo_facts.pyproject["project"])
     extra = next((e for e in ("test", "tests", "testing", "dev") if e in profile.extras), None)
     target = f'".[{extra}]"' if extra else "."
     if "poetry" in tool or "poetry.lock" in profile.manifests:
@@ -319,11 +304,11 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     elif "pdm" in tool or "pdm.lock" in profile.manifests:
         profile.package_manager, profile.config_file = "pdm", "pyproject.toml"
         profile.install_command = "pdm install"
-    elif project or (repo / "setup.py").is_file() or (repo / "setup.cfg").is_file():
+    elif pyproject_project or (repo / "setup.py").is_file() or (repo / "setup.cfg").is_file():
         profile.package_manager = "pip"
         profile.config_file = (
             "pyproject.toml"
-            if project
+            if pyproject_project
             else "setup.py"
             if (repo / "setup.py").is_file()
             else "setup.cfg"
@@ -395,9 +380,3 @@ def _other_ecosystem(repo: Path, profile: CodebaseProfile) -> None:
         break
     if (repo / "Makefile").is_file() and "make" not in profile.build_tools:
         profile.build_tools.append("make")
-
-
-def _table(data: dict, key: str) -> dict:
-    """``data[key]`` when it is a table (a dict), else an empty one."""
-    value = data.get(key)
-    return value if isinstance(value, dict) else {}

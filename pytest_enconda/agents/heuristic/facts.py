@@ -20,9 +20,9 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
+from ...repo.facts import ProjectTable, read_repository
 from ...repo.poetry import poetry_requirement, poetry_specifier
 from ...repo.vcs_version import PRETEND_VERSION, throwaway_tag
-from ...textio import parse_toml
 
 SKIP_DIRS = frozenset(
     {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".nox", ".mypy_cache"}
@@ -301,46 +301,35 @@ def _text(path: Path) -> str | None:
 
 
 def _read_pyproject(root: Path, facts: RepoFacts) -> None:
-    text = _text(root / "pyproject.toml")
-    if text is None:
-        return
-    try:
-        data = parse_toml(text)
-    except ValueError:
+    """pyproject's tables, as ``repo`` reads them for every reader of the checkout."""
+    declared = read_repository(root)
+    if not declared.pyproject_parses:
         return
     facts.manifests.append("pyproject.toml")
-    facts.vcs_tag = throwaway_tag(data)
-    project = data.get("project")
-    if not isinstance(project, dict):
-        project = {}
-    if isinstance(project.get("name"), str):
-        facts.names.append(canonicalize_name(project["name"]))
-    if isinstance(project.get("requires-python"), str):
-        facts.requires_python = project["requires-python"]
+    facts.vcs_tag = throwaway_tag(dict(declared.pyproject))
+    project = declared.project or ProjectTable()
+    if project.name is not None:
+        facts.names.append(canonicalize_name(project.name))
+    if project.requires_python is not None:
+        facts.requires_python = project.requires_python
         facts.requires_python_source = "pyproject.toml [project] requires-python"
-    facts.dependencies += [d for d in project.get("dependencies") or [] if isinstance(d, str)]
-    for extra, reqs in (project.get("optional-dependencies") or {}).items():
-        if isinstance(reqs, list):
-            facts.extras[str(extra)] = [r for r in reqs if isinstance(r, str)]
-    facts.scripts += [str(s) for s in (project.get("scripts") or {})]
-    poetry = (data.get("tool") or {}).get("poetry") or {}
-    if isinstance(poetry, dict) and poetry:
-        if isinstance(poetry.get("name"), str):
-            facts.names.append(canonicalize_name(poetry["name"]))
-        deps = poetry.get("dependencies") or {}
-        if isinstance(deps, dict):
-            python = deps.get("python")
-            if isinstance(python, str) and facts.requires_python is None:
-                # A bare "3.9" is read as its lowest version: what the E7 rule compares against.
-                facts.requires_python = poetry_specifier(python, bare=">=") or ""
-                facts.requires_python_source = "pyproject.toml [tool.poetry.dependencies] python"
-            for name, spec in deps.items():
-                if name != "python":
-                    facts.dependencies.append(poetry_requirement(name, spec))
-        for extra, names in (poetry.get("extras") or {}).items():
-            if isinstance(names, list):
-                facts.extras.setdefault(str(extra), [str(n) for n in names])
-        facts.scripts += [str(s) for s in (poetry.get("scripts") or {})]
+    facts.dependencies += project.dependencies
+    for extra, reqs in project.optional_dependencies.items():
+        facts.extras[extra] = list(reqs)
+    facts.scripts += project.scripts
+    poetry = declared.poetry
+    if poetry is not None:
+        if poetry.name is not None:
+            facts.names.append(canonicalize_name(poetry.name))
+        if poetry.python is not None and facts.requires_python is None:
+            # A bare "3.9" is read as its lowest version: what the E7 rule compares against.
+            facts.requires_python = poetry_specifier(poetry.python, bare=">=") or ""
+            facts.requires_python_source = "pyproject.toml [tool.poetry.dependencies] python"
+        for name, spec in poetry.dependencies.items():
+            facts.dependencies.append(poetry_requirement(name, spec))
+        for extra, names in poetry.extras.items():
+            facts.extras.setdefault(extra, list(names))
+        facts.scripts += poetry.scripts
 
 
 def _read_setup_cfg(root: Path, facts: RepoFacts) -> None:
