@@ -19,6 +19,7 @@ from pytest_enconda.agents.heuristic import agent as heuristic
 from pytest_enconda.agents.heuristic.facts import scan
 from pytest_enconda.agents.heuristic.findings import Finding
 from pytest_enconda.agents.heuristic.memory import expected_to_fail
+from pytest_enconda.agents.heuristic.run import Run
 from pytest_enconda.agents.heuristic.steps import readme_steps
 from pytest_enconda.agents.llm import TrajectoryWriter
 from pytest_enconda.backends.base import started
@@ -156,7 +157,8 @@ def test_a_repair_after_which_the_command_fails_the_same_way_is_not_repeated(
         rule="test",
     )
     monkeypatch.setattr(
-        heuristic, "classify", lambda step, command, code, *rest: useless if code else None
+        "pytest_enconda.agents.heuristic.run.classify",
+        lambda step, command, code, *rest: useless if code else None,
     )
     outcome = run_agent(fake, tmp_path, USAGE, {})
     runs = [s for s in outcome.trajectory if s.command == "python tool.py run"]
@@ -195,7 +197,7 @@ def test_cd_into_the_repositorys_own_name_is_skipped_not_repaired_into_a_subfold
     assert "cd " not in outcome.setup_script
 
 
-def _run_for(tmp_path: Path, readme: str, files: dict[str, str]) -> heuristic._Run:
+def _run_for(tmp_path: Path, readme: str, files: dict[str, str]) -> Run:
     repo = tmp_path / "repo"
     for rel, text in files.items():
         (repo / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -205,7 +207,7 @@ def _run_for(tmp_path: Path, readme: str, files: dict[str, str]) -> heuristic._R
     facts = scan(repo)
     steps = readme_steps(readme, "README.md", facts)
     writer = TrajectoryWriter(None)
-    return heuristic._Run(None, task, facts, steps, writer, heuristic.HeuristicConfig(), 0.0, 10)
+    return Run(None, task, facts, steps, writer, heuristic.HeuristicConfig(), 0.0, 10)
 
 
 def test_pip_install_of_the_project_installs_the_checkout(tmp_path: Path) -> None:
