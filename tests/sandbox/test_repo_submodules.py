@@ -10,7 +10,8 @@ import pytest
 from gitutil import git
 
 from pytest_enconda.cases.models import RepoSource
-from pytest_enconda.sandbox.repo import _inside, _submodule_url, materialize
+from pytest_enconda.sandbox.repo import materialize
+from pytest_enconda.sandbox.submodules import _inside, _submodule_url
 
 
 def _repo(folder: Path, files: dict[str, str]) -> str:
