@@ -78,7 +78,7 @@ _OWNER = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 def _owner(text: str) -> str:
     # The owner becomes a folder name (OUT/mirror/<owner>+<name>) and a repository's name: a
     # path (../../x) or an option (-x) is neither.
-    if not _OWNER.match(text) or ".." in text:
+    if not _OWNER.fullmatch(text) or ".." in text:
         raise argparse.ArgumentTypeError(
             f"expected at most 100 letters, digits, '.', '_' or '-', beginning with a letter "
             f"or digit, got {text!r}"

@@ -38,7 +38,7 @@ _SAFE = re.compile(r"^[A-Za-z0-9._-]+/[A-Za-z0-9._-]+$")
 
 
 def repo_key(repository: str) -> str:
-    if not _SAFE.match(repository) or ".." in repository:
+    if not _SAFE.fullmatch(repository) or ".." in repository:
         raise ValueError(f"repository: expected owner/name of safe characters, got {repository!r}")
     return repository.replace("/", "_")
 
