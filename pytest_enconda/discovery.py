@@ -19,7 +19,8 @@ REPO_INFO = "repo_info.jsonl"
 RESEARCH_MANIFEST = "manifest.json"
 RESEARCH_CATEGORIES = "scripts_repos_test_categories.csv"
 # A case file declares its suite or its repository; another tool's ``case.toml`` does neither.
-_CASE_CONTENT = re.compile(rb"^\s*(?:suite\s*=|\[repository\])", re.MULTILINE)
+# Blanks within the line: ``\s*`` reached across every blank line below each line start.
+_CASE_CONTENT = re.compile(rb"^[^\S\n]*(?:suite\s*=|\[repository\])", re.MULTILINE)
 # How deep below a collected folder case files are looked for, and folders never looked into.
 _SCAN_DEPTH = 4
 _SKIP_DIRS = frozenset({"node_modules", "__pycache__", "site-packages", "venv", "reports"})

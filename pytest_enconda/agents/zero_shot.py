@@ -43,8 +43,9 @@ from .prompts import ZERO_SHOT_SYSTEM, zero_shot_prompt
 from .workspace import RepositoryView, agent_dir, base_environment, file_tree, profile_of
 
 # Possessive: the blanks, the language and the rest of the fence's line cannot trade characters,
-# so a fence line of a million blanks and no newline fails once, not once per split.
-_FENCE = re.compile(r"```[ \t]*+([A-Za-z0-9_+-]*+)[^\n]*+\n(.*?)(?:```|\Z)", re.DOTALL)
+# so a fence line of a million blanks and no newline fails once, not once per split; and a fence
+# starts where a run of backticks does, not at each of a long run's backticks.
+_FENCE = re.compile(r"(?<!`)```[ \t]*+([A-Za-z0-9_+-]*+)[^\n]*+\n(.*?)(?:```|\Z)", re.DOTALL)
 # Where bare JSON is looked for: each try may parse to the end of the text, so a text of many
 # brackets would cost its length squared.
 MAX_JSON_STARTS = 200

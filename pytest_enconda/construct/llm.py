@@ -11,18 +11,16 @@ litellm is imported on first use.
 from __future__ import annotations
 
 import json
-import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from ..error_types import BY_CODE
+from ..textio import JsonError, parse_json
 from .facts import RepoFacts
 from .models import ErrorLabel, Injection, LineEdit
 
 __all__ = ["LlmInjector", "build_messages", "parse_injection"]
-
-_JSON = re.compile(r"\{.*\}", re.DOTALL)
 
 
 def build_messages(readme: str, facts: RepoFacts, error_type: str, attempt: int) -> list[dict]:
@@ -62,13 +60,16 @@ def parse_injection(
     content: str, readme: str, repository: str, model: str, error_type: str
 ) -> Injection | str:
     """The model's answer as an ``Injection``, or why it is not one."""
-    match = _JSON.search(content or "")
-    if not match:
+    # From the first "{" to the last "}", found by str.find, not a regex: ``\{.*\}`` retried
+    # from every "{" of an answer with no "}" to its end.
+    content = content or ""
+    start, end = content.find("{"), content.rfind("}")
+    if start == -1 or end < start:
         return "the answer holds no JSON object"
     try:
-        data = json.loads(match.group(0))
-    except ValueError as exc:
-        return f"the answer's JSON does not parse: {exc}"
+        data = parse_json(content[start : end + 1])
+    except JsonError as exc:
+        return f"the answer's JSON does not parse: {exc.detail}"
     if not isinstance(data, dict):
         return "the answer is not a JSON object"
     lines = readme.split("\n")

@@ -34,7 +34,8 @@ _PIP = re.compile(r"^(?P<pip>(?:python(?:3(?:\.\d+)?)?\s+-m\s+)?pip3?\s+install)
 # pipx installs an application from PyPI into its own venv; for the checkout, that is pip's job
 # (pipx is not in the task image either).
 _PIPX = re.compile(r"^pipx\s+(?P<verb>install|upgrade)\b(?P<rest>.*)$")
-_COMMENT = re.compile(r"\s+#.*$")
+# From the start of a blank run only: from each blank of a long run the rest was rescanned.
+_COMMENT = re.compile(r"(?<!\s)\s+#.*$")
 # A requirement naming a distribution: name, optional extras, optional version specifier.
 _REQ = re.compile(
     r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)(?P<extras>\[[^\]]*\])?"

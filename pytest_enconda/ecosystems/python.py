@@ -99,7 +99,8 @@ def _unittest(lines: list[str]) -> Found | None:
 # --- per-test lines: pytest -v (path::test PASSED), -rA (PASSED path::test), unittest -v -------
 
 _PYTEST_V = re.compile(
-    r"^(\S+::\S+(?:\[[^\]]*\])?)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?:\s|$)"
+    # "::" is looked for ahead: two runs around it could split a long id every way.
+    r"^(?=\S+::\S)(\S+(?:\[[^\]]*\])?)\s+(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)(?:\s|$)"
 )
 _PYTEST_RA = re.compile(r"^(PASSED|FAILED|ERROR|SKIPPED|XFAIL|XPASS)\s+(\S+::\S+?)(?:\s+-\s.*)?$")
 _UNITTEST_V = re.compile(r"^(\w+) \(([\w.]+)\)(?:\s*\n?.*?)? \.\.\. (ok|FAIL|ERROR|skipped\b.*)$")

@@ -14,7 +14,8 @@ from .store import MemoryStore, Provenance
 from .trajectories import read_trace
 
 # The heuristic agent's first note names the project: "project ['confmerge']".
-_PROJECT_NOTE = re.compile(r"project \[([^\]]*)\]")
+# The list stops at the next bracket: from every "project [" the scan ran to the text's end.
+_PROJECT_NOTE = re.compile(r"project \[([^\[\]]*)\]")
 
 
 @dataclass

@@ -26,11 +26,13 @@ _EXCEPTION = re.compile(r"^\s*(?:\w+\.)*\w*(?:Error|Exception)\b:.*$")
 _SIGNATURE_PATTERNS = (
     r"^E: .*$",
     r"^\s*ERROR: (?!Ignored|Could not build wheels|Failed building).*$",
+    # No ".*$" after the phrase: on a text of many lines it retried every occurrence up to the
+    # line's end; signature() reads one line at a time, where it added nothing.
     r"^.*(?:command not found|No such file or directory|not found|cannot find|"
     r"Unable to locate|fatal error|undefined reference|unrecognized|invalid choice|"
     r"no such option|does not exist|Permission denied|requires a different Python|"
     # `python -m pytest` without pytest: "/usr/bin/python3: No module named pytest".
-    r"No module named).*$",
+    r"No module named)",
     r"^\s*(?:error|fatal)(?:\[\w+\])?:.*$",
 )
 _NOISE = re.compile(r"\x1b\[[0-9;]*m")

@@ -567,7 +567,9 @@ def declared_test_requirements(repo: Path, python: str = "3.11") -> list[TestReq
     return _dedupe(repo, found)
 
 
-_SPACED_OPERATOR = re.compile(r"\s*(===|[<>!=~]=|[<>]|,)\s*")
+# Blanks from the start of their run only: from each blank of a long run the rest was
+# rescanned. (Or none: the match may start right after the last one took the blanks.)
+_SPACED_OPERATOR = re.compile(r"(?:(?<!\s)\s+)?(===|[<>!=~]=|[<>]|,)\s*")
 
 
 # The factors of the environment a reference runs the tests in: tox's plain test environment on

@@ -45,7 +45,8 @@ class Context:
 
 
 _NOT_FOUND = re.compile(r"(?:^|\n)(?:bash: )?(?:line \d+: )?(?P<tool>[\w.+-]+): command not found")
-_ACTIVATE_MISSING = re.compile(r"(?P<path>\S*bin/activate): No such file or directory")
+# Starting only where a word starts: from inside a long word each start rescanned it to its end.
+_ACTIVATE_MISSING = re.compile(r"(?<!\S)(?P<path>\S*bin/activate): No such file or directory")
 _NO_MODULE = re.compile(r"No module named '?(?P<module>[\w.]+)'?")
 _LIBRARY = re.compile(
     r"failed to find lib(?P<a>[\w+-]+)|lib(?P<b>[\w+-]+?)(?:[\d.-]*)\.so[\d.]*: cannot open shared "
@@ -64,7 +65,9 @@ _NO_COMMAND = re.compile(r"No such command '?(?P<bad>[\w-]+)'?")
 # git's "'stauts' is not a git command ... The most similar command is\n\tstatus".
 _MEANT = re.compile(
     r'unknown command "(?P<pip>[^"]+)" - maybe you meant "(?P<pip_good>[^"]+)"'
-    r"|'(?P<git>[^']+)' is not a git command\..*?most similar commands? (?:is|are)\s+"
+    # git's hint follows within a line or two: an unbounded lazy gap rescanned the rest of the
+    # text from every "is not a git command".
+    r"|'(?P<git>[^']+)' is not a git command\..{0,500}?most similar commands? (?:is|are)\s+"
     r"(?P<git_good>[\w-]+)",
     re.DOTALL,
 )
@@ -76,7 +79,10 @@ _MISSING_FILE = re.compile(
 )
 _QUOTED_PATH = re.compile(r"['\"](?P<path>[^'\"\s]+)['\"]")
 _INCOMPATIBLE = re.compile(
-    r"(?P<owner>\S+) \S+ requires (?P<req>[A-Za-z0-9._-]+)(?P<spec>[^,]*), but you have "
+    # From a word's start, and the specifier within its line: each start inside a word, or each
+    # "requires" before a comma far away, rescanned to the end.
+    r"(?<!\S)(?P<owner>\S+) \S+ requires (?P<req>[A-Za-z0-9._-]+)(?P<spec>[^,\n]{0,200}), "
+    r"but you have "
     r"(?P<name>[A-Za-z0-9._-]+) (?P<have>\S+) which is incompatible"
 )
 _NO_DIST = re.compile(

@@ -28,7 +28,11 @@ SKIP_DIRS = frozenset(
     {".git", "__pycache__", ".venv", "venv", "node_modules", ".tox", ".nox", ".mypy_cache"}
 )
 MAX_FILES = 20_000
-_REQ_FILE = re.compile(r"(^|/)[^/]*requirements[^/]*\.(txt|in)$|^requirements/[^/]+\.(txt|in)$")
+# "requirements" looked for ahead, not between two runs that trade characters: a long name
+# made of "requirements" cost its length squared.
+_REQ_FILE = re.compile(
+    r"(?:^|/)(?=[^/]*requirements)[^/]*\.(?:txt|in)$|^requirements/[^/]+\.(?:txt|in)$"
+)
 # Import names that differ from their distribution's name (the common cases).
 IMPORT_NAMES = {
     "yaml": "pyyaml",

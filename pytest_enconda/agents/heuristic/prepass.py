@@ -34,7 +34,9 @@ from .tool_usage import missing_link_targets, tool_usage
 # Interpreter versions a README may name; the lowest one a specifier allows is the fix.
 KNOWN_PYTHONS = [f"2.{m}" for m in (6, 7)] + [f"3.{m}" for m in range(3, 15)]
 _CLAIM = re.compile(
-    r"(?<![\w/.-])python\s*(?:versions?\s*)?(?:(?:are|is|:)\s+)?(?:>=|≥|v)?\s*"
+    # Possessive blanks: each run lies between two words, and runs side by side that could
+    # trade blanks made "python" and a long blank run cost its length squared.
+    r"(?<![\w/.-])python\s*+(?:versions?\s*+)?(?:(?:are|is|:)\s++)?(?:>=|≥|v)?\s*+"
     r"(?P<ver>[23]\.\d{1,2})(?!\.?\d)"
     # A list of versions: "Tested Python versions are 2.7, 3.8 and 3.10".
     r"(?P<more>(?:\s*(?:,|and|or|&)\s*[23]\.\d{1,2}(?!\.?\d))*)"
@@ -508,7 +510,8 @@ def _near_miss_of_project(steps: list[ReadmeStep], facts: RepoFacts) -> list[Fin
 # What a README's Python example may hold that is no Python but no error either: notebook shell
 # escapes and magics (`!pip install x`, `%matplotlib inline`), and placeholders for the
 # reader's own values (`api_key=<YOUR API KEY>`).
-_NOTEBOOK_LINE = re.compile(r"^(\s*)[!%].*$", re.MULTILINE)
+# The indent within its line: ``\s*`` reached across every blank line below each line start.
+_NOTEBOOK_LINE = re.compile(r"^([^\S\n]*)[!%].*$", re.MULTILINE)
 # Not after a name or a bracket: `Page<UserOut>` is a (wrong) expression, not a placeholder.
 _PLACEHOLDER = re.compile(r"(?<![\w\])])<[A-Za-z_][\w .-]*>")
 

@@ -272,11 +272,13 @@ def tool_usage(steps: list[ReadmeStep], facts: RepoFacts) -> list[Finding]:
 
 # ---------------------------------------------------------------------- E4: links
 
-_MD_LINK = re.compile(r"!?\[[^\]\n]*\]\(\s*<?(?P<target>[^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
-_MD_REF = re.compile(r"^\s{0,3}\[[^\]]+\]:\s*<?(?P<target>\S+?)>?(?:\s+.*)?$", re.MULTILINE)
+# Link text and labels stop at the next bracket and line: from every "[" of a long line (or
+# text) the scan ran to its end. A badge in a link still gives the badge's target.
+_MD_LINK = re.compile(r"!?\[[^\[\]\n]*\]\(\s*<?(?P<target>[^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+_MD_REF = re.compile(r"^\s{0,3}\[[^\]\n]+\]:\s*<?(?P<target>\S+?)>?(?:\s+.*)?$", re.MULTILINE)
 _RST_LINK = re.compile(r"`[^`<]*<(?P<target>[^>`\s]+)>`_{1,2}")
 _RST_DIRECTIVE = re.compile(
-    r"^\s*\.\.\s+(?:image|figure|include|literalinclude)::\s*(?P<target>\S+)", re.MULTILINE
+    r"^[^\S\n]*\.\.\s+(?:image|figure|include|literalinclude)::\s*(?P<target>\S+)", re.MULTILINE
 )
 _NOT_A_PATH = re.compile(r"^(?:[a-z][a-z0-9+.-]*:|#|//|\{|\$|%|<)", re.IGNORECASE)
 

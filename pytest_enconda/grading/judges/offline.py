@@ -71,13 +71,15 @@ _TRANSLATE = str.maketrans(
     }
 )
 _FENCE = re.compile(r"```[\w+-]*\n?(.*?)```", re.S)
-_MD_LINK = re.compile(r"\[([^\]\n]*)\]\(([^)\s]*)\)")
+# Link text stops at the next bracket: from every "[" of a long line the scan ran to its end.
+_MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(([^)\s]*)\)")
 _BACKTICK = re.compile(r"`([^`\n]+)`")
 _QUOTED = re.compile(r"(?<![\w])'([^'\n]{1,200}?)'(?![\w])|\"([^\"\n]{1,200}?)\"")
 _UPPER_FLAG = re.compile(r"(?<![\w-])-([A-Z])(?![\w-])")
 _TOKEN = re.compile(r"[^\s,;]+")
 _CODE_CHARS = re.compile(r"[\d_./=\\\[\]<>:@+~$*#|&-]")
-_VERSION = re.compile(r"\d+(?:\.(?:\d+|x|\*))+")
+# From the start of a number only: from each digit of a long one the rest was rescanned.
+_VERSION = re.compile(r"(?<!\d)\d+(?:\.(?:\d+|x|\*))+")
 _VERSION_TOKEN = re.compile(r"^(?:[<>=~!^]=?|==)?v?\d+(?:\.(?:\d+|x|\*))+\+?$")
 # Dropping the old value of "replace X with Y" (or "X -> Y") keeps the judge from crediting a
 # prediction for quoting the wrong command it wants to change.
@@ -88,12 +90,16 @@ _OLD_VALUE = (
         re.S,
     ),
     re.compile(
-        r"\b(?:replace|change|rename|update|modify|correct|fix)\s+(?:the\s+\w+\s+)?"
-        r"([^`]{1,200}?)\s+(?:with|to|into|by)\s+(?=\S)",
+        # The old value ends on a non-blank, and blank runs are possessive: a lazy value
+        # walking a long blank run rescanned the rest of it at every step.
+        r"\b(?:replace|change|rename|update|modify|correct|fix)\s++(?:the\s+\w+\s+)?"
+        r"([^`]{1,200}?)(?<!\s)\s++(?:with|to|into|by)\s+(?=\S)",
         re.S,
     ),
     re.compile(r"\binstead of\s+(`[^`]{1,300}`|[^`]{1,200}?(?=[,;]|\.\s|\.$|$))", re.S),
-    re.compile(r"^(.{1,200}?)\s*(?:->|=>)\s*(?=\S)", re.S),
+    # Blanks before the arrow from the start of their run only: a lazy value walking a long
+    # blank run rescanned the rest of it at every step.
+    re.compile(r"^(.{1,200}?)(?:(?<!\s)\s+)?(?:->|=>)\s*+(?=\S)", re.S),
 )
 
 
@@ -639,7 +645,10 @@ def _flag_mismatch(golden_text: str, predicted_text: str) -> str | None:
 
 _ORDER_KEY = re.compile(r"\b(before|after|prior to|once)\b")
 _THEN = re.compile(
-    r",?\s*(?:\band\s+)?\b(?:then|finally|followed by|after that|afterwards|next)\b,?\s*"
+    # Blanks from the start of their run only (or none: the match may start right after the
+    # last one took the blanks): from each blank of a long run the rest was rescanned.
+    r",?(?:(?<!\s)\s+)?(?:\band\s++)?\b(?:then|finally|followed by|after that|afterwards|next)\b"
+    r",?\s*"
     r"|(?:^|\s)\d+[.)]\s+"  # a numbered list
 )
 _CLAUSE_END = re.compile(r"(?<=[^\d\s])\.(?=\s|$)|[;\n!?]")
