@@ -8,20 +8,17 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import io
 import json
 import os
 import re
-import shutil
 import subprocess
-import tarfile
 import tempfile
 import time
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
@@ -42,44 +39,29 @@ from .common import (
     stderr_progress,
 )
 from .git_deps import GitDependency
-from .git_deps import add_to_tar as add_git_deps
+from .image_files import (
+    CA_DIR,
+    CA_ENV,
+    DEFAULT_PATH,
+    DETERMINISM_ENV,
+    PROJECT_DIR,
+    TOOL_COMMANDS,
+    TOOLS_VENV,
+    _context_tar,
+    _label_line,
+    _override_path,
+    _shell_words,
+    _write_project_tar,
+    split_ca_bundle,
+)
+from .image_registry import pull_shared, push_shared, shared_ref
 from .recipes import BASE_RECIPES, BaseRecipe
-from .repo import iter_tree, tree_hash
+from .repo import tree_hash
+from .rootfs import debootstrap_tool, import_tree, run_debootstrap, sudo_prefix
 from .settings import SandboxSettings
 
 if TYPE_CHECKING:
     import docker
-
-PROJECT_DIR = "/data/project"
-CA_DIR = "/usr/local/share/ca-certificates/enconda"
-CA_FILE = "/etc/ssl/certs/ca-certificates.crt"
-TOOLS_VENV = "/opt/enconda-tools"
-TOOL_COMMANDS = ("poetry", "uv", "uvx", "pipenv")
-DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-
-# Pinned in every image and every container: what otherwise differs between machines.
-DETERMINISM_ENV: dict[str, str] = {
-    "TZ": "UTC",
-    "LANG": "C.UTF-8",
-    "LC_ALL": "C.UTF-8",
-    "PYTHONHASHSEED": "0",
-    "DEBIAN_FRONTEND": "noninteractive",
-    "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-    "PIP_ROOT_USER_ACTION": "ignore",
-}
-# Every TLS client we ship reads one of these; uv ignores the system store without SSL_CERT_FILE.
-CA_ENV: dict[str, str] = {
-    name: CA_FILE
-    for name in (
-        "SSL_CERT_FILE",
-        "REQUESTS_CA_BUNDLE",
-        "PIP_CERT",
-        "CURL_CA_BUNDLE",
-        "GIT_SSL_CAINFO",
-    )
-}
-
-_PEM = re.compile(rb"-----BEGIN CERTIFICATE-----\s.+?-----END CERTIFICATE-----", re.DOTALL)
 
 
 class ImageInfo(BaseModel):
@@ -97,44 +79,6 @@ class ImageInfo(BaseModel):
 
 def _digest(data: object) -> str:
     return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()
-
-
-def split_ca_bundle(path: Path) -> dict[str, bytes]:
-    """One ``.crt`` per certificate, named by content, as ``update-ca-certificates`` wants them.
-
-    Installing them under /usr/local/share keeps the host's (proxy) CA in the bundle even when a
-    later ``apt-get install`` regenerates /etc/ssl/certs/ca-certificates.crt.
-    """
-    data = path.read_bytes()
-    certs = _PEM.findall(data)
-    if not certs:
-        raise ImageBuildError(f"CA bundle {path}: no PEM certificate found (field ca_bundle)")
-    return {f"host-{hashlib.sha256(pem).hexdigest()[:16]}.crt": pem + b"\n" for pem in certs}
-
-
-def _context_tar(files: Mapping[str, bytes]) -> io.BytesIO:
-    buffer = io.BytesIO()
-    with tarfile.open(fileobj=buffer, mode="w") as tar:
-        for name in sorted(files):
-            info = tarfile.TarInfo(name)
-            info.size = len(files[name])
-            info.mode = 0o644
-            info.mtime = 0
-            tar.addfile(info, io.BytesIO(files[name]))
-    buffer.seek(0)
-    return buffer
-
-
-def _label_line(key: str, value: str) -> str:
-    return f"LABEL {key}={json.dumps(value)}"
-
-
-def _shell_words(words: Iterable[str]) -> str:
-    for word in words:
-        # A leading '-' would make a case's package an apt-get option (-oDpkg::...=CMD).
-        if word.startswith("-") or not re.fullmatch(r"[A-Za-z0-9.+_:=<>~-]+", word):
-            raise ImageBuildError(f"unsafe package or requirement name: {word!r}")
-    return " ".join(words)
 
 
 class ImageBuilder:
@@ -328,16 +272,6 @@ class ImageBuilder:
         self.built.append(tag)
         return tag
 
-    def _sudo(self) -> list[str]:
-        if os.geteuid() == 0:
-            return []
-        if shutil.which("sudo") is None:
-            raise ImageBuildError(
-                "debootstrap needs root: run as root, install sudo, or set pull_base to a "
-                "pullable image (e.g. debian:bookworm)"
-            )
-        return ["sudo", "-n"]
-
     def ensure_rootfs(self, recipe: BaseRecipe, progress: Progress | None = None) -> str:
         """The imported debootstrap tree of ``recipe`` (or the pulled ``pull_base`` image)."""
         progress = progress or stderr_progress()
@@ -375,17 +309,8 @@ class ImageBuilder:
         return ref
 
     def _debootstrap(self, recipe: BaseRecipe, tag: str, key: str, progress: Progress) -> None:
-        from docker.errors import APIError
-
-        tool = shutil.which("debootstrap") or (
-            "/usr/sbin/debootstrap" if Path("/usr/sbin/debootstrap").exists() else None
-        )
-        if tool is None:
-            raise ImageBuildError(
-                "debootstrap is not installed (apt-get install -y debootstrap), or set pull_base "
-                "to a pullable image where a registry is reachable"
-            )
-        sudo = self._sudo()
+        tool = debootstrap_tool()
+        sudo = sudo_prefix()
         scratch_parent = self.settings.cache_dir / "rootfs"
         scratch_parent.mkdir(parents=True, exist_ok=True)
         scratch = Path(tempfile.mkdtemp(prefix=f"{recipe.release}-{key[:12]}-", dir=scratch_parent))
@@ -393,54 +318,17 @@ class ImageBuilder:
         if recipe.include:
             command.append(f"--include={','.join(recipe.include)}")
         command += [recipe.release, str(scratch), self.settings.debian_mirror]
-        tail: deque[str] = deque(maxlen=40)
         started = time.monotonic()
         progress(
             f"debootstrap {recipe.release} from {self.settings.debian_mirror} (about a minute)"
         )
         try:
-            with subprocess.Popen(
-                command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
-            ) as proc:
-                assert proc.stdout is not None
-                for line in proc.stdout:
-                    line = line.rstrip()
-                    if line:
-                        tail.append(line)
-                        progress(line)
-            if proc.returncode != 0:
-                log = scratch / "debootstrap" / "debootstrap.log"
-                with contextlib.suppress(OSError):
-                    tail.extend(log.read_text(errors="replace").splitlines()[-20:])
-                raise ImageBuildError(
-                    f"building rootfs {tag} failed at step debootstrap (exit {proc.returncode})\n"
-                    "--- log tail ---\n" + "\n".join(tail)
-                )
+            run_debootstrap(command, scratch, tag, progress)
             progress(f"debootstrap done in {time.monotonic() - started:.0f}s; importing as {tag}")
-            repository, _, image_tag = tag.rpartition(":")
             labels = self._labels(KIND_ROOTFS, key, release=recipe.release, recipe=recipe.name)
             changes = [_label_line(k, v) for k, v in labels.items()]
             changes += [f"ENV PATH={DEFAULT_PATH}", 'CMD ["bash"]']
-            with subprocess.Popen(
-                [*sudo, "tar", "-C", str(scratch), "--numeric-owner", "-cf", "-", "."],
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-            ) as tar:
-                assert tar.stdout is not None
-                try:
-                    self.client.api.import_image(
-                        src=tar.stdout,
-                        repository=repository,
-                        tag=image_tag,
-                        changes=changes,
-                        stream_src=True,
-                    )
-                except APIError as exc:
-                    tar.kill()
-                    raise ImageBuildError(f"importing rootfs {tag} failed: {exc}") from None
-                errors = tar.stderr.read().decode(errors="replace") if tar.stderr else ""
-            if tar.returncode != 0:
-                raise ImageBuildError(f"building rootfs {tag} failed at step tar: {errors[-2000:]}")
+            import_tree(self.client, sudo, scratch, tag, changes)
             if self.image_id(tag) is None:
                 raise ImageBuildError(f"importing rootfs {tag} produced no image")
             self.built.append(tag)
@@ -574,54 +462,27 @@ class ImageBuilder:
 
     def shared_ref(self, tag: str) -> str | None:
         """``tag``'s name in the user's registry (``--image-registry``), if one is given."""
-        registry = self.settings.image_registry
-        return f"{registry}/{tag}" if registry else None
+        return shared_ref(self.settings.image_registry, tag)
 
     def _pull_shared(self, tag: str, progress: Progress) -> bool:
-        """Whether ``tag`` could be pulled from the registry (then tagged here as ``tag``).
-
-        A registry that lacks it or cannot be reached costs a build, never the case.
-        """
-        remote = self.shared_ref(tag)
-        if remote is None:
+        """Whether ``tag`` could be pulled from the registry (then tagged here as ``tag``)."""
+        remote, registry = self.shared_ref(tag), self.settings.image_registry
+        if remote is None or registry is None:
             return False
-        import docker.errors
-
-        repository, _, version = remote.rpartition(":")
-        try:
-            image = self.client.images.pull(repository, tag=version)
-        except docker.errors.NotFound:
+        if not pull_shared(self.client, registry, remote, tag, progress):
             return False
-        except (docker.errors.APIError, OSError) as exc:
-            progress(
-                f"registry {self.settings.image_registry}: cannot pull {tag} ({exc}); building"
-            )
-            return False
-        local_repo, _, local_version = tag.rpartition(":")
-        image.tag(local_repo, tag=local_version)
         self.pulled.append(tag)
-        progress(f"pulled {tag} from {self.settings.image_registry}")
+        progress(f"pulled {tag} from {registry}")
         return True
 
     def _push_shared(self, tag: str, progress: Progress) -> None:
-        """Push what was just built, for the cluster's other machines; a failure only warns."""
-        remote = self.shared_ref(tag)
-        if remote is None:
+        """Push what was just built, for the cluster's other machines."""
+        remote, registry = self.shared_ref(tag), self.settings.image_registry
+        if remote is None or registry is None:
             return
-        import docker.errors
-
-        repository, _, version = remote.rpartition(":")
-        try:
-            image = self.client.images.get(tag)
-            image.tag(repository, tag=version)
-            for line in self.client.images.push(repository, tag=version, stream=True, decode=True):
-                if isinstance(line, dict) and line.get("error"):
-                    raise docker.errors.APIError(str(line["error"]))
-        except (docker.errors.APIError, OSError) as exc:
-            progress(f"registry {self.settings.image_registry}: cannot push {tag} ({exc})")
-            return
-        self.pushed.append(tag)
-        progress(f"pushed {tag} to {self.settings.image_registry}")
+        if push_shared(self.client, registry, remote, tag, progress):
+            self.pushed.append(tag)
+            progress(f"pushed {tag} to {registry}")
 
     def _commit_task(
         self,
@@ -725,67 +586,3 @@ class ImageBuilder:
                 raise HarnessError(f"cannot remove {ref}: {exc}") from None
             removed.append(ref)
         return removed
-
-
-def _override_path(path: str) -> str:
-    pure = PurePosixPath(path)
-    if pure.is_absolute() or ".." in pure.parts or not pure.parts:
-        raise ImageBuildError(f"override path must be relative inside the project: {path!r}")
-    return pure.as_posix()
-
-
-def _add_parents(tar: tarfile.TarFile, rel: str, seen: set[str]) -> None:
-    parts = PurePosixPath(rel).parts[:-1]
-    for index in range(1, len(parts) + 1):
-        directory = "/".join(parts[:index])
-        if directory not in seen:
-            seen.add(directory)
-            info = tarfile.TarInfo(f"data/project/{directory}")
-            info.type = tarfile.DIRTYPE
-            info.mode = 0o755
-            tar.addfile(info)
-
-
-def _write_project_tar(
-    handle: IO[bytes],
-    repo_dir: Path,
-    overrides: Mapping[str, bytes],
-    git_deps: Sequence[GitDependency] = (),
-) -> None:
-    """The repository (ignored names skipped) plus overrides, owned by root, under data/project;
-    with ``git_deps``, their copies and the gitconfig that points at them."""
-
-    def owned_by_root(info: tarfile.TarInfo) -> tarfile.TarInfo:
-        info.uid = info.gid = 0
-        info.uname = info.gname = "root"
-        return info
-
-    with tarfile.open(fileobj=handle, mode="w", format=tarfile.PAX_FORMAT) as tar:
-        for directory in ("data", "data/project"):
-            info = tarfile.TarInfo(directory)
-            info.type = tarfile.DIRTYPE
-            info.mode = 0o755
-            tar.addfile(info)
-        seen: set[str] = set()
-        for rel, path in iter_tree(repo_dir):
-            if rel in overrides:
-                continue
-            info = tar.gettarinfo(str(path), arcname=f"data/project/{rel}")
-            if not (info.isfile() or info.isdir() or info.issym()):
-                continue
-            owned_by_root(info)
-            if info.isdir():
-                seen.add(rel)
-            if info.isfile():
-                with path.open("rb") as content:
-                    tar.addfile(info, content)
-            else:
-                tar.addfile(info)
-        for rel, data in sorted(overrides.items()):
-            _add_parents(tar, rel, seen)
-            info = owned_by_root(tarfile.TarInfo(f"data/project/{rel}"))
-            info.size = len(data)
-            info.mode = 0o644
-            info.mtime = int(time.time())
-            tar.addfile(info, io.BytesIO(data))
-        add_git_deps(tar, git_deps)
