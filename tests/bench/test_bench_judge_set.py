@@ -9,6 +9,12 @@ from pathlib import Path
 import pytest
 
 from pytest_enconda.bench.grading import Confusion, Instance
+from pytest_enconda.bench.judge_rules import (
+    proposal_region,
+    version_in_words,
+    wrong_flag_variant,
+    wrong_order,
+)
 from pytest_enconda.bench.judge_set import (
     JudgePair,
     balanced,
@@ -16,11 +22,7 @@ from pytest_enconda.bench.judge_set import (
     judge_set_keys,
     main,
     measure,
-    proposal_region,
     split_of,
-    version_in_words,
-    wrong_flag_variant,
-    wrong_order,
 )
 from pytest_enconda.cases.models import GoldenAnswer
 from pytest_enconda.grading.judges.offline import OfflineJudge
