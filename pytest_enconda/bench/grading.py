@@ -441,24 +441,9 @@ def _print_comparison(title: str, expected: dict[str, Any], seen: dict[str, Any]
             print(f"  {key:27s} {_fmt(value)}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m pytest_enconda.bench grading")
-    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="enconda-dev folder")
-    parser.add_argument("--every", type=int, default=5, help="drop replay: every k-th instance")
-    parser.add_argument("--judge", default="offline", help="judge for the labelled set")
-    parser.add_argument("--judge-api-base", default=None)
-    parser.add_argument("--labelled-limit", type=int, default=0, help="random sample of pairs")
-    parser.add_argument("--show", type=int, default=5, help="judge mistakes shown per kind")
-    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
-    args = parser.parse_args(list(argv) if argv is not None else None)
-
-    if not (args.data / "instances").is_dir():
-        print(f"no EnConda-Bench data at {args.data} (expected instances/ inside)", file=sys.stderr)
-        return 2
-    figures: dict[str, Any] = {}
-
+def _load(data: Path, figures: dict[str, Any]) -> list[Instance]:
     started = time.perf_counter()
-    loaded = load_instances(args.data)
+    loaded = load_instances(data)
     load_time = time.perf_counter() - started
     instances = loaded.instances
     print(
@@ -471,9 +456,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     figures["loaded"] = len(instances)
     figures["skipped"] = loaded.skipped
     figures["level_from_errors"] = len(loaded.level_from_errors)
+    return instances
 
-    # 1. golden replay
-    judge = create_judge("offline")
+
+def _golden_replay(instances: list[Instance], judge: Judge, figures: dict[str, Any]) -> None:
+    """1. The golden answers graded as predictions: every score is 1 unless grading is wrong."""
     goldens = [i.golden for i in instances]
     predictions = [golden_predictions(g) for g in goldens]
     started = time.perf_counter()
@@ -498,7 +485,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"    {case_id}::{name}: {message.splitlines()[0]}")
     figures["golden_replay"] = {"seconds": replay_time, **observed(summary)}
 
-    # 2. perturbed replays
+
+def _swap_replay(instances: list[Instance], judge: Judge, figures: dict[str, Any]) -> None:
+    """2a. The types of one pair exchanged, against the scores that exchange should give."""
+    goldens = [i.golden for i in instances]
     swapped = [swap_pair(g)[0] for g in goldens]
     swap_results = grade_all(instances, swapped, judge)
     swap_summary = aggregate(swap_results).to_summary_json("swap", None)
@@ -523,23 +513,33 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"of {cross['pairs']} matched pairs of different errors (the difference above)"
     )
     figures["swap"] = {"expected": expected_swap(goldens), "graded": observed(swap_summary)}
+
+
+def _drop_replay(
+    instances: list[Instance], judge: Judge, every: int, figures: dict[str, Any]
+) -> None:
+    """2b. The last error left out of every ``every``-th instance: the scores are exact."""
+    goldens = [i.golden for i in instances]
     dropped = [
-        drop_last(g) if i % args.every == 0 else golden_predictions(g)
-        for i, g in enumerate(goldens)
+        drop_last(g) if i % every == 0 else golden_predictions(g) for i, g in enumerate(goldens)
     ]
     drop_summary = aggregate(grade_all(instances, dropped, judge)).to_summary_json("drop", None)
     print()
     _print_comparison(
-        f"drop replay: last error removed in every {args.every}th instance (exact)",
-        expected_drop(goldens, args.every),
+        f"drop replay: last error removed in every {every}th instance (exact)",
+        expected_drop(goldens, every),
         observed(drop_summary),
     )
     figures["drop"] = {
-        "expected": expected_drop(goldens, args.every),
+        "expected": expected_drop(goldens, every),
         "graded": observed(drop_summary),
     }
 
-    # 3. labelled set
+
+def _labelled_set(
+    instances: list[Instance], judge: Judge, args: argparse.Namespace, figures: dict[str, Any]
+) -> None:
+    """3. The judge on labelled pairs: its accuracy per aspect and kind, and its mistakes."""
     pairs = build_labelled_set(instances)
     if args.labelled_limit and args.labelled_limit < len(pairs):
         pairs = random.Random(0).sample(pairs, args.labelled_limit)
@@ -577,6 +577,29 @@ def main(argv: Sequence[str] | None = None) -> int:
                 print(f"    golden:    {' '.join(pair.golden.split())[:150]}")
                 print(f"    predicted: {' '.join(pair.predicted.split())[:150]}")
                 print(f"    judge:     {reason[:150]}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m pytest_enconda.bench grading")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="enconda-dev folder")
+    parser.add_argument("--every", type=int, default=5, help="drop replay: every k-th instance")
+    parser.add_argument("--judge", default="offline", help="judge for the labelled set")
+    parser.add_argument("--judge-api-base", default=None)
+    parser.add_argument("--labelled-limit", type=int, default=0, help="random sample of pairs")
+    parser.add_argument("--show", type=int, default=5, help="judge mistakes shown per kind")
+    parser.add_argument("--json", type=Path, default=None, help="write the figures here")
+    args = parser.parse_args(list(argv) if argv is not None else None)
+
+    if not (args.data / "instances").is_dir():
+        print(f"no EnConda-Bench data at {args.data} (expected instances/ inside)", file=sys.stderr)
+        return 2
+    figures: dict[str, Any] = {}
+    instances = _load(args.data, figures)
+    judge = create_judge("offline")
+    _golden_replay(instances, judge, figures)
+    _swap_replay(instances, judge, figures)
+    _drop_replay(instances, judge, args.every, figures)
+    _labelled_set(instances, judge, args, figures)
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2, default=str) + "\n", encoding="utf-8")
         print(f"\nfigures written to {args.json}")
