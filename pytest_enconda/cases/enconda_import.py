@@ -46,66 +46,49 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..error_types import ERROR_TYPES, code_of_dataset_name
-from ..textio import decode_utf8, parse_json, read_bounded
-from .loader import MAX_FILE_BYTES
+from ..error_types import ERROR_TYPES
+from ..textio import decode_utf8, parse_json
+from .enconda_golden import first_errors, normalise_golden
+from .enconda_layout import (
+    GOLDEN_NAME,
+    REPO_INFO,
+    REPO_PREFIX,
+    Repo,
+    Roots,
+    find_layout,
+    match_repo,
+    natural_key,
+    read_dataset_bytes,
+    read_dataset_text,
+    read_repo_info,
+    subdirs,
+)
+from .import_report import ImportProblem, ImportReport
 from .models import (
     Case,
     CaseSpec,
     ExecutionReference,
     GoldenAnswer,
     RepoSource,
-    parse_level,
 )
 from .sidecar import SIDECAR_NAME, SidecarError, find_sidecar, read_sidecar
 
-__all__ = ["DEFAULT_TEST_COMMAND", "DatasetLoad", "ImportProblem", "load_dataset"]
+__all__ = [
+    "DEFAULT_TEST_COMMAND",
+    "DatasetLoad",
+    "ImportProblem",
+    "ImportReport",
+    "load_dataset",
+]
 
 DEFAULT_TEST_COMMAND = "python -m pytest -q"
-REPO_INFO = "repo_info.jsonl"
-INSTANCES = "instances"
-REPO_PREFIX = "error_gen_"
-GOLDEN_NAME = "README.json"
 # EnConda-Bench's own preference when an instance holds several READMEs.
 README_SUFFIX_ORDER = (".md", ".rst", ".txt", "")
 
-_TYPE_CODE = re.compile(r"^\s*E\s*[-_]?\s*(\d+)\b", re.IGNORECASE)
-# Other spellings of the golden error fields, mapped to EnConda-Bench's released names.
-_FIELD_ALIASES = {
-    "type": "error_type",
-    "errortype": "error_type",
-    "error-type": "error_type",
-    "description": "error_description",
-    "errordescription": "error_description",
-    "error-description": "error_description",
-    "candidates": "correction_candidates",
-    "correction_candidate": "correction_candidates",
-    "correctioncandidates": "correction_candidates",
-    "answer": "golden_answer",
-    "goldenanswer": "golden_answer",
-    "golden": "golden_answer",
-    "fix_answer": "golden_answer",
-}
-_GOLDEN_FIELDS = ("error_type", "error_description", "correction_candidates", "golden_answer")
 _CASE_ID_UNSAFE = re.compile(r"[^A-Za-z0-9._/-]+")
-# GitHub's characters for owners and repositories; '.' and '..' would be path steps, not names.
-_REPO_PART = re.compile(r"^[A-Za-z0-9._-]{1,100}$")
-# A commit, tag or branch; never starting with '-', which git would read as an option.
-_REVISION = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]{0,254}$")
-_NATURAL = re.compile(r"(\d+)")
-
-
-class ImportProblem(BaseModel):
-    """One thing the importer could not read (or, as a note, had to normalise)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    file: str
-    reason: str
 
 
 class DatasetLoad(BaseModel):
@@ -131,80 +114,6 @@ class DatasetLoad(BaseModel):
         return dict(sorted(counts.items()))
 
 
-class ImportReport:
-    """What an import could not read (problems) and what it read with a caveat (notes)."""
-
-    def __init__(self) -> None:
-        self.problems: list[ImportProblem] = []
-        self.notes: list[ImportProblem] = []
-
-    def problem(self, file: Path | str, reason: str) -> None:
-        self.problems.append(ImportProblem(file=str(file), reason=reason))
-
-    def note(self, file: Path | str, reason: str) -> None:
-        self.notes.append(ImportProblem(file=str(file), reason=reason))
-
-
-class _Roots:
-    """The folders every path of the dataset must resolve inside (symlinks followed).
-
-    Resolution is memoised per folder, on strings: resolving each of the 6,000 files of the
-    shared dataset from scratch tripled its import time, and a path that is not a link resolves
-    to its folder's resolution and its own name (one ``lstat``).
-    """
-
-    def __init__(self, *folders: Path) -> None:
-        self.folders = [str(folder.resolve()) for folder in folders]
-        self._prefixes = tuple(folder.rstrip(os.sep) + os.sep for folder in self.folders)
-        self._resolved: dict[str, str] = {}
-        # Absolute paths that a directory listing showed are not symlinks: no lstat needed.
-        self.plain: set[str] = set()
-
-    def saw(self, entry: os.DirEntry[str]) -> None:
-        if not entry.is_symlink():
-            self.plain.add(os.path.abspath(entry.path))
-
-    def resolve(self, path: str) -> str:
-        known = self._resolved.get(path)
-        if known is not None:
-            return known
-        parent, name = os.path.split(path)
-        if (
-            not parent
-            or parent == path
-            or name in ("", ".", "..")
-            or (path not in self.plain and os.path.islink(path))
-        ):
-            known = os.path.realpath(path)
-        else:
-            known = os.path.join(self.resolve(parent), name)
-        self._resolved[path] = known
-        return known
-
-    def check(self, path: Path, field: str, report: ImportReport) -> bool:
-        """Whether ``path`` resolves inside; if not, a problem naming the field and target."""
-        try:
-            resolved = self.resolve(os.path.abspath(path))
-        except (OSError, RuntimeError) as exc:  # a symlink loop
-            report.problem(path, f"{field}: cannot resolve: {exc}")
-            return False
-        if resolved in self.folders or resolved.startswith(self._prefixes):
-            return True
-        where = ", ".join(self.folders)
-        report.problem(path, f"{field}: resolves to {resolved}, outside the dataset ({where})")
-        return False
-
-
-class _Repo(BaseModel):
-    owner: str
-    name: str
-    revision: str
-
-    @property
-    def full_name(self) -> str:
-        return f"{self.owner}/{self.name}"
-
-
 # ----------------------------------------------------------------------------- public API
 
 
@@ -224,18 +133,18 @@ def load_dataset(
     root = Path(root)
     report = ImportReport()
     load = DatasetLoad(root=root)
-    layout = _layout(root, report)
+    layout = find_layout(root, report)
     if layout is None:
         load.problems = report.problems
         return load
     repo_dirs, only_instance, repo_info_path = layout
     # The folder given, and the dataset folder above it that holds repo_info.jsonl.
-    roots = _Roots(root, *([repo_info_path.parent] if repo_info_path else []))
-    if repo_info_path is not None and not _Roots(repo_info_path.parent).check(
+    roots = Roots(root, *([repo_info_path.parent] if repo_info_path else []))
+    if repo_info_path is not None and not Roots(repo_info_path.parent).check(
         repo_info_path, REPO_INFO, report
     ):
         repo_info_path = None
-    repos = _read_repo_info(repo_info_path, report) if repo_info_path else {}
+    repos = read_repo_info(repo_info_path, report) if repo_info_path else {}
     if repo_info_path is None:
         report.problem(root, f"no readable {REPO_INFO} beside or above it: revisions are unknown")
     seen_ids: set[str] = set()
@@ -324,163 +233,17 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
     return out
 
 
-# ----------------------------------------------------------------------------- layout
-
-
-def _natural_key(name: str) -> list[Any]:
-    return [int(part) if part.isdigit() else part for part in _NATURAL.split(name)]
-
-
-def _find_up(start: Path, name: str, levels: int) -> Path | None:
-    folder = start
-    for _ in range(levels):
-        # exists(): a FIFO or device there is refused by its reader, named, not passed over.
-        if (folder / name).exists() and not (folder / name).is_dir():
-            return folder / name
-        folder = folder.parent
-    return None
-
-
-def _subdirs(folder: Path, roots: _Roots | None = None) -> list[Path]:
-    dirs = []
-    with os.scandir(folder) as entries:
-        for entry in entries:
-            if entry.is_dir():
-                dirs.append(Path(entry.path))
-                if roots is not None:
-                    roots.saw(entry)
-    return sorted(dirs, key=lambda path: _natural_key(path.name))
-
-
-def _layout(root: Path, report: ImportReport) -> tuple[list[Path], str | None, Path | None] | None:
-    """(repository folders, the one instance to load or None, repo_info.jsonl or None)."""
-    if not root.is_dir():
-        report.problem(root, "not a directory")
-        return None
-    if (root / INSTANCES).is_dir():
-        info = root / REPO_INFO
-        repo_info = info if info.exists() and not info.is_dir() else None
-        return _repo_dirs(root / INSTANCES), None, repo_info
-    if root.name.startswith(REPO_PREFIX) and not _is_instance(root):
-        return [root], None, _find_up(root.parent, REPO_INFO, 2)
-    if _is_instance(root):
-        return [root.parent], root.name, _find_up(root.parent.parent, REPO_INFO, 2)
-    repo_dirs = _repo_dirs(root)
-    if repo_dirs:
-        return repo_dirs, None, _find_up(root, REPO_INFO, 2)
-    report.problem(
-        root,
-        f"no EnConda-Bench layout: expected {INSTANCES}/ or {REPO_PREFIX}<owner>_<name>/ "
-        "folders holding <instance>/README.json",
-    )
-    return None
-
-
-def _repo_dirs(folder: Path) -> list[Path]:
-    return [path for path in _subdirs(folder) if path.name.startswith(REPO_PREFIX)]
-
-
-def _is_instance(folder: Path) -> bool:
-    return any(path.name.lower() == GOLDEN_NAME.lower() for path in folder.iterdir())
-
-
-# ----------------------------------------------------------------------------- repo_info.jsonl
-
-
-def _read_repo_info(path: Path, report: ImportReport) -> dict[str, _Repo]:
-    """Folder key (``owner_name``) → repository; bad lines are problems of that line."""
-    repos: dict[str, _Repo] = {}
-    ambiguous: set[str] = set()
-    try:
-        text = _read_text(path)
-    except (OSError, ValueError) as exc:
-        report.problem(path, f"cannot read: {exc}")
-        return repos
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        where = f"{path}:{number}"
-        try:
-            record = parse_json(line)
-        except ValueError as exc:
-            report.problem(where, str(exc))
-            continue
-        if not isinstance(record, dict):
-            report.problem(where, "expected a JSON object")
-            continue
-        repository = record.get("repository")
-        revision = record.get("revision")
-        if not _valid_repository(repository):
-            report.problem(
-                where,
-                "repository: expected 'owner/name' of letters, digits, '.', '-' and '_' "
-                f"(neither part '.' or '..'), got {repository!r}",
-            )
-            continue
-        assert isinstance(repository, str)
-        if not isinstance(revision, str) or not _REVISION.match(revision.strip()):
-            report.problem(
-                where,
-                "revision: expected a commit (or tag) of letters, digits, '.', '/', '-' and "
-                f"'_', not starting with '-', got {revision!r}",
-            )
-            continue
-        owner, name = repository.split("/")
-        key = f"{owner}_{name}"
-        repo = _Repo(owner=owner, name=name, revision=revision.strip())
-        known = repos.get(key)
-        if known is None:
-            repos[key] = repo
-        elif known.full_name != repo.full_name:
-            # ``a_b/c`` and ``a/b_c`` share the folder ``error_gen_a_b_c``: no way to tell.
-            report.problem(
-                where,
-                f"{repository} and {known.full_name} both map to folder {REPO_PREFIX}{key}",
-            )
-            ambiguous.add(key)
-        elif known.revision != repo.revision:
-            report.problem(
-                where,
-                f"{repository} listed again with revision {repo.revision}; "
-                f"keeping the first ({known.revision})",
-            )
-    for key in ambiguous:
-        del repos[key]
-    return repos
-
-
-def _valid_repository(value: object) -> bool:
-    if not isinstance(value, str) or value.count("/") != 1:
-        return False
-    return all(_REPO_PART.match(part) and part not in (".", "..") for part in value.split("/"))
-
-
-def _match_repo(
-    key: str, repos: dict[str, _Repo], folder: Path, report: ImportReport
-) -> _Repo | None:
-    if key in repos:
-        return repos[key]
-    # EnConda-Bench's own loader compares names with ``-`` read as ``_``, case kept; we also
-    # ignore case, and accept the match only when it is unique.
-    loose = key.replace("-", "_").lower()
-    matches = [repo for k, repo in repos.items() if k.replace("-", "_").lower() == loose]
-    if len(matches) == 1:
-        report.note(folder, f"matched to {matches[0].full_name} in {REPO_INFO} ignoring case/-/_")
-        return matches[0]
-    return None
-
-
 # ----------------------------------------------------------------------------- instances
 
 
 def _load_repo(
     repo_dir: Path,
-    repos: dict[str, _Repo],
+    repos: dict[str, Repo],
     repo_info_path: Path | None,
     only_instance: str | None,
     test_command: str,
     seen_ids: set[str],
-    roots: _Roots,
+    roots: Roots,
     report: ImportReport,
     found: dict[str, str],
 ) -> list[Case]:
@@ -488,7 +251,7 @@ def _load_repo(
     if not roots.check(repo_dir, "repository folder", report):
         return []
     try:
-        instance_dirs = _subdirs(repo_dir, roots)
+        instance_dirs = subdirs(repo_dir, roots)
     except OSError as exc:
         report.problem(repo_dir, f"cannot list: {exc}")
         return []
@@ -496,14 +259,14 @@ def _load_repo(
         instance_dirs = [path for path in instance_dirs if path.name == only_instance]
     elif not instance_dirs:
         report.note(repo_dir, "no instance folders")
-        if (repo := _match_repo(key, repos, repo_dir, report)) is not None:
+        if (repo := match_repo(key, repos, repo_dir, report)) is not None:
             found[repo.full_name] = repo.revision
         return []
     if only_instance is None:
         stray = sorted(p.name for p in repo_dir.iterdir() if p.is_file() and not _is_readme(p.name))
         if stray:
             report.note(repo_dir, f"ignored files outside instance folders: {', '.join(stray)}")
-    repo = _match_repo(key, repos, repo_dir, report)
+    repo = match_repo(key, repos, repo_dir, report)
     if repo is None:
         where = repo_info_path or REPO_INFO
         for instance_dir in instance_dirs:
@@ -515,7 +278,7 @@ def _load_repo(
     found[repo.full_name] = repo.revision
     short_names = _short_names(key, [path.name for path in instance_dirs])
     # Merged instances sort among the others by what follows the repository name.
-    instance_dirs.sort(key=lambda path: _natural_key(short_names[path.name]))
+    instance_dirs.sort(key=lambda path: natural_key(short_names[path.name]))
     original = _original_readme(repo_dir, roots, report)
     cases = []
     for instance_dir in instance_dirs:
@@ -536,7 +299,7 @@ def _load_repo(
     return cases
 
 
-def _original_readme(repo_dir: Path, roots: _Roots, report: ImportReport) -> str | None:
+def _original_readme(repo_dir: Path, roots: Roots, report: ImportReport) -> str | None:
     """The repository folder's own README: the README before errors were injected."""
     try:
         with os.scandir(repo_dir) as entries:
@@ -566,19 +329,10 @@ def _readme_preference(path: Path) -> tuple[int, int, str]:
     return (order, 0 if path.stem == "README" else 1, path.name)
 
 
-def _read_bounded(path: Path) -> bytes:
-    """At most ``MAX_FILE_BYTES``: a README or golden file far larger is a mistake or an attack."""
-    return read_bounded(path, MAX_FILE_BYTES)
-
-
-def _read_text(path: Path) -> str:
-    return decode_utf8(_read_bounded(path))
-
-
 def _read_readme(path: Path, report: ImportReport) -> str | None:
     """A README's text; undecodable bytes are replaced (the agent still gets the rest)."""
     try:
-        raw = _read_bounded(path)
+        raw = read_dataset_bytes(path)
     except (OSError, ValueError) as exc:
         report.problem(path, f"cannot read: {exc}")
         return None
@@ -610,9 +364,7 @@ def _short_names(key: str, names: list[str]) -> dict[str, str]:
     return {name: (value if counts[value] == 1 else name) for name, value in short.items()}
 
 
-def _pick_files(
-    instance_dir: Path, roots: _Roots, report: ImportReport
-) -> tuple[Path, Path] | None:
+def _pick_files(instance_dir: Path, roots: Roots, report: ImportReport) -> tuple[Path, Path] | None:
     """(README, golden) of an instance folder, exactly as named there."""
     try:
         with os.scandir(instance_dir) as entries:
@@ -645,7 +397,7 @@ def _pick_files(
     return readmes[0], golden
 
 
-def _case_id(repo: _Repo, short: str, instance_dir: Path, report: ImportReport) -> str:
+def _case_id(repo: Repo, short: str, instance_dir: Path, report: ImportReport) -> str:
     raw = f"{repo.owner}/{repo.name}/{short}"
     case_id = _CASE_ID_UNSAFE.sub("-", raw).lstrip("._/-")
     if case_id != raw:
@@ -655,11 +407,11 @@ def _case_id(repo: _Repo, short: str, instance_dir: Path, report: ImportReport) 
 
 def _load_instance(
     instance_dir: Path,
-    repo: _Repo,
+    repo: Repo,
     short: str,
     test_command: str,
     seen_ids: set[str],
-    roots: _Roots,
+    roots: Roots,
     report: ImportReport,
     original_readme: str | None = None,
 ) -> Case | None:
@@ -704,7 +456,7 @@ def _load_instance(
             tags=tags,
         )
     except ValidationError as exc:
-        report.problem(instance_dir, f"cannot make a case: {_first_errors(exc)}")
+        report.problem(instance_dir, f"cannot make a case: {first_errors(exc)}")
         return None
     seen_ids.add(case_id)
     return Case(
@@ -719,16 +471,9 @@ def _load_instance(
 # ----------------------------------------------------------------------------- golden files
 
 
-def _first_errors(exc: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(part) for part in err['loc']) or '<root>'}: {err['msg']}"
-        for err in exc.errors()[:5]
-    )
-
-
 def _read_golden(path: Path, report: ImportReport) -> GoldenAnswer | None:
     try:
-        data = parse_json(_read_text(path))
+        data = parse_json(read_dataset_text(path))
     except OSError as exc:
         report.problem(path, f"cannot read: {exc}")
         return None
@@ -737,129 +482,9 @@ def _read_golden(path: Path, report: ImportReport) -> GoldenAnswer | None:
         return None
     problems: list[str] = []
     notes: list[str] = []
-    golden = _normalise_golden(data, problems, notes)
+    golden = normalise_golden(data, problems, notes)
     for message in notes:
         report.note(path, message)
     for message in problems:
         report.problem(path, message)
     return None if problems else golden
-
-
-def _normalise_type(value: object) -> str | None:
-    if not isinstance(value, str):
-        return None
-    match = _TYPE_CODE.match(value)
-    if match:
-        code = f"E{int(match.group(1))}"
-        return code if code in ERROR_TYPES else None
-    return code_of_dataset_name(value)
-
-
-def _normalise_error(
-    index: int, raw: object, problems: list[str], notes: list[str]
-) -> dict[str, Any] | None:
-    where = f"errors[{index}]"
-    if not isinstance(raw, dict):
-        problems.append(f"{where}: expected an object, got {type(raw).__name__}")
-        return None
-    error: dict[str, Any] = {}
-    for field, value in raw.items():
-        canonical = field if field in _GOLDEN_FIELDS else _FIELD_ALIASES.get(field.lower())
-        if canonical is None:
-            notes.append(f"{where}.{field}: unknown field dropped")
-        elif canonical in error or (canonical != field and canonical in raw):
-            notes.append(f"{where}.{field}: duplicate of {canonical} dropped")
-        else:
-            if canonical != field:
-                notes.append(f"{where}.{field}: read as {canonical}")
-            error[canonical] = value
-    before = len(problems)
-
-    error_type = error.get("error_type")
-    code = _normalise_type(error_type)
-    if code is None:
-        expected = ", ".join(ERROR_TYPES)
-        if error_type is None:
-            problems.append(f"{where}.error_type: required field is missing")
-        else:
-            problems.append(f"{where}.error_type: expected one of {expected}, got {error_type!r}")
-    elif code != error_type:
-        notes.append(f"{where}.error_type: {error_type!r} read as {code}")
-        error["error_type"] = code
-
-    for field in ("error_description", "golden_answer"):
-        value = error.get(field)
-        if value is None:
-            problems.append(f"{where}.{field}: required field is missing")
-        elif isinstance(value, int | float) and not isinstance(value, bool):
-            notes.append(f"{where}.{field}: number {value!r} read as text")
-            error[field] = str(value)
-        elif not isinstance(value, str):
-            problems.append(f"{where}.{field}: expected text, got {type(value).__name__}")
-
-    candidates = error.get("correction_candidates")
-    if candidates is None:
-        if "correction_candidates" not in error:
-            notes.append(f"{where}.correction_candidates: missing; read as []")
-        else:
-            notes.append(f"{where}.correction_candidates: null read as []")
-        error["correction_candidates"] = []
-    elif isinstance(candidates, str):
-        notes.append(f"{where}.correction_candidates: a single string read as a list of one")
-        error["correction_candidates"] = [candidates]
-    elif isinstance(candidates, list):
-        if not all(isinstance(item, str) for item in candidates):
-            if all(isinstance(item, str | int | float) for item in candidates):
-                notes.append(f"{where}.correction_candidates: numbers read as text")
-                error["correction_candidates"] = [str(item) for item in candidates]
-            else:
-                problems.append(f"{where}.correction_candidates: expected a list of text")
-    else:
-        problems.append(
-            f"{where}.correction_candidates: expected a list of text, "
-            f"got {type(candidates).__name__}"
-        )
-    return error if len(problems) == before else None
-
-
-def _normalise_golden(data: object, problems: list[str], notes: list[str]) -> GoldenAnswer | None:
-    if not isinstance(data, dict):
-        problems.append(f"<root>: expected a JSON object, got {type(data).__name__}")
-        return None
-    raw_errors = data.get("errors")
-    if raw_errors is None:
-        problems.append("errors: required field is missing")
-        return None
-    if isinstance(raw_errors, dict):
-        notes.append("errors: a single object read as a list of one")
-        raw_errors = [raw_errors]
-    if not isinstance(raw_errors, list):
-        problems.append(f"errors: expected a list, got {type(raw_errors).__name__}")
-        return None
-    errors = [_normalise_error(i, raw, problems, notes) for i, raw in enumerate(raw_errors)]
-    if problems:
-        return None
-
-    count = len(errors)
-    raw_level = data.get("level")
-    if raw_level is None:
-        notes.append(f"level: missing; the number of errors ({count}) is the level")
-    else:
-        try:
-            level = parse_level(raw_level)
-        except ValueError:
-            notes.append(f"level: unreadable {raw_level!r}; the number of errors ({count}) is used")
-        else:
-            if level != count:
-                notes.append(
-                    f"level: file says {raw_level!r} but lists {count} errors; using {count}"
-                )
-    if count == 0:
-        notes.append("no injected errors: the correct diagnosis is empty")
-
-    extra = {k: v for k, v in data.items() if k not in ("errors", "level")}
-    try:
-        return GoldenAnswer.model_validate({**extra, "errors": errors, "level": count})
-    except ValidationError as exc:
-        problems.append(_first_errors(exc))
-        return None
