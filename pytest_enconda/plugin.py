@@ -241,7 +241,7 @@ def _stage_message(item: pytest.Item, report: pytest.TestReport) -> None:
     from .report.summary import is_stage_probe
 
     props = dict(item.user_properties)
-    if not is_stage_probe({"item": props.get("enconda_item"), "stage": props.get("enconda_stage")}):
+    if not is_stage_probe(props.get("enconda_item"), props.get("enconda_stage")):
         return
     case = getattr(item, "case", None)
     result = session_of(item.config).pipeline.stage(case, str(props["enconda_stage"]))

@@ -462,6 +462,12 @@ class ResultRow(BaseModel):
     def key(self) -> tuple[str, str]:
         return (self.case, self.item)
 
+    @property
+    def label(self) -> str:
+        """The outcome as the records count it: a timed-out failure is ``timeout``, apart from
+        plain failures (pytest still counts it among its failures)."""
+        return "timeout" if self.outcome == "failed" and self.timed_out else self.outcome
+
     def to_json(self) -> dict[str, Any]:
         """The line's object: ``stage`` only on probe rows, ``timed_out`` only on timeouts, as
         rows have always been written."""
@@ -473,14 +479,8 @@ class ResultRow(BaseModel):
         return data
 
 
-def outcome_label(row: Mapping[str, Any]) -> str:
-    """A result row's outcome as the records count it: a timed-out failure is ``timeout``,
-    apart from plain failures (pytest still counts it among its failures)."""
-    outcome = str(row.get("outcome", ""))
-    return "timeout" if outcome == "failed" and row.get("timed_out") else outcome
-
-
-Results = dict[tuple[str, str], dict[str, Any]]
+Results = dict[tuple[str, str], ResultRow]
+"""A run's result rows by (case, item), typed from the writer to the last renderer."""
 
 
 def failure_message(case_id: str, item: str, message: str) -> str:
@@ -512,8 +512,8 @@ class ResultsFile:
             handle.flush()
             os.fsync(handle.fileno())
 
-    def rewrite(self, rows: Iterable[Mapping[str, Any]]) -> None:
-        atomic_write_text(self.path, "".join(_line(dict(row)) for row in rows))
+    def rewrite(self, rows: Iterable[ResultRow]) -> None:
+        atomic_write_text(self.path, "".join(_line(row.to_json()) for row in rows))
 
     def read(self) -> ResultsRead:
         read = ResultsRead()
@@ -546,7 +546,7 @@ class ResultsFile:
                         f"{self.path}:{number}: not a result line ({_problems(exc)})"
                     )
                     continue
-                read.rows[row.key] = row.to_json()
+                read.rows[row.key] = row
         return read
 
 
@@ -623,40 +623,3 @@ def recorded_facts(stages: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
         if isinstance(numbers, Mapping) and _number(numbers.get("prefix_bytes")) is not None:
             facts.setdefault("prefix_bytes", numbers["prefix_bytes"])
     return facts
-
-
-def case_efficiency(case: CaseDir) -> dict[str, float | None]:
-    """``efficiency`` from the case's saved files; one that cannot be read counts as absent."""
-    root = case.run_dir
-    stages = [s for path in case.pyramid_files() if (s := _quiet_json(path, root)) is not None]
-    return efficiency(
-        _quiet_json(case.agent_outcome, root),
-        state=_quiet_json(case.final_state, root),
-        execution=_quiet_json(case.execution_record, root),
-        facts=recorded_facts(stages),
-    )
-
-
-def case_timing(case: CaseDir, rows: Iterable[Mapping[str, Any]]) -> dict[str, float]:
-    """Where a case's time went: ``agent_seconds`` on the agent's own clock (from its container
-    being ready: what its budget counts) and ``harness_seconds``, the rest of its items' time
-    (image builds, boxes, snapshots, the execution replay and its calibration, probes, grading).
-    ``item_seconds`` is their sum: the pytest durations of the case's items."""
-    items = sum(float(row.get("duration") or 0.0) for row in rows)
-    outcome = _quiet_json(case.agent_outcome, case.run_dir) or {}
-    agent = float(outcome.get("wall_time") or 0.0)
-    return {
-        "agent_seconds": round(agent, 3),
-        "harness_seconds": round(max(0.0, items - agent), 3),
-        "item_seconds": round(items, 3),
-    }
-
-
-def _quiet_json(path: Path, root: Path | None = None) -> dict[str, Any] | None:
-    if not path.is_file():
-        return None
-    try:
-        value = read_json_file(path, root=root)
-    except ArtifactError:
-        return None
-    return value if isinstance(value, dict) else None

@@ -19,7 +19,15 @@ import pytest
 
 from .artifacts import atomic_write_text
 from .pipeline import CasePipeline
-from .records import MESSAGE_CHARS, CaseDir, ResultRow, RunDir, failure_headline, read_json_file
+from .records import (
+    MESSAGE_CHARS,
+    CaseDir,
+    ResultRow,
+    Results,
+    RunDir,
+    failure_headline,
+    read_json_file,
+)
 from .settings import EncondaSettings
 
 if TYPE_CHECKING:
@@ -27,6 +35,7 @@ if TYPE_CHECKING:
 
     from .cases.enconda_import import ImportProblem
     from .cases.models import Case
+    from .report.runrecords import RunRecords
 
 BUILD_HEADLINES = (
     "Step ",
@@ -73,7 +82,7 @@ class EncondaSession:
             for warning in (self.pipeline.pricing_warning(), self.pipeline.judge_pricing_warning()):
                 if warning:
                     self.progress(warning)
-        self._results: dict[tuple[str, str], dict[str, Any]] = {}
+        self._results: Results = {}
         self._results_loaded = False
         self._durations: dict[str, float] = {}
         self.import_problems: list[tuple[str, str]] = []
@@ -81,6 +90,8 @@ class EncondaSession:
         self.input_warnings: list[str] = []
         self._case_sources: dict[str, str] = {}
         self.summary: dict[str, Any] | None = None
+        # The run's records as the summary read them (pytest-html's summary shows them too).
+        self.records: RunRecords | None = None
         self._last_echo = 0.0
 
     def _dispatcher(self, settings: EncondaSettings) -> Any:
@@ -293,7 +304,7 @@ class EncondaSession:
             }
         )
         replaced = row.key in self._results
-        self._results[row.key] = row.to_json()
+        self._results[row.key] = row
         if replaced:
             self._rewrite_results()
         else:
@@ -344,11 +355,12 @@ class EncondaSession:
             return
         self._record_input_warnings()
         self._rewrite_results()
+        from .report.runrecords import RunRecords
         from .report.summary import grade_run
 
+        self.records = RunRecords.load(self.run_dir, self._results)
         self.summary = grade_run(
-            self.run_dir,
-            self._results,
+            self.records,
             agent=self.settings.agent_label,
             model=self.settings.model,
             judge=self.settings.judge,

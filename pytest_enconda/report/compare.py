@@ -65,6 +65,7 @@ def saved_summary(run_dir: Path) -> dict[str, Any]:
 
 
 def load_run(run_dir: Path, index: int) -> Run:
+    from .runrecords import RunRecords
     from .summary import summarize
 
     results = load_results(run_dir)
@@ -74,7 +75,7 @@ def load_run(run_dir: Path, index: int) -> Run:
     model = summary.get("model", settings.get("model"))
     judge = str(summary.get("judge_name") or settings.get("judge") or "offline")
     if not summary:
-        summary = summarize(run_dir, results, agent, model, judge)
+        summary = summarize(RunRecords.load(run_dir, results), agent, model, judge)
     return Run(run_dir, f"#{index}", agent, model, judge, results, summary)
 
 
@@ -113,6 +114,7 @@ def compare_runs(paths: Sequence[Path], intersection: bool = False) -> list[Run]
             f"the runs measured different case sets: {difference}. "
             "Use --intersection to compare them over the items they share"
         )
+    from .runrecords import RunRecords
     from .summary import summarize
 
     common = set.intersection(*(set(run.results) for run in runs))
@@ -120,7 +122,8 @@ def compare_runs(paths: Sequence[Path], intersection: bool = False) -> list[Run]
         raise CompareError(f"the runs share no item: {difference}")
     for run in runs:
         run.results = {key: row for key, row in run.results.items() if key in common}
-        run.summary = summarize(run.path, run.results, run.agent, run.model, run.judge)
+        records = RunRecords.load(run.path, run.results)
+        run.summary = summarize(records, run.agent, run.model, run.judge)
     return runs
 
 
@@ -187,7 +190,7 @@ def differences(runs: Sequence[Run]) -> tuple[list[str], list[list[str]]]:
     header = ["Case", "Item", *(run.label for run in runs)]
     rows = []
     for key in common:
-        outcomes = [str(run.results[key].get("outcome")) for run in runs]
+        outcomes = [run.results[key].outcome for run in runs]
         if len(set(outcomes)) > 1:
             rows.append([key[0], key[1], *outcomes])
     return header, rows

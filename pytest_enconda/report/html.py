@@ -22,10 +22,18 @@ def html_extras(case_dir: CaseDir, aspect: str, numbers: dict[str, Any]) -> list
         (f"grading: {aspect}", case_dir.grading(aspect)),
     ]
     if aspect == "execution":
-        from .evidence import read_json, step_log
+        from ..artifacts import ArtifactError
+        from ..probing.execution import ExecutionRecord
+        from ..records import read_record
+        from .evidence import step_log
 
-        record = read_json(case_dir.execution_record, case_dir.run_dir)
-        record = record if isinstance(record, dict) else None
+        record = None
+        path = case_dir.execution_record
+        if path.is_file():
+            try:
+                record = read_record(path, ExecutionRecord, root=case_dir.run_dir)
+            except ArtifactError:
+                record = None  # an edited record: the logs' usual places are linked
         links += [(f"{step} log", step_log(case_dir, record, step)) for step in ("setup", "test")]
     out = [extras.url(path.resolve().as_uri(), name=name) for name, path in links if path.exists()]
     if numbers:

@@ -28,18 +28,15 @@ class HtmlHooks:
         self, prefix: list[str], summary: list[str], postfix: list[str], session: Any
     ) -> None:
         active = self._session()
-        if active is None or not active.summary:
+        if active is None or not active.summary or active.records is None:
             return
         from ..records import RunDir
-        from .evidence import load_case
         from .review import CSS, case_rows, summary_section
 
-        results = list(active._results.values())
-        evidence = {c: load_case(active.run_dir, c) for c in {str(r["case"]) for r in results}}
         report_path = RunDir(active.run_dir).report_html
         prefix.append(
             f"<style>{CSS}</style>"
-            + summary_section(active.summary, case_rows(results, evidence))
+            + summary_section(active.summary, case_rows(active.records))
             + f'<p class="note">full review report: <a href="{report_path.resolve().as_uri()}">'
             f"{html.escape(str(report_path))}</a></p>"
         )
@@ -83,10 +80,10 @@ class HtmlHooks:
         outcome_report = report.when == "call" or (report.when == "setup" and not report.passed)
         if not outcome_report:
             return
-        from .evidence import load_case
         from .review import absolute_href, evidence_html
+        from .runrecords import load_case
 
-        # Read per row, not cached per case: a case's later items add grading files.
+        # Read per row as the run goes, not cached per case: a case's later items add records.
         evidence = load_case(active.run_dir, str(props["enconda_case"]))
         item = str(props.get("enconda_item", ""))
         stage = props.get("enconda_stage")
@@ -109,8 +106,11 @@ def _error_types(run_dir: Any, case: Any) -> list[str]:
     """The case's golden error types from its ``case.json`` (written when it was graded)."""
     if case is None:
         return []
-    from ..records import CaseDir
-    from .evidence import read_json
+    from ..artifacts import ArtifactError
+    from ..records import CaseDir, read_case_facts
 
-    facts = read_json(CaseDir(run_dir, str(case)).facts) or {}
-    return [str(t) for t in facts.get("error_types") or []]
+    try:
+        facts = read_case_facts(CaseDir(run_dir, str(case)))
+    except ArtifactError:
+        return []  # an edited record: the row's keywords name the types instead
+    return list(facts.error_types) if facts is not None else []

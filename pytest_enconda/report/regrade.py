@@ -21,6 +21,7 @@ from ..artifacts import ArtifactError, atomic_write_text, write_model
 from ..errors import EncondaError
 from ..records import (
     MESSAGE_CHARS,
+    ResultRow,
     RunDir,
     RunInfo,
     failure_message,
@@ -29,6 +30,7 @@ from ..records import (
     read_summary,
 )
 from .compare import CompareError, load_results
+from .runrecords import RunRecords
 from .savedrun import NotSaved, SavedRun, SavedSettings
 
 if TYPE_CHECKING:
@@ -116,7 +118,7 @@ def regrade(
             continue
         for item in items:
             key = (case_id, item)
-            if results[key].get("outcome") == "skipped":
+            if results[key].outcome == "skipped":
                 continue  # skipped for a reason of its own (variant, unverified, --python)
             try:
                 verdict = _grade(saved, case, item)
@@ -135,8 +137,7 @@ def regrade(
     raw["regraded_from"] = {"run_dir": str(run_dir), "judge": settings.get("judge")}
     atomic_write_text(run.run_info, json.dumps(raw, indent=2) + "\n")
     summary = grade_run(
-        out,
-        results,
+        RunRecords.load(out, results),
         agent=str(settings.get("agent") or "?"),
         model=settings.get("model"),
         judge=judge_name,
@@ -166,14 +167,15 @@ def _grade(saved: SavedRun, case: Case, item: str) -> ItemVerdict:
         return ItemVerdict(outcome="error", message=str(exc))
 
 
-def _row(row: dict[str, Any], case: str, item: str, verdict: ItemVerdict) -> dict[str, Any]:
+def _row(row: ResultRow, case: str, item: str, verdict: ItemVerdict) -> ResultRow:
     """The result line the live run writes for ``verdict`` (``items.CaseItem``, then
     ``session.record_report``): the same outcome, message and timeout mark."""
-    updated = {**row, "outcome": verdict.outcome, "message": _message(case, item, verdict)}
-    updated.pop("timed_out", None)
-    if verdict.label == "timeout":
-        updated["timed_out"] = True
-    return updated
+    update = {
+        "outcome": verdict.outcome,
+        "message": _message(case, item, verdict),
+        "timed_out": verdict.label == "timeout",
+    }
+    return row.model_copy(update=update)
 
 
 def _message(case: str, item: str, verdict: ItemVerdict) -> str:

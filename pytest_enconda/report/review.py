@@ -4,7 +4,8 @@
 as one self-contained file: CSS, the sorting script and the plots (inline SVG) are in it, and the
 case files it links are relative to it. The same sections feed pytest-html's report through its
 hooks (``summary_section`` and ``evidence_html``). Everything here reads the summary dict and the
-run directory; nothing is graded or measured here.
+run's typed records (``runrecords``), read once; nothing is graded or measured, and no case
+folder is read, here.
 """
 
 from __future__ import annotations
@@ -13,12 +14,17 @@ import html
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..artifacts import atomic_write_text, safe_name
-from ..records import RunDir, outcome_label
+from ..records import ResultRow, RunDir
 from . import tables
-from .evidence import CaseEvidence, Tail, efficiency, load_case
+from .evidence import Tail
+from .runrecords import CaseRecords, RunRecords
+
+if TYPE_CHECKING:
+    from ..grading.judges.base import Verdict
+    from ..probing.pyramid import StageResult
 
 Href = Callable[[Path], str]
 
@@ -362,54 +368,53 @@ def _tail_html(name: str, tail: Tail, href: Href) -> str:
     )
 
 
-def _verdict(verdict: Mapping[str, Any] | None) -> str:
-    if not verdict:
+def _verdict(verdict: Verdict | None) -> str:
+    if verdict is None:
         return "-"
-    similar = verdict.get("similar")
-    if similar is None:
+    if verdict.similar is None:
         label, css = "judge error", "judgeerr"
     else:
-        label, css = ("accepted", "accepted") if similar else ("rejected", "rejected")
-    reason = verdict.get("reason") or verdict.get("error") or ""
+        label, css = ("accepted", "accepted") if verdict.similar else ("rejected", "rejected")
+    reason = verdict.reason or verdict.error or ""
     return f'<span class="{css}">{label}</span> {esc(reason)}'
 
 
-def diagnosis_html(ev: CaseEvidence) -> str:
+def diagnosis_html(ev: CaseRecords) -> str:
     """The agent's diagnosis beside the golden one, with the judge's verdict per matched pair."""
-    golden = ((ev.facts or {}).get("golden") or {}).get("errors") or []
-    predicted = (ev.outcome or {}).get("diagnosis") or []
+    golden = ev.golden.errors if ev.golden is not None else []
+    predicted = ev.outcome.diagnosis if ev.outcome is not None else []
     if not golden and not predicted:
         return ""
-    diagnosis = ev.diagnosis or {}
-    judged = {
-        (p.get("golden_index"), p.get("predicted_index")): p for p in diagnosis.get("judged") or []
-    }
-    matched = ((diagnosis.get("per_error") or {}).get("matched")) or []
-    pairs = [(m.get("golden_index"), m.get("predicted_index")) for m in matched]
+    grade = ev.diagnosis
+    judged = {(p.golden_index, p.predicted_index): p for p in grade.judged} if grade else {}
+    matched = grade.per_error.matched if grade else []
+    pairs: list[tuple[int | None, int | None]] = [
+        (m.golden_index, m.predicted_index) for m in matched
+    ]
     used_g = {g for g, _p in pairs}
     used_p = {p for _g, p in pairs}
     pairs += [(g, None) for g in range(len(golden)) if g not in used_g]
     pairs += [(None, p) for p in range(len(predicted)) if p not in used_p]
     rows = []
     for g, p in pairs:
-        gold = golden[g] if g is not None and g < len(golden) else {}
-        pred = predicted[p] if p is not None and p < len(predicted) else {}
-        verdicts = judged.get((g, p)) or {}
+        gold = golden[g] if g is not None and 0 <= g < len(golden) else None
+        pred = predicted[p] if p is not None and 0 <= p < len(predicted) else None
+        pair = judged.get((g, p)) if g is not None and p is not None else None
         rows.append(
             "<tr>"
-            f"<td>{esc(gold.get('error_type', ''))}</td>"
-            f"<td>{esc(gold.get('error_description', ''))}"
-            + (f"<br><i>fix:</i> {esc(gold.get('golden_answer', ''))}" if gold else "")
-            + f"</td><td>{esc(pred.get('error_type', ''))}</td>"
-            f"<td>{esc(pred.get('error_description', ''))}"
-            + (f"<br><i>fix:</i> {esc(pred.get('fix_suggestion', ''))}" if pred else "")
-            + f"</td><td>{_verdict(verdicts.get('description')) if verdicts else '-'}</td>"
-            f"<td>{_verdict(verdicts.get('fix')) if verdicts else '-'}</td></tr>"
+            f"<td>{esc(gold.error_type if gold else '')}</td>"
+            f"<td>{esc(gold.error_description if gold else '')}"
+            + (f"<br><i>fix:</i> {esc(gold.golden_answer)}" if gold else "")
+            + f"</td><td>{esc(pred.error_type if pred else '')}</td>"
+            f"<td>{esc(pred.error_description if pred else '')}"
+            + (f"<br><i>fix:</i> {esc(pred.fix_suggestion)}" if pred else "")
+            + f"</td><td>{_verdict(pair.description) if pair else '-'}</td>"
+            f"<td>{_verdict(pair.fix) if pair else '-'}</td></tr>"
         )
-    if not golden and diagnosis.get("golden_types"):
+    if not golden and grade is not None and grade.golden_types:
         rows.append(
             '<tr><td colspan="6" class="note">golden types '
-            f"{esc(', '.join(diagnosis['golden_types']))} (the case's golden text was not "
+            f"{esc(', '.join(grade.golden_types))} (the case's golden text was not "
             "saved in this run)</td></tr>"
         )
     header = "".join(
@@ -429,41 +434,39 @@ def diagnosis_html(ev: CaseEvidence) -> str:
     )
 
 
-def _execution_html(ev: CaseEvidence) -> str:
-    steps = (ev.execution or {}).get("steps") or []
-    if not steps:
+def _execution_html(ev: CaseRecords) -> str:
+    if ev.execution is None:
         return ""
     out = []
-    for step in steps:
-        failed = step.get("exit_code") != 0
-        tag = "timed out" if step.get("timed_out") else f"exit {step.get('exit_code')}"
+    for step in ev.execution.steps:
+        failed = step.exit_code != 0
+        tag = "timed out" if step.timed_out else f"exit {step.exit_code}"
         out.append(
-            f"<details{' open' if failed else ''}><summary>replayed {esc(step.get('name'))} "
-            f"step: <code>{esc(step.get('command', ''))}</code> — {esc(tag)}, "
-            f"{float(step.get('duration') or 0):.1f} s</summary>"
-            f"<pre>{esc(step.get('output_tail', ''))}</pre></details>"
+            f"<details{' open' if failed else ''}><summary>replayed {esc(step.name)} "
+            f"step: <code>{esc(step.command)}</code> — {esc(tag)}, "
+            f"{step.duration:.1f} s</summary>"
+            f"<pre>{esc(step.output_tail)}</pre></details>"
         )
     return "".join(out)
 
 
-def trajectory_html(ev: CaseEvidence) -> str:
+def trajectory_html(ev: CaseRecords) -> str:
     if not ev.steps:
         return ""
     items = []
     for number, step in enumerate(ev.steps, 1):
-        command = str(step.get("command") or "")
-        first = command.splitlines()[0] if command else str(step.get("kind") or "step")
-        code = step.get("exit_code")
-        status = "" if code is None else f" — exit {code}"
-        if step.get("timed_out"):
+        command = step.command
+        first = command.splitlines()[0] if command else (step.kind or "step")
+        status = "" if step.exit_code is None else f" — exit {step.exit_code}"
+        if step.timed_out:
             status += " (timed out)"
         body = []
-        if step.get("thought"):
-            body.append(f"<p><i>thought:</i> {esc(step['thought'])}</p>")
+        if step.thought:
+            body.append(f"<p><i>thought:</i> {esc(step.thought)}</p>")
         if command:
             body.append(f"<pre>{esc(command)}</pre>")
-        if step.get("output"):
-            body.append(f"<pre>{esc(step['output'])}</pre>")
+        if step.output:
+            body.append(f"<pre>{esc(step.output)}</pre>")
         items.append(
             f"<li><details><summary>{number}. <code>{esc(first[:160])}</code>{esc(status)}"
             f"</summary>{''.join(body)}</details></li>"
@@ -475,7 +478,7 @@ def trajectory_html(ev: CaseEvidence) -> str:
 
 
 def evidence_html(
-    ev: CaseEvidence,
+    ev: CaseRecords,
     item: str,
     href: Href,
     case_level: bool | str = True,
@@ -489,36 +492,34 @@ def evidence_html(
     """
     parts = []
     grading = ev.gradings.get(item)
-    if grading:
+    if grading is not None:
         parts.append(
-            f'<p><b>{esc(item)}</b>: <span class="outcome {esc(grading.get("outcome"))}">'
-            f"{esc(grading.get('outcome'))}</span> {esc(grading.get('message', ''))}</p>"
+            f'<p><b>{esc(item)}</b>: <span class="outcome {esc(grading.outcome)}">'
+            f"{esc(grading.outcome)}</span> {esc(grading.message)}</p>"
         )
-    if ev.outcome:
-        status = ev.outcome.get("status")
-        message = ev.outcome.get("message") or ""
-        parts.append(f'<p class="note">agent status {esc(status)} {esc(message)}</p>')
-    state = ev.state or {}
-    if state.get("setup_timed_out"):
-        # "completed" above is the agent's own status; its setup, replayed, did not finish.
-        seconds = float(state.get("setup_seconds") or 0)
-        parts.append(f'<p class="note failed">setup timed out after {seconds:.0f} s</p>')
-    if ev.interpreter:
-        rejected = "; ".join(str(r) for r in ev.interpreter.get("rejected") or [])
+    if ev.outcome is not None:
         parts.append(
-            f'<p class="note">graded python: <code>{esc(ev.interpreter.get("path"))}</code> '
-            f"({esc(ev.interpreter.get('detail'))})"
+            f'<p class="note">agent status {esc(ev.outcome.status)} {esc(ev.outcome.message)}</p>'
+        )
+    if ev.state is not None and ev.state.setup_timed_out:
+        # "completed" above is the agent's own status; its setup, replayed, did not finish.
+        parts.append(
+            f'<p class="note failed">setup timed out after {ev.state.setup_seconds:.0f} s</p>'
+        )
+    if ev.interpreter is not None:
+        rejected = "; ".join(ev.interpreter.rejected)
+        parts.append(
+            f'<p class="note">graded python: <code>{esc(ev.interpreter.path)}</code> '
+            f"({esc(ev.interpreter.detail)})"
             + (f"; passed over: {esc(rejected)}" if rejected else "")
             + "</p>"
         )
-    if ev.outcome:
-        problems = ev.outcome.get("output_problems") or {}
-        if problems:
-            parts.append(
-                "<p>output problems: "
-                + "; ".join(f"{esc(k)}: {esc(v)}" for k, v in problems.items())
-                + "</p>"
-            )
+    if ev.outcome is not None and ev.outcome.output_problems:
+        parts.append(
+            "<p>output problems: "
+            + "; ".join(f"{esc(k)}: {esc(v)}" for k, v in ev.outcome.output_problems.items())
+            + "</p>"
+        )
     if item in ("error_types", "descriptions", "fixes"):
         parts.append(diagnosis_html(ev))
     if item == "execution":
@@ -527,10 +528,10 @@ def evidence_html(
     stage = ev.stages.get(stage_name) if stage_name else None
     if stage is not None:
         parts.append(
-            f"<p>probe {esc(stage.get('stage'))}: {esc(stage.get('outcome'))} "
-            f"{esc(stage.get('message', ''))}</p><pre>{esc(_short_numbers(stage))}</pre>"
+            f"<p>probe {esc(stage.stage)}: {esc(stage.outcome)} "
+            f"{esc(stage.message)}</p><pre>{esc(_short_numbers(stage))}</pre>"
         )
-        for run in (stage.get("runs") or [])[:5]:
+        for run in stage.runs[:5]:
             parts.append(
                 f"<details><summary>probe run <code>{esc(str(run.get('command', ''))[:160])}"
                 f"</code> — exit {esc(run.get('exit_code'))}</summary>"
@@ -544,6 +545,13 @@ def evidence_html(
         return "".join(parts)
     if not case_level:
         return "".join(parts)
+    if ev.problems:
+        # An edited run: what could not be read is named, not shown as if it were absent.
+        parts.append(
+            '<p class="note failed">records not as the harness writes them (not shown): '
+            + "; ".join(esc(problem) for problem in ev.problems)
+            + "</p>"
+        )
     if ev.setup_script is not None:
         parts.append(
             "<details><summary>setup script "
@@ -561,64 +569,60 @@ def evidence_html(
     return "".join(parts)
 
 
-def _short_numbers(stage: Mapping[str, Any]) -> str:
+def _short_numbers(stage: StageResult) -> str:
     import json
 
-    text = json.dumps(stage.get("numbers") or {}, indent=1, sort_keys=True, default=str)
+    text = json.dumps(stage.numbers, indent=1, sort_keys=True, default=str)
     return text if len(text) < 4000 else text[:4000] + "\n…"
 
 
 # ----------------------------------------------------------------------------- the page
 
 
-def headline(rows: Sequence[Mapping[str, Any]]) -> str:
+def headline(rows: Sequence[ResultRow]) -> str:
     """A case's outcome for the scatter plot: execution's, else error_types', else any."""
-    by_item = {str(r.get("item")): str(r.get("outcome")) for r in rows}
+    by_item = {row.item: row.outcome for row in rows}
     for item in ("execution", "error_types"):
         if item in by_item:
             return by_item[item]
     return next(iter(by_item.values()), "none")
 
 
-def case_rows(
-    results: Sequence[Mapping[str, Any]], evidence: Mapping[str, CaseEvidence]
-) -> list[dict[str, Any]]:
-    by_case: dict[str, list[Mapping[str, Any]]] = {}
-    for row in results:
-        by_case.setdefault(str(row["case"]), []).append(row)
+def case_rows(records: RunRecords) -> list[dict[str, Any]]:
+    """Per case: its headline outcome and efficiency numbers (the scatter plot's points)."""
     return [
-        {"case": case, "headline": headline(rows), **efficiency(evidence[case])}
-        for case, rows in sorted(by_case.items())
-        if case in evidence
+        {"case": case, "headline": headline(rows), **records.cases[case].efficiency()}
+        for case, rows in records.case_rows().items()
+        if rows
     ]
 
 
-def message_line(row: Mapping[str, Any]) -> str:
-    message = str(row.get("message") or "").strip()
+def message_line(row: ResultRow) -> str:
+    message = row.message.strip()
     return message.splitlines()[-1][:120] if message else "evidence"
 
 
 def items_table(
-    results: Sequence[Mapping[str, Any]],
-    evidence: Mapping[str, CaseEvidence],
+    records: RunRecords,
     agent: str,
     href: Href,
     timing: Mapping[str, Mapping[str, float]] | None = None,
 ) -> str:
     """One row per item; ``timing`` is summary.json's per-case agent and harness time."""
     timing = timing or {}
+    results = list(records.rows.values())
     head = "".join(f'<th class="sortable">{esc(name)}</th>' for name in ITEM_COLUMNS)
     rows = []
     # The case's own evidence goes on one row per case: execution's, else the first item's.
     primary: dict[str, str] = {}
-    for row in sorted(results, key=lambda r: (r["item"] != "execution", str(r["item"]))):
-        primary.setdefault(str(row["case"]), str(row["item"]))
-    for row in sorted(results, key=lambda r: (str(r["case"]), str(r["item"]))):
-        ev = evidence[str(row["case"])]
-        anchor = f"evidence-{safe_name(str(row['case']))}"
-        is_primary = primary[str(row["case"])] == str(row["item"])
-        outcome = outcome_label(row)
-        case_time = timing.get(str(row["case"])) or {}
+    for row in sorted(results, key=lambda r: (r.item != "execution", r.item)):
+        primary.setdefault(row.case, row.item)
+    for row in sorted(results, key=lambda r: (r.case, r.item)):
+        ev = records.cases[row.case]
+        anchor = f"evidence-{safe_name(row.case)}"
+        is_primary = primary[row.case] == row.item
+        outcome = row.label
+        case_time = timing.get(row.case) or {}
         times = "".join(
             f'<td class="num" data-value="{esc(case_time.get(key, ""))}">'
             + ("-" if case_time.get(key) is None else f"{float(case_time[key]):.1f}")
@@ -626,31 +630,19 @@ def items_table(
             for key in ("agent_seconds", "harness_seconds")
         )
         types = " ".join(ev.golden_types)
-        level = "" if row.get("level") is None else row["level"]
-        last = message_line(row)
-        try:
-            evidence_block = evidence_html(
-                ev, str(row["item"]), href, is_primary or anchor, row.get("stage")
-            )
-        except (AttributeError, TypeError, ValueError, KeyError, IndexError) as exc:
-            # A record of an edited run holding values of the wrong type: this case's evidence
-            # is not shown, and says why; the report and the other cases are.
-            evidence_block = (
-                f'<p class="note failed">the evidence of {esc(row["case"])} cannot be shown: '
-                f"its records in {esc(ev.root)} are not as the harness writes them "
-                f"({esc(type(exc).__name__)}: {esc(exc)})</p>"
-            )
+        level = "" if row.level is None else row.level
+        evidence_block = evidence_html(ev, row.item, href, is_primary or anchor, row.stage)
         ident = f' id="{esc(anchor)}"' if is_primary else ""
         rows.append(
-            f'<tr class="item"{ident} data-case="{esc(row["case"])}" '
-            f'data-item="{esc(row["item"])}">'
-            f"<td>{esc(row['case'])}</td><td>{esc(row['item'])}</td>"
+            f'<tr class="item"{ident} data-case="{esc(row.case)}" '
+            f'data-item="{esc(row.item)}">'
+            f"<td>{esc(row.case)}</td><td>{esc(row.item)}</td>"
             f'<td class="outcome {esc(outcome)}">{esc(outcome)}</td>'
             f'<td>{esc(types)}</td><td class="num">{esc(level)}</td>'
             f"<td>{esc(agent)}</td>"
-            f'<td class="num" data-value="{esc(row.get("duration", 0))}">'
-            f"{float(row.get('duration') or 0):.1f}</td>{times}"
-            f"<td><details><summary>{esc(last)}"
+            f'<td class="num" data-value="{esc(row.duration)}">'
+            f"{row.duration:.1f}</td>{times}"
+            f"<td><details><summary>{esc(message_line(row))}"
             f"</summary>{evidence_block}</details></td></tr>"
         )
     return (
@@ -659,14 +651,9 @@ def items_table(
     )
 
 
-def render_report(
-    run_dir: Path, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
-) -> str:
-    evidence = {
-        case: load_case(run_dir, case) for case in sorted({str(r["case"]) for r in results})
-    }
+def render_report(records: RunRecords, summary: Mapping[str, Any]) -> str:
+    run_dir = records.root
     href = relative_href(run_dir)
-    cases = case_rows(results, evidence)
     run = RunDir(run_dir)
     # tables.md and results.csv are written with this page: linked before they exist.
     written_with = (run.tables_md, run.results_csv)
@@ -680,12 +667,11 @@ def render_report(
         f"<title>{esc(title(summary))}</title><style>{CSS}</style></head><body>"
         f"<h1>pytest-enconda review: {esc(run_dir.name)}</h1>"
         f'<p class="meta">{exports}</p>'
-        f"{summary_section(summary, cases)}"
-        f"<h2>Items ({len(results)})</h2>"
+        f"{summary_section(summary, case_rows(records))}"
+        f"<h2>Items ({len(records.rows)})</h2>"
         '<p class="note">click a column to sort; open a row for its evidence</p>'
         + items_table(
-            results,
-            evidence,
+            records,
             str(summary.get("agent", "?")),
             href,
             (summary.get("timing") or {}).get("cases"),
@@ -694,9 +680,7 @@ def render_report(
     )
 
 
-def write_report(
-    run_dir: Path, summary: Mapping[str, Any], results: Sequence[Mapping[str, Any]]
-) -> Path:
-    path = RunDir(run_dir).report_html
-    atomic_write_text(path, render_report(run_dir, summary, results))
+def write_report(records: RunRecords, summary: Mapping[str, Any]) -> Path:
+    path = RunDir(records.root).report_html
+    atomic_write_text(path, render_report(records, summary))
     return path

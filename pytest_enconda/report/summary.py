@@ -1,8 +1,8 @@
-"""``summary.json`` / ``summary.md``: computed from the run directory, for the cases that ran."""
+"""``summary.json`` / ``summary.md``: computed from the run's typed records (``RunRecords``:
+its result rows and each case's records, read once), for the cases that ran."""
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 from collections import Counter
@@ -10,48 +10,36 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from ..artifacts import ArtifactError, atomic_write_text, read_model
+from ..artifacts import atomic_write_text
 from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
-from ..grading.diagnosis import DiagnosisGrade
-from ..grading.judges.base import JudgeStats
-from ..records import (
-    CaseDir,
-    Results,
-    RunDir,
-    case_efficiency,
-    case_timing,
-    outcome_label,
-    read_json_file,
-)
+from ..records import ResultRow, RunDir
+from .runrecords import RunRecords
 from .tables import render_markdown
 
 
-def _outcomes(results: Results) -> dict[str, dict[str, int]]:
+def _outcomes(rows: Iterable[ResultRow]) -> dict[str, dict[str, int]]:
     """Each item's counts by outcome; a timed-out failure counts as ``timeout``, not ``failed``
     (pytest's own count has it among its failures)."""
     per_item: dict[str, Counter[str]] = {}
-    for (_case, item), row in results.items():
-        per_item.setdefault(item, Counter())[outcome_label(row)] += 1
+    for row in rows:
+        per_item.setdefault(row.item, Counter())[row.label] += 1
     return {item: dict(counts) for item, counts in sorted(per_item.items())}
 
 
-def _case_results(run_dir: Path, results: Results) -> list[CaseResult]:
-    by_case: dict[str, dict[str, dict[str, Any]]] = {}
-    for (case, item), row in results.items():
-        by_case.setdefault(case, {})[item] = row
+def _case_results(records: RunRecords) -> list[CaseResult]:
     out = []
-    for case, rows in sorted(by_case.items()):
-        diagnosis_path = CaseDir(run_dir, case).diagnosis
-        diagnosis = None
-        graded = any(item in rows for item in DIAGNOSIS_ASPECTS)
-        if graded and diagnosis_path.is_file():
-            # An edited or linked grade in a run given to compare/regrade: counted as ungraded
-            # (its rows still carry the verdicts) rather than stopping the summary.
-            with contextlib.suppress(ArtifactError):
-                diagnosis = read_model(diagnosis_path, DiagnosisGrade)
-        execution = rows.get("execution", {}).get("outcome")
-        level = next((row["level"] for row in rows.values() if "level" in row), None)
+    for case, rows in records.case_rows().items():
+        if not rows:
+            continue
+        items = {row.item: row for row in rows}
+        # A grade that could not be read (an edited run) counts as ungraded: its rows still
+        # carry the verdicts.
+        graded = any(item in items for item in DIAGNOSIS_ASPECTS)
+        diagnosis = records.cases[case].diagnosis if graded else None
+        execution = items["execution"].outcome if "execution" in items else ""
+        # The case's first row says its level (every item of a case carries the same one).
+        level = rows[0].level
         if level is None:
             level = len(diagnosis.golden_types) if diagnosis else 0
         out.append(
@@ -59,41 +47,30 @@ def _case_results(run_dir: Path, results: Results) -> list[CaseResult]:
                 case_id=case,
                 level=level,
                 diagnosis=diagnosis,
-                execution_passed={"passed": True, "failed": False}.get(execution or ""),
+                execution_passed={"passed": True, "failed": False}.get(execution),
             )
         )
     return out
 
 
-def judge_stats(run_dir: Path, name: str) -> JudgeStats:
-    """Sum the stats each process (controller or xdist worker) wrote for its judge."""
-    total = JudgeStats(name=name)
-    for path in sorted(RunDir(run_dir).judge_stats_dir.glob("*.json")):
-        with contextlib.suppress(ArtifactError):
-            total = total.merged(read_model(path, JudgeStats))
-    return total
-
-
 def run_summary(
-    run_dir: Path,
-    results: Results,
+    records: RunRecords,
     *,
     agent: str,
     model: str | None,
     judge: str,
     subset: Path | None,
 ) -> dict[str, Any]:
-    """The summary of a run from its saved artifacts, verified-subset metrics included: what
-    the live run, ``--resume`` and ``regrade`` all write."""
+    """The summary of a run from its records, verified-subset metrics included: what the live
+    run, ``--resume`` and ``regrade`` all write."""
     from .subset import add_subset
 
-    summary = summarize(run_dir, results, agent, model, judge)
-    return add_subset(summary, _case_results(run_dir, results), subset)
+    summary = summarize(records, agent, model, judge)
+    return add_subset(summary, _case_results(records), subset)
 
 
 def grade_run(
-    run_dir: Path,
-    results: Results,
+    records: RunRecords,
     *,
     agent: str,
     model: str | None,
@@ -102,13 +79,13 @@ def grade_run(
     extra: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """``summary.json``/``summary.md`` and the exports (``results.csv``, ``tables.md``,
-    ``report.html``) of a run, from its results and saved artifacts; the summary is returned."""
+    ``report.html``) of a run, from its records; the summary is returned."""
     from .exports import write_exports
 
-    summary = run_summary(run_dir, results, agent=agent, model=model, judge=judge, subset=subset)
+    summary = run_summary(records, agent=agent, model=model, judge=judge, subset=subset)
     summary.update(extra or {})
-    write_summary(run_dir, summary)
-    write_exports(run_dir, summary, list(results.values()))
+    write_summary(records.root, summary)
+    write_exports(records, summary)
     return summary
 
 
@@ -119,19 +96,18 @@ def case_set_hash(results: Iterable[tuple[str, str]]) -> str:
 
 
 def summarize(
-    run_dir: Path,
-    results: Results,
+    records: RunRecords,
     agent: str,
     model: str | None,
     judge: str,
 ) -> dict[str, Any]:
-    """The summary of ``results`` (rows keyed by case and item) over the run directory's files."""
+    """The summary of the run's rows (keyed by case and item) over its cases' records."""
     from .. import __version__
 
-    cases = _case_results(run_dir, results)
-    summary = aggregate(cases).to_summary_json(
-        agent=agent, model=model, judge=judge_stats(run_dir, judge)
-    )
+    results = records.rows
+    rows = list(results.values())
+    cases = _case_results(records)
+    summary = aggregate(cases).to_summary_json(agent=agent, model=model, judge=records.judge(judge))
     summary["harness_version"] = __version__
     if judge.strip() == "offline":
         # How far its description/fix accuracy can be trusted: agreement with hand-written labels.
@@ -145,66 +121,59 @@ def summarize(
         "items": len(results),
         "sha256": case_set_hash(results),
     }
-    summary["efficiency"] = efficiency_summary(run_dir, results)
-    summary["timing"] = timing_summary(run_dir, results)
+    summary["efficiency"] = efficiency_summary(records)
+    summary["timing"] = timing_summary(records)
     for key in ("agent_seconds", "harness_seconds"):
         values = [case[key] for case in summary["timing"]["cases"].values()]
         summary["efficiency"][key] = {
             "mean": sum(values) / len(values) if values else None,
             "cases": len(values),
         }
-    execution = [row for (_c, item), row in results.items() if item == "execution"]
-    summary["items"] = _outcomes(results)
+    execution = [row for row in rows if row.item == "execution"]
+    summary["items"] = _outcomes(rows)
     # Timeouts counted apart (each is also one of pytest's failures): per item, and in all.
-    summary["timeouts"] = sum(outcome_label(row) == "timeout" for row in results.values())
-    summary["execution_errors"] = sum(row["outcome"] == "error" for row in execution)
+    summary["timeouts"] = sum(row.label == "timeout" for row in rows)
+    summary["execution_errors"] = sum(row.outcome == "error" for row in execution)
     if execution:
         # How many instances Pass@1 speaks for: imported ones without a verified reference skip.
         summary["execution_coverage"] = {
             "instances": len(execution),
-            "covered": sum(row["outcome"] != "skipped" for row in execution),
+            "covered": sum(row.outcome != "skipped" for row in execution),
             "no_verified_reference": sum(
-                row["outcome"] == "skipped"
-                and "no verified reference" in str(row.get("message", ""))
+                row.outcome == "skipped" and "no verified reference" in row.message
                 for row in execution
             ),
         }
-    summary["run_dir"] = str(run_dir)
-    summary["agent_usage"] = agent_usage(run_dir, results)
-    pyramid = _pyramid(run_dir, results)
+    summary["run_dir"] = str(records.root)
+    summary["agent_usage"] = agent_usage(records)
+    pyramid = _pyramid(records)
     if pyramid is not None:
         summary["pyramid"] = pyramid
     from ..aec.report import aec_summary
 
-    aec = aec_summary(run_dir, [case for case, item in results if item.startswith("aec_")])
+    aec_cases = sorted({case for case, item in results if item.startswith("aec_")})
+    aec = aec_summary(grade for case in aec_cases if (grade := records.cases[case].aec) is not None)
     if aec is not None:
         summary["aec"] = aec
     return summary
 
 
-def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
-    """The runtime pyramid over probe rows; each shipped stage's numbers come from its file."""
+def _pyramid(records: RunRecords) -> dict[str, Any] | None:
+    """The runtime pyramid over probe rows; each shipped stage's numbers come from its record."""
     from .pyramid import pyramid_summary
 
     rows = []
-    for (case, _item), row in results.items():
-        stage = row.get("stage")
+    for (case, _item), row in records.rows.items():
+        stage = row.stage
         if not stage:
             continue
-        path = CaseDir(run_dir, case).pyramid(stage)
-        numbers: dict[str, Any] = {}
-        if path.is_file():
-            try:
-                # Bounded and never behind a link: a run directory is input (regrade, resume).
-                data = read_json_file(path, root=run_dir)
-                numbers = (data.get("numbers") if isinstance(data, dict) else None) or {}
-            except (OSError, ValueError):
-                numbers = {}
+        result = records.cases[case].stages.get(stage)
+        numbers: dict[str, Any] = dict(result.numbers) if result is not None else {}
         # A stage run on CPU processes (C4 under --ddp-cpu) says so in its numbers; the summary
         # counts it for the stages that declare such a fallback (``Stage.cpu_fallback``).
         if numbers.get("mode") == "cpu-gloo":
             numbers = {**numbers, "ddp_mode": "cpu"}
-        rows.append({**row, "numbers": numbers})
+        rows.append({**row.to_json(), "numbers": numbers})
     if not rows:
         return None
     # Only the stage's own probe grades the stage: a user's probe marked with its name is
@@ -212,7 +181,7 @@ def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
     merged: dict[tuple[str, str], dict[str, Any]] = {}
     user_probes: dict[str, dict[str, int]] = {}
     for row in rows:
-        if is_stage_probe(row):
+        if is_stage_probe(row["item"], row["stage"]):
             merged[(row["case"], row["stage"])] = row
         else:
             counts = user_probes.setdefault(row["stage"], {})
@@ -220,7 +189,7 @@ def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
     cases = sorted({case for case, _stage in merged})
     summary = pyramid_summary(
         merged.values(),
-        efficiency={case: case_efficiency(CaseDir(run_dir, case)) for case in cases},
+        efficiency={case: records.cases[case].efficiency() for case in cases},
     )
     if user_probes:
         summary["user_probes"] = user_probes
@@ -231,34 +200,30 @@ def _pyramid(run_dir: Path, results: Results) -> dict[str, Any] | None:
 STAGE_PROBE_FILE = "probe_pyramid.py"
 
 
-def is_stage_probe(row: Mapping[str, Any]) -> bool:
-    """Whether ``row`` is its stage's own probe, not a user's probe marked with the stage."""
+def is_stage_probe(item: object, stage: object) -> bool:
+    """Whether an item is its stage's own probe, not a user's probe marked with the stage
+    (either may come from pytest's untyped user properties)."""
     from ..stages import STAGES
 
-    stage = row.get("stage")
     if not isinstance(stage, str) or stage not in STAGES:
         return False
-    return str(row.get("item", "")) == f"{STAGE_PROBE_FILE}::{STAGES.get(stage).probe}"
+    return item == f"{STAGE_PROBE_FILE}::{STAGES.get(stage).probe}"
 
 
-def agent_usage(run_dir: Path, results: Results) -> dict[str, Any]:
-    """The agents' model tokens and cost over the cases that ran, from each ``outcome.json``.
+def agent_usage(records: RunRecords) -> dict[str, Any]:
+    """The agents' model tokens and cost over the cases that ran, from each agent's outcome.
 
     ``cost_usd`` is ``None`` (unknown) when any call had no price; ``priced_cost_usd`` sums the
     calls that had one.
     """
-    from ..agents.base import AgentOutcome, TokenUsage
+    from ..agents.base import TokenUsage
 
     total = TokenUsage()
     cases = unpriced = 0
-    for case in sorted({case for case, _item in results}):
-        path = CaseDir(run_dir, case).agent_outcome
-        if not path.is_file():
+    for case in records.cases.values():
+        if case.outcome is None:
             continue
-        try:
-            usage = read_model(path, AgentOutcome).usage
-        except ValueError:
-            continue
+        usage = case.outcome.usage
         cases += 1
         unpriced += int(usage.cost_unknown)
         total = total.add(usage)
@@ -285,14 +250,11 @@ def write_summary(run_dir: Path, summary: dict[str, Any]) -> None:
     atomic_write_text(run.summary_md, markdown)
 
 
-def timing_summary(run_dir: Path, results: Results) -> dict[str, Any]:
-    """Agent time and harness time apart, per case and in all (``records.case_timing``): a
+def timing_summary(records: RunRecords) -> dict[str, Any]:
+    """Agent time and harness time apart, per case and in all (``CaseRecords.timing``): a
     score must not depend on how long the harness took, and this shows that it did not."""
-    by_case: dict[str, list[Mapping[str, Any]]] = {}
-    for (case, _item), row in results.items():
-        by_case.setdefault(case, []).append(row)
     cases = {
-        case: case_timing(CaseDir(run_dir, case), rows) for case, rows in sorted(by_case.items())
+        case: records.cases[case].timing(rows) for case, rows in records.case_rows().items() if rows
     }
     return {
         "agent_seconds": round(sum(c["agent_seconds"] for c in cases.values()), 3),
@@ -301,11 +263,9 @@ def timing_summary(run_dir: Path, results: Results) -> dict[str, Any]:
     }
 
 
-def efficiency_summary(run_dir: Path, results: Results) -> dict[str, dict[str, Any]]:
+def efficiency_summary(records: RunRecords) -> dict[str, dict[str, Any]]:
     """Means of time to ready, tokens, cost and environment size over the cases that have them."""
-    per_case = [
-        case_efficiency(CaseDir(run_dir, case)) for case in sorted({c for c, _i in results})
-    ]
+    per_case = [case.efficiency() for case in records.cases.values()]
     out: dict[str, dict[str, Any]] = {}
     for name in ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes"):
         values = [v for row in per_case if (v := row.get(name)) is not None]

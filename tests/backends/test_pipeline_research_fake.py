@@ -124,8 +124,8 @@ def test_a_setup_past_its_budget_is_said_by_every_stage_and_heartbeats(
 def test_the_case_section_of_the_report_names_the_interpreter_and_the_timeout(
     tmp_path: Path,
 ) -> None:
-    from pytest_enconda.report.evidence import load_case as load_evidence
     from pytest_enconda.report.review import evidence_html
+    from pytest_enconda.report.runrecords import load_case as load_evidence
 
     case = _research_case(tmp_path, VENV_IN_REPO + "sleep 30\n", setup_seconds=1)
     _pipeline(tmp_path).stage(case, "C1")

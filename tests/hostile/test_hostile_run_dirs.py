@@ -15,7 +15,7 @@ from pytest_enconda import records
 from pytest_enconda.artifacts import ArtifactError
 from pytest_enconda.records import ResultRow, RunDir
 from pytest_enconda.report.compare import CompareError, load_results, run_settings, saved_summary
-from pytest_enconda.report.evidence import load_case
+from pytest_enconda.report.runrecords import load_case
 
 EXAMPLES = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]

@@ -16,8 +16,9 @@ from pytest_enconda.grading.diagnosis import grade_diagnosis
 from pytest_enconda.grading.execution import grade_execution
 from pytest_enconda.grading.judges.offline import OfflineJudge
 from pytest_enconda.probing.execution import ExecutionRecord, StepRecord
-from pytest_enconda.records import CaseDir, RunDir
+from pytest_enconda.records import CaseDir, ResultRow, RunDir
 from pytest_enconda.report.exports import write_exports
+from pytest_enconda.report.runrecords import RunRecords
 from pytest_enconda.report.summary import summarize, write_summary
 
 ITEMS = ("execution", "error_types", "descriptions", "fixes")
@@ -134,10 +135,11 @@ def build_run(run_dir: Path, specs: list[CaseSpec], agent: str = "scripted") -> 
         encoding="utf-8",
     )
     write_model(RunDir(run_dir).judge_stats("main"), judge.stats())
-    results = {(row["case"], row["item"]): row for row in rows}
-    summary = summarize(run_dir, results, agent, None, "offline")
+    typed = [ResultRow.model_validate(row) for row in rows]
+    records = RunRecords.load(run_dir, {row.key: row for row in typed})
+    summary = summarize(records, agent, None, "offline")
     write_summary(run_dir, summary)
-    write_exports(run_dir, summary, rows)
+    write_exports(records, summary)
     return summary
 
 

@@ -8,12 +8,17 @@ from pathlib import Path
 
 import pytest
 
+from pytest_enconda.probing.execution import ExecutionRecord, StepRecord
 from pytest_enconda.records import CaseDir
-from pytest_enconda.report.evidence import load_case, step_log
+from pytest_enconda.report.evidence import step_log
+from pytest_enconda.report.runrecords import load_case
 
 
-def _record(log: str) -> dict[str, object]:
-    return {"steps": [{"name": "setup", "exit_code": 0, "log": log}]}
+def _record(log: str) -> ExecutionRecord:
+    step = StepRecord(
+        name="setup", command="x", exit_code=0, duration=1.0, budget=9.0, output_tail="", log=log
+    )
+    return ExecutionRecord(case_id="c1", image="i", steps=[step])
 
 
 def test_the_record_names_the_log(tmp_path: Path) -> None:

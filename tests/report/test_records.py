@@ -25,14 +25,14 @@ def test_results_round_trip_and_a_newer_duplicate_replaces_the_older(tmp_path: P
     read = results.read()
     assert read.problems == []
     assert list(read.rows) == [("a", "execution"), ("a", "C1")]
-    assert read.rows[("a", "execution")]["outcome"] == "passed"
-    # stage only on probe rows, as rows have always been written
-    assert "stage" not in read.rows[("a", "execution")]
-    assert read.rows[("a", "C1")]["stage"] == "C1"
+    assert read.rows[("a", "execution")].outcome == "passed"
+    assert read.rows[("a", "C1")].stage == "C1"
 
     results.rewrite(read.rows.values())
-    lines = results.path.read_text().splitlines()
-    assert [json.loads(line)["item"] for line in lines] == ["execution", "C1"]
+    lines = [json.loads(line) for line in results.path.read_text().splitlines()]
+    assert [line["item"] for line in lines] == ["execution", "C1"]
+    # stage only on probe rows, as rows have always been written
+    assert "stage" not in lines[0] and lines[1]["stage"] == "C1"
 
 
 def test_unreadable_lines_are_reported_by_file_and_line_not_dropped_silently(
@@ -116,16 +116,22 @@ def test_unknown_cost_is_none_and_facts_give_the_prefix() -> None:
     assert efficiency(None) == dict.fromkeys(records.EFFICIENCY_KEYS)
 
 
-def test_case_efficiency_reads_the_saved_artifacts(tmp_path: Path) -> None:
+def test_a_case_efficiency_comes_from_its_records(tmp_path: Path) -> None:
+    from pytest_enconda.report.runrecords import load_case
+
     case = RunDir(tmp_path).case("c")
     for path, value in (
-        (case.agent_outcome, OUTCOME),
-        (case.final_state, {"source": "setup-script", "setup_seconds": 1.0, "writable_bytes": 5}),
-        (case.pyramid("C0"), {"numbers": {"prefix_bytes": 77}}),
-    ):
+        (case.agent_outcome, {"case_id": "c", "agent": "a", **OUTCOME}),
+        (
+            case.final_state,
+            {"case_id": "c", "image": "i", "source": "setup-script", "setup_seconds": 1.0,
+             "writable_bytes": 5},
+        ),
+        (case.pyramid("C0"), {"stage": "C0", "outcome": "passed", "numbers": {"prefix_bytes": 77}}),
+    ):  # fmt: skip
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value))
-    assert records.case_efficiency(case) == {
+    assert load_case(tmp_path, "c").efficiency() == {
         "time_to_ready_s": 3.0,
         "tokens": 40,
         "cost_usd": 0.25,
