@@ -42,10 +42,13 @@ from .output import DIAGNOSIS, REPORT, SETUP, diagnosis_from_value
 from .prompts import ZERO_SHOT_SYSTEM, zero_shot_prompt
 from .workspace import RepositoryView, agent_dir, base_environment, file_tree, profile_of
 
-# Possessive: the blanks, the language and the rest of the fence's line cannot trade characters,
-# so a fence line of a million blanks and no newline fails once, not once per split; and a fence
-# starts where a run of backticks does, not at each of a long run's backticks.
-_FENCE = re.compile(r"(?<!`)```[ \t]*+([A-Za-z0-9_+-]*+)[^\n]*+\n(.*?)(?:```|\Z)", re.DOTALL)
+# A fence's line is bounded and possessive: the blanks, the language and the rest of the line
+# cannot trade characters, and a "```" that no newline follows soon is no fence (unbounded,
+# each of a long line's "```"s scanned it to its end). A fence starts where a run of backticks
+# does, not at each of a long run's backticks.
+_FENCE = re.compile(
+    r"(?<!`)```[ \t]{0,64}+([A-Za-z0-9_+-]{0,32}+)[^\n]{0,200}+\n(.*?)(?:```|\Z)", re.DOTALL
+)
 # Where bare JSON is looked for: each try may parse to the end of the text, so a text of many
 # brackets would cost its length squared.
 MAX_JSON_STARTS = 200
