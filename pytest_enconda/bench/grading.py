@@ -38,6 +38,7 @@ from ..errors import CaseFormatError
 from ..grading.aggregate import CaseResult, aggregate
 from ..grading.diagnosis import grade_diagnosis
 from ..grading.judges import Judge, JudgeRequest, create_judge
+from .confusion import Confusion
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "enconda-dev"
 
@@ -341,48 +342,6 @@ def build_labelled_set(instances: Iterable[Instance]) -> list[LabelledPair]:
                     cands,
                 )
     return pairs
-
-
-@dataclass
-class Confusion:
-    tp: int = 0
-    fp: int = 0
-    fn: int = 0
-    tn: int = 0
-    errors: int = 0
-
-    def add(self, label: bool, verdict: bool | None) -> None:
-        if verdict is None:
-            self.errors += 1
-        elif label and verdict:
-            self.tp += 1
-        elif label:
-            self.fn += 1
-        elif verdict:
-            self.fp += 1
-        else:
-            self.tn += 1
-
-    @property
-    def n(self) -> int:
-        return self.tp + self.fp + self.fn + self.tn
-
-    def figures(self) -> dict[str, float | int | None]:
-        def ratio(a: int, b: int) -> float | None:
-            return a / b if b else None
-
-        return {
-            "n": self.n,
-            "accuracy": ratio(self.tp + self.tn, self.n),
-            "precision": ratio(self.tp, self.tp + self.fp),
-            "recall": ratio(self.tp, self.tp + self.fn),
-            "f1": ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn),
-            "tp": self.tp,
-            "fp": self.fp,
-            "fn": self.fn,
-            "tn": self.tn,
-            "judge_errors": self.errors,
-        }
 
 
 def evaluate_judge(

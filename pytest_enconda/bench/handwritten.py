@@ -38,7 +38,8 @@ from ..cases.loader import load_golden
 from ..cases.models import GoldenError
 from ..errors import CaseFormatError
 from ..grading.judges import Judge, JudgeRequest, Verdict, create_judge
-from .grading import DEFAULT_DATA, Confusion
+from .confusion import Confusion
+from .grading import DEFAULT_DATA
 
 PAIRS_DIR = Path(__file__).resolve().parents[2] / "benchmark_cases" / "judge_pairs"
 DEFAULT_PAIRS = PAIRS_DIR / "pairs.jsonl"

@@ -46,7 +46,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from ..grading.judges import Judge, JudgeRequest, create_judge
-from .grading import DEFAULT_DATA, Confusion, Instance, load_instances
+from .confusion import Confusion
+from .grading import DEFAULT_DATA, Instance, load_instances
 from .judge_rules import (
     command_steps,
     flip_order_word,

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.bench.grading import Confusion, Instance
+from pytest_enconda.bench.confusion import Confusion
+from pytest_enconda.bench.grading import Instance
 from pytest_enconda.bench.judge_rules import (
     proposal_region,
     version_in_words,
