@@ -105,11 +105,26 @@ _QUOTED = re.compile(
     r"|(?<![\w])'(?P<c>[^'\n]+?)'(?![\w])|\"(?P<d>[^\"\n]+?)\""
 )
 # "Replace/Change X with/to Y": X is the erroneous side, Y the fix (also the passive form).
-_REPLACE = re.compile(
-    r"\b(?:replac|chang|correct|renam|updat|modif|fix|switch|substitut)\w*\b(?P<old>.*?)"
-    r"\b(?:with|to|into|by|for)\b(?P<new>.*)",
-    re.IGNORECASE | re.DOTALL,
+# Two searches, not one pattern: a lazy gap after the verb, tried from every verb of a text
+# with no "with" after it, rescanned the rest of the text each time.
+_REPLACE_VERB = re.compile(
+    r"\b(?:replac|chang|correct|renam|updat|modif|fix|switch|substitut)\w*\b", re.IGNORECASE
 )
+_REPLACE_WITH = re.compile(r"\b(?:with|to|into|by|for)\b", re.IGNORECASE)
+
+
+def _replacement(text: str) -> tuple[str, str] | None:
+    """(X, Y) of the first "replace X with Y" in ``text``. Only the first verb is tried: a
+    later one has no "with" after it that the first has not."""
+    verb = _REPLACE_VERB.search(text)
+    if verb is None:
+        return None
+    word = _REPLACE_WITH.search(text, verb.end())
+    if word is None:
+        return None
+    return text[verb.end() : word.start()], text[word.end() :]
+
+
 # Verbs whose objects are in the README as it stands: removed, moved, reordered.
 _IN_README_VERBS = re.compile(
     r"\b(?:remov|delet|drop|omit|strip|move|moving|reorder|swap|plac)\w*\b", re.IGNORECASE
@@ -271,10 +286,10 @@ class _Tokens:
         missing: list[str] = []
         described = self.quoted(error.error_description, omitted=missing)
         answer = error.golden_answer
-        replace = _REPLACE.search(answer)
+        replace = _replacement(answer)
         if replace:
-            wrong = self.quoted(replace.group("old"), sentences=True)
-            fix_text = _searchable(replace.group("new"))
+            wrong = self.quoted(replace[0], sentences=True)
+            fix_text = _searchable(replace[1])
         elif _IN_README_VERBS.search(answer):
             wrong = self.quoted(answer, sentences=True)
             fix_text = ""
@@ -289,11 +304,9 @@ class _Tokens:
             # Candidates include distractors, so what they say to replace only ever adds
             # evidence for an error already located; it never makes one absent.
             for candidate in error.correction_candidates:
-                match = _REPLACE.search(candidate)
+                match = _replacement(candidate)
                 if match:
-                    error_side += [
-                        t for t in self.quoted(match.group("old")) if t not in error_side
-                    ]
+                    error_side += [t for t in self.quoted(match[0]) if t not in error_side]
         return error_side, fix_side
 
 
