@@ -39,6 +39,9 @@ TEST_COMMAND = "test_command"
 # A test command is a line or a short script, not a file's worth.
 MAX_TEST_COMMAND_CHARS = 20_000
 MAX_FILE_BYTES = 2_000_000
+# The folder as a whole: its files are a few small ones. A box's 3 GiB file is refused on the
+# archive's word before a byte of it is copied (the files are then copied one by one).
+MAX_FOLDER_BYTES = 16 * MAX_FILE_BYTES
 
 
 class DiagnosisFile(BaseModel):
@@ -230,11 +233,11 @@ def _copy_each(container: Any, target: Path, names: list[str]) -> dict[str, str]
             # Left by the refused folder copy: never read what it may have half extracted.
             dest.unlink() if not dest.is_dir() or dest.is_symlink() else shutil.rmtree(dest)
         try:
-            container.copy_out(f"{OUTPUT_DIR}/{name}", dest)
+            container.copy_out(f"{OUTPUT_DIR}/{name}", dest, limit=MAX_FILE_BYTES)
         except FileNotFoundError:
             continue
-        except HarnessError as exc:
-            refused[name] = f"{name}: refused, outputs must be regular files: {exc}"
+        except HarnessError as exc:  # a link, a special file, or too large
+            refused[name] = f"{name}: refused: {exc}"
     return refused
 
 
@@ -254,7 +257,7 @@ def collect_outputs(
     with tempfile.TemporaryDirectory(prefix="enconda-output-") as tmp:
         target = keep_dir if keep_dir is not None else Path(tmp) / "output"
         try:
-            container.copy_out(OUTPUT_DIR, target)
+            container.copy_out(OUTPUT_DIR, target, limit=MAX_FOLDER_BYTES)
         except FileNotFoundError:
             return read_outputs(None, research=research, suite=suite)
         except HarnessError as exc:

@@ -80,9 +80,11 @@ class Box(Protocol):
         """A host file, a host directory (its contents) or bytes to the absolute box path."""
         ...
 
-    def copy_out(self, src: str, dest: Path) -> None:
+    def copy_out(self, src: str, dest: Path, *, limit: int = ...) -> None:
         """A box file to host file ``dest``, or a box directory into ``dest``; links and special
-        files are refused. ``FileNotFoundError`` when ``src`` does not exist."""
+        files are refused, and so is more than ``limit`` bytes in all (each backend has its
+        default), before any of it is copied. ``FileNotFoundError`` when ``src`` does not
+        exist."""
         ...
 
     def snapshot(self, tag_hint: str) -> str:

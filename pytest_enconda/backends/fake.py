@@ -181,9 +181,9 @@ class FakeBox:
         else:
             shutil.copyfile(source, target, follow_symlinks=False)
 
-    def copy_out(self, src: str, dest: Path) -> None:
+    def copy_out(self, src: str, dest: Path, *, limit: int | None = None) -> None:
         self._record("copy_out", source=src, dest=str(dest))
-        copy_tree_out(self.path(src), Path(dest), label=f"{self.name}:{src}")
+        copy_tree_out(self.path(src), Path(dest), label=f"{self.name}:{src}", limit=limit)
 
     def snapshot(self, tag_hint: str) -> str:
         ref = f"fake/snapshot:{tag_hint}-{uuid.uuid4().hex[:8]}"

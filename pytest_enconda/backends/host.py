@@ -105,10 +105,10 @@ class HostBox:
         else:
             raise FileNotFoundError(f"copy_in: {src} does not exist")
 
-    def copy_out(self, src: str, dest: Path) -> None:
+    def copy_out(self, src: str, dest: Path, *, limit: int | None = None) -> None:
         from .local import copy_tree_out
 
-        copy_tree_out(self.path(src), Path(dest), label=f"{self.name}:{src}")
+        copy_tree_out(self.path(src), Path(dest), label=f"{self.name}:{src}", limit=limit)
 
     def snapshot(self, tag_hint: str) -> str:
         # The environment is graded where it is: it cannot be frozen, only pointed at.

@@ -112,17 +112,32 @@ def _refuse(path: Path, root: Path, label: str) -> None:
         raise HarnessError(f"copy out of {label}: {path.name} is not a regular file or folder")
 
 
-def copy_tree_out(src: Path, dest: Path, *, label: str) -> None:
-    """A file to file ``dest`` or a folder into folder ``dest``; links kept as links."""
+def copy_tree_out(src: Path, dest: Path, *, label: str, limit: int | None = None) -> None:
+    """A file to file ``dest`` or a folder into folder ``dest``; links kept as links. With
+    ``limit``, more bytes than that in all are refused before anything is copied, as the
+    Docker path refuses them."""
     if not src.exists() and not src.is_symlink():
         raise FileNotFoundError(f"copy_out: {label} does not exist")
     if src.is_symlink() or not src.is_dir():
         if src.is_symlink() or not src.is_file():
             raise HarnessError(f"copy out of {label}: not a regular file")
+        size = src.stat().st_size
+        if limit is not None and size > limit:
+            raise HarnessError(
+                f"copy out of {label}: {src.name} is {size} bytes, more than the {limit} allowed"
+            )
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(src, dest)
         return
+    total = 0
     for path in src.rglob("*"):
         _refuse(path, src, label)
+        if limit is not None and path.is_file() and not path.is_symlink():
+            total += path.stat().st_size
+            if total > limit:
+                raise HarnessError(
+                    f"copy out of {label}: more than the {limit} bytes allowed in all (at "
+                    f"{path.relative_to(src)})"
+                )
     dest.mkdir(parents=True, exist_ok=True)
     shutil.copytree(src, dest, symlinks=True, dirs_exist_ok=True)

@@ -23,10 +23,11 @@ import weakref
 from collections.abc import Iterator, Mapping
 from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
-from typing import IO, TYPE_CHECKING, Any, Literal
+from typing import IO, TYPE_CHECKING, Any, Literal, NoReturn
 
 from pydantic import BaseModel, Field
 
+from .. import textio
 from ..errors import HarnessError
 from .common import (
     KIND_CONTAINER,
@@ -47,6 +48,9 @@ MARKER_VAR = "ENCONDA_EXEC_ID"
 KILL_GRACE = 5
 # Beyond timeout + grace the in-container timeout has failed (or the engine hangs).
 HOST_SLACK = 30
+# What one copy out of a box may hold unless its caller bounds it more: a repository with its
+# history fits, a runaway file the box made does not.
+MAX_COPY_OUT_BYTES = 2 << 30
 # pip's download caches only (`http` of pip < 23.3, `http-v2` after): its `wheels/` holds the
 # wheels it *built*, in that box, against whatever system libraries the box had installed. Shared,
 # they leaked across cases and agents: gftools' pycairo, built where the oracle had apt-installed
@@ -297,48 +301,42 @@ class Container:
             except APIError as exc:
                 raise HarnessError(f"copy into {self.name}:{dest} failed: {exc}") from None
 
-    def copy_out(self, src: str, dest: Path) -> None:
-        """Copy container file ``src`` to host file ``dest``, or a directory into ``dest``."""
+    def copy_out(self, src: str, dest: Path, *, limit: int = MAX_COPY_OUT_BYTES) -> None:
+        """Copy container file ``src`` to host file ``dest``, or a directory into ``dest``.
+
+        The box's archive is read as it streams and each member is checked before a byte of it
+        is read: at most ``limit`` bytes in all, only regular files and folders, and links only
+        within what is copied; anything else is a ``HarnessError`` naming the member and the
+        bound, so a box's 3 GiB sparse file costs neither memory nor disk."""
         from docker.errors import APIError, NotFound
 
+        label = f"{self.name}:{src}"
         try:
             stream, stat = self._api.get_archive(self.id, src)
         except NotFound:
-            raise FileNotFoundError(f"copy_out: {self.name}:{src} does not exist") from None
+            raise FileNotFoundError(f"copy_out: {label} does not exist") from None
         except APIError as exc:
-            raise HarnessError(f"copy out of {self.name}:{src} failed: {exc}") from None
-        dest = Path(dest)
-        is_dir = bool(int(stat.get("mode", 0)) & (1 << 31))
-        with tempfile.TemporaryFile() as archive:
-            for chunk in stream:
-                archive.write(chunk)
-            archive.seek(0)
-            with tarfile.open(fileobj=archive, mode="r") as tar:
-                members = tar.getmembers()
-                if not members:
-                    raise HarnessError(f"copy out of {self.name}:{src}: empty archive")
-                top = members[0].name.split("/", 1)[0]
-                if not is_dir:
-                    # A link's extractfile() looks its target up in the archive (KeyError when
-                    # absent) and would hand back the target's bytes: a link is refused here.
-                    reader = tar.extractfile(members[0]) if members[0].isreg() else None
-                    if reader is None:
-                        raise HarnessError(f"copy out of {self.name}:{src}: not a regular file")
-                    dest.parent.mkdir(parents=True, exist_ok=True)
-                    dest.write_bytes(reader.read())
-                    return
-                dest.mkdir(parents=True, exist_ok=True)
-                for member in members:
-                    rel = member.name[len(top) :].lstrip("/")
-                    if not rel:
-                        continue
-                    member.name = rel
-                    # "data", not "tar": a link the box points at a host path (report.json ->
-                    # /etc/shadow) must not be extracted, or the harness reads the host's file.
-                    try:
-                        tar.extract(member, dest, filter="data")
-                    except tarfile.FilterError as exc:
-                        raise HarnessError(f"copy out of {self.name}:{src}: {exc}") from None
+            raise HarnessError(f"copy out of {label} failed: {exc}") from None
+        mode = int(stat.get("mode", 0))
+        is_dir = bool(mode & _MODE_DIR)
+        try:
+            size = int(stat.get("size") or 0)
+            if not is_dir and not mode & _MODE_TYPE and size > limit:
+                # Refused on the engine's word, before the archive is read at all.
+                raise HarnessError(f"copy out of {label}: {_too_large(src, size, limit)}")
+            reader = io.BufferedReader(_ChunkReader(iter(stream)), _READ_CHUNK)
+            with tarfile.open(fileobj=reader, mode="r|") as tar:
+                if is_dir:
+                    _extract_tree(tar, Path(dest), limit=limit, label=label)
+                else:
+                    _extract_file(tar, Path(dest), limit=limit, label=label)
+        except tarfile.TarError as exc:
+            raise HarnessError(f"copy out of {label}: a malformed archive: {exc}") from None
+        finally:
+            # Unread, the rest of the archive is left to the engine: the response is dropped.
+            close = getattr(stream, "close", None)
+            if close is not None:
+                close()
 
     def snapshot(self, tag_hint: str) -> str:
         """Commit the container as a labelled image (probes run there, not in the live one)."""
@@ -407,6 +405,189 @@ def _root_owned(info: tarfile.TarInfo) -> tarfile.TarInfo:
     info.uid = info.gid = 0
     info.uname = info.gname = "root"
     return info
+
+
+# The engine's file mode bits (Go's fs.FileMode): a folder, and any type but a regular file.
+_MODE_DIR = 1 << 31
+_MODE_TYPE = (1 << 31) | (1 << 27) | (1 << 26) | (1 << 25) | (1 << 24) | (1 << 22) | (1 << 21)
+_READ_CHUNK = 1 << 20
+_KINDS = {
+    tarfile.CHRTYPE: "a character device",
+    tarfile.BLKTYPE: "a block device",
+    tarfile.FIFOTYPE: "a FIFO",
+}
+
+
+class _ChunkReader(io.RawIOBase):
+    """The engine's archive chunks as a file tarfile reads as a stream: one chunk held at a
+    time, so memory is a chunk whatever the archive holds."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self._chunk = memoryview(b"")
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        while not self._chunk:
+            try:
+                self._chunk = memoryview(next(self._chunks))
+            except StopIteration:
+                return 0
+        count = min(len(buffer), len(self._chunk))
+        buffer[:count] = self._chunk[:count]
+        self._chunk = self._chunk[count:]
+        return count
+
+
+def _too_large(name: str, size: int, limit: int) -> str:
+    return f"{name} is {size} bytes, more than the {limit} allowed"
+
+
+def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
+    """The archive's members as they stream past; the stream's own list of every header read
+    is emptied as it goes (a million small files would otherwise all be remembered)."""
+    while (member := tar.next()) is not None:
+        tar.members.clear()
+        yield member
+
+
+def _refuse_kind(member: tarfile.TarInfo, label: str) -> None:
+    kind = _KINDS.get(member.type)
+    if kind is None and not (member.isreg() or member.isdir() or member.issym() or member.islnk()):
+        kind = f"an entry of type {member.type!r}"
+    if kind is not None:
+        raise HarnessError(
+            f"copy out of {label}: {member.name} is {kind}; only regular files and folders"
+            " are copied"
+        )
+
+
+def _write(tar: tarfile.TarFile, member: tarfile.TarInfo, target: Path) -> None:
+    """A regular member's bytes to ``target``, a chunk at a time; never through a link."""
+    source = tar.extractfile(member)
+    if source is None:
+        raise tarfile.ReadError(f"{member.name} has no data")
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
+    with source, os.fdopen(os.open(target, flags, 0o600), "wb") as out:
+        shutil.copyfileobj(source, out, _READ_CHUNK)
+    # The archive's permissions, less set-id bits and group/other write (tarfile's "data").
+    os.chmod(target, (member.mode & 0o755) | 0o600)
+    os.utime(target, (member.mtime, member.mtime))
+
+
+def _extract_file(tar: tarfile.TarFile, dest: Path, *, limit: int, label: str) -> None:
+    member = tar.next()
+    if member is None:
+        raise HarnessError(f"copy out of {label}: empty archive")
+    # A link's extractfile() looks its target up in the archive and would hand back the
+    # target's bytes: a link is refused here, as anything but a regular file is.
+    if not member.isreg():
+        raise HarnessError(f"copy out of {label}: not a regular file")
+    if member.size > limit:
+        raise HarnessError(f"copy out of {label}: {_too_large(member.name, member.size, limit)}")
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        _write(tar, member, dest)
+    except BaseException:
+        dest.unlink(missing_ok=True)
+        raise
+
+
+def _link_inside(rel: str, target: str, links: Mapping[str, str]) -> bool:
+    """Whether link ``rel -> target`` resolves within the copied tree. Walked name by name:
+    never above the tree, and never through another link of it, whose own target a lexical
+    walk would not see (``x -> .`` then ``l -> x/../..``)."""
+    if not target or target.startswith("/"):
+        return False
+    here = rel.split("/")[:-1]
+    parts = [part for part in target.split("/") if part not in ("", ".")]
+    for index, part in enumerate(parts):
+        if part == "..":
+            if not here:
+                return False
+            here.pop()
+            continue
+        here.append(part)
+        if index < len(parts) - 1 and "/".join(here) in links:
+            return False
+    return True
+
+
+def _extract_tree(tar: tarfile.TarFile, dest: Path, *, limit: int, label: str) -> None:
+    """A folder's archive into ``dest``: members checked before they are read, symbolic links
+    made last and only where they stay within the copy."""
+    dest.mkdir(parents=True, exist_ok=True)
+    top: str | None = None
+    total = 0
+    named: set[str] = set()  # each member's name, within the copy
+    above: set[str] = set()  # each folder some member lies in
+    files: set[str] = set()
+    links: dict[str, str] = {}
+
+    def refuse(why: str) -> NoReturn:
+        raise HarnessError(f"copy out of {label}: {why}")
+
+    for member in _members(tar):
+        name = member.name.rstrip("/")
+        if top is None:
+            top = name.split("/", 1)[0]
+        if name != top and not name.startswith(f"{top}/"):
+            refuse(f"{member.name} lies outside {top}")
+        rel = name[len(top) :].lstrip("/")
+        if not rel:
+            continue
+        parts = rel.split("/")
+        if name.startswith("/") or ".." in parts or "" in parts or rel in named:
+            refuse(f"{member.name} is not a name within it")
+        folders = {"/".join(parts[:depth]) for depth in range(1, len(parts))}
+        if any(folder in links or folder in files for folder in folders):
+            refuse(f"{member.name} lies under a link or a file")
+        if not member.isdir() and rel in above:
+            refuse(f"{member.name} is a folder's name")
+        named.add(rel)
+        above |= folders
+        _refuse_kind(member, label)
+        if member.issym():
+            if not _link_inside(rel, member.linkname, links):
+                refuse(f"{member.name} links outside what is copied ({member.linkname})")
+            links[rel] = member.linkname
+            continue
+        linked = ""
+        size = member.size if member.isreg() else 0
+        if member.islnk():  # a hard link: a second name for a file copied before it
+            linked = member.linkname.rstrip("/")[len(top) :].lstrip("/")
+            if linked not in files:
+                refuse(f"{member.name} is a hard link to {member.linkname}, not to a file copied")
+            size = (dest / linked).stat().st_size
+        if size > limit:
+            refuse(_too_large(member.name, size, limit))
+        total += size
+        if total > limit:
+            refuse(f"more than the {limit} bytes allowed in all (at {member.name})")
+        target = dest.joinpath(*parts)
+        # A link already in dest (a reused folder) must not carry a write out of it.
+        if textio.link_within(dest, target) is not None:
+            refuse(f"{member.name} would be written through a link in {dest}")
+        if member.isdir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if member.islnk():
+            shutil.copyfile(dest / linked, target, follow_symlinks=False)
+        else:
+            _write(tar, member, target)
+        files.add(rel)
+    if top is None:
+        refuse("empty archive")
+    # Last, so that no file is ever written through one of them.
+    for rel, target in links.items():
+        path = dest / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if path.is_symlink() or path.exists():
+            refuse(f"{rel} would replace what is already in {dest}")
+        os.symlink(target, path)
 
 
 def _close_at_exit(ref: weakref.ReferenceType[Sandbox]) -> None:
