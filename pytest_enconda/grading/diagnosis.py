@@ -76,10 +76,12 @@ class _CaseCounts(BaseModel):
 class PaperCase(_CaseCounts):
     """EnConda-Bench's numbers for one instance."""
 
-    description_judged: int = Field(0, description="matched pairs with a verdict (no judge error)")
+    description_judged: int = Field(
+        default=0, description="matched pairs with a verdict (no judge error)"
+    )
     fix_judged: int = 0
     description_acc: float | None = Field(
-        None, description="None: no golden error, or judge errors on every matched pair"
+        default=None, description="None: no golden error, or judge errors on every matched pair"
     )
     fix_acc: float | None = None
 

@@ -22,7 +22,7 @@ import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, TypeGuard
 
 from pydantic import (
     AfterValidator,
@@ -81,7 +81,7 @@ PythonPath = Annotated[
 Claim = Annotated[str, Field(max_length=MAX_CLAIM_CHARS), AfterValidator(_one_line)]
 
 
-def usable_python_path(value: object) -> bool:
+def usable_python_path(value: object) -> TypeGuard[str]:
     """Whether a reported ``python_path`` may be tried as an interpreter at all: what
     ``SelfReport`` accepts as one (the interpreter search reads the raw report)."""
     return (

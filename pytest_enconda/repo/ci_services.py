@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -182,7 +182,7 @@ def _postgis(service: CiService) -> bool:
     return service.kind == "postgres" and "postgis" in service.image.lower()
 
 
-def service_packages(services: list[CiService] | tuple[CiService, ...]) -> list[str]:
+def service_packages(services: Sequence[CiService]) -> list[str]:
     """The Debian packages that provide the services."""
     return list(dict.fromkeys(_PACKAGES[service.kind] for service in services))
 
@@ -310,7 +310,7 @@ def _start(service: CiService) -> list[str]:
     return ["memcached -d -u nobody"]
 
 
-def services_prelude(services: list[CiService] | tuple[CiService, ...]) -> list[str]:
+def services_prelude(services: Sequence[CiService]) -> list[str]:
     """Shell lines that start the services before the tests, installing the packages an
     environment lacks (an agent's setup need not have); a service that fails to start is said,
     and the tests run anyway, as CI's would fail on it."""
