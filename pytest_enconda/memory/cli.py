@@ -124,9 +124,9 @@ def _guarded(
 def _say(text: str = "", stream: TextIO | None = None) -> None:
     """``print``, for text that came from input: a record's JSON can spell lone surrogates,
     which no stream encodes; they are written escaped rather than ending the command."""
-    stream = stream or sys.stdout
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    stream.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
+    out = stream or sys.stdout
+    encoding = getattr(out, "encoding", None) or "utf-8"
+    out.write(text.encode(encoding, "backslashreplace").decode(encoding) + "\n")
 
 
 def _input_kind(path: Path) -> str | None:

@@ -173,6 +173,12 @@ def _call_command(call: Any, where: str) -> str:
     return command if isinstance(command, str) else ""
 
 
+def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
+    """``data[key]`` when it is a table (a dict), else an empty one."""
+    value = data.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _mini(data: dict[str, Any]) -> Trace:
     steps: list[TraceStep] = []
     pending: TraceStep | None = None
@@ -206,8 +212,6 @@ def _mini(data: dict[str, Any]) -> Trace:
             shown = _shown_output(text)
             pending.output = (shown if shown is not None else text)[-MAX_OUTPUT_CHARS:]
             pending = None
-    info = data.get("info") if isinstance(data.get("info"), dict) else {}
-    config = info.get("config") if isinstance(info.get("config"), dict) else {}
-    model = config.get("model") if isinstance(config.get("model"), dict) else {}
-    name = model.get("model_name")
+    # info.config.model.model_name, each level a table when it is there at all.
+    name = _table(_table(_table(data, "info"), "config"), "model").get("model_name")
     return Trace(steps, "mini-swe-agent", name if isinstance(name, str) else "")
