@@ -37,9 +37,10 @@ from ..profile import build_profile
 from ..readme import asks_test_command
 from ..swe_agent import head_tail
 from ..workspace import RepositoryView, agent_dir
+from .examples import example_findings
 from .facts import scan
 from .memory import MemoryConsult
-from .prepass import example_findings, run_prepass
+from .prepass import run_prepass
 from .run import OUTPUT_CHARS, HeuristicConfig, OutOfBudget, Run
 from .steps import readme_steps
 

@@ -22,8 +22,9 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from .examples import example_findings
 from .facts import scan
-from .prepass import example_findings, run_prepass
+from .prepass import run_prepass
 from .steps import readme_steps
 
 
