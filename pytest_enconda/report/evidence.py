@@ -9,6 +9,7 @@ Every log is read from its end with ``seek`` (never whole): a 50 MB agent log co
 from __future__ import annotations
 
 import io
+import itertools
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -28,6 +29,9 @@ if TYPE_CHECKING:
 TAIL_BYTES = 6000
 STEP_OUTPUT_CHARS = 1500
 MAX_STEPS = 200
+# One trajectory line: a step with its output is far less; a longer line (a file with no
+# newline) is passed over without being held.
+MAX_LINE_CHARS = 8 << 20
 MAX_JSON_BYTES = 256 << 20
 
 
@@ -93,23 +97,37 @@ def trajectory_steps(case_dir: CaseDir, outcome: AgentOutcome | None) -> list[St
     Outputs are cut to their tails; past ``MAX_STEPS`` the rest is counted, not shown. A line
     that is not a step (an edited file) is passed over.
     """
-    steps: list[Step] = []
     handle = _open(case_dir.trajectory, case_dir.run_dir, 1 << 62)
+    steps: Iterator[Step] = iter(())
     if handle is not None:
-        steps = list(_jsonl(handle))
+        steps = _jsonl(handle)
     elif outcome is not None:
-        steps = list(outcome.trajectory)
-    shown = [step.model_copy(update={"output": cut(step.output)}) for step in steps[:MAX_STEPS]]
-    if len(steps) > MAX_STEPS:
-        shown.append(Step(kind="note", command=f"… {len(steps) - MAX_STEPS} more steps"))
+        steps = iter(outcome.trajectory)
+    # Only the steps shown are kept; the rest are counted as they stream past.
+    head = itertools.islice(steps, MAX_STEPS)
+    shown = [step.model_copy(update={"output": cut(step.output)}) for step in head]
+    more = sum(1 for _ in steps)
+    if more:
+        shown.append(Step(kind="note", command=f"… {more} more steps"))
     return shown
+
+
+def _lines(handle: io.TextIOWrapper, limit: int = MAX_LINE_CHARS) -> Iterator[str]:
+    """The lines of ``handle`` of at most ``limit`` characters; a longer one is read past a
+    chunk at a time, never held."""
+    while line := handle.readline(limit):
+        if len(line) == limit and not line.endswith("\n"):
+            while (rest := handle.readline(limit)) and not rest.endswith("\n"):
+                pass
+            continue
+        yield line
 
 
 def _jsonl(binary: BinaryIO) -> Iterator[Step]:
     # Line by line: a long trajectory is never held whole, only its parsed steps (outputs cut).
     with io.TextIOWrapper(binary, encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            line = line.strip()
+        for raw in _lines(handle):
+            line = raw.strip()
             if not line:
                 continue
             try:
