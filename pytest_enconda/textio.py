@@ -38,13 +38,15 @@ def decode_utf8(data: bytes) -> str:
 
 class JsonError(ValueError):
     """Text that is not JSON this project reads; ``msg``, ``lineno`` and ``colno`` say what and
-    where, as ``json.JSONDecodeError``'s do (``lineno`` 0 where no place applies)."""
+    where, as ``json.JSONDecodeError``'s do (``lineno`` 0 where no place applies), ``detail``
+    both together."""
 
     def __init__(self, msg: str, lineno: int = 0, colno: int = 0, detail: str = "") -> None:
         self.msg = msg
         self.lineno = lineno
         self.colno = colno
-        super().__init__(f"not valid JSON: {detail or msg}")
+        self.detail = detail or msg
+        super().__init__(f"not valid JSON: {self.detail}")
 
 
 def parse_json(text: str | bytes) -> Any:
