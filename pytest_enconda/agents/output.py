@@ -18,7 +18,6 @@ it feeds; it never stops the run.
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -87,11 +86,11 @@ def _decode(name: str, data: bytes) -> str:
 
 def _load_json(name: str, text: str) -> Any:
     try:
-        return json.loads(text)
-    except json.JSONDecodeError as exc:
+        return textio.parse_json(text)
+    except textio.JsonError as exc:
+        if not exc.lineno:  # nested too deeply, a number past the digit limit
+            raise ValueError(f"{name}: {exc.msg}") from None
         raise ValueError(f"{name}: line {exc.lineno} column {exc.colno}: {exc.msg}") from None
-    except RecursionError:
-        raise ValueError(f"{name}: nested too deeply") from None
 
 
 def parse_diagnosis(data: bytes | str, name: str = DIAGNOSIS) -> list[PredictedError]:

@@ -15,7 +15,6 @@ Standard library only: the case loader reads the languages, and the log reader r
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..registry import Registry
+from ..textio import parse_json
 
 ENTRY_POINT_GROUP = "pytest_enconda.ecosystems"
 
@@ -84,8 +84,8 @@ class Checkout:
     def json(self, name: str) -> dict[str, Any]:
         """The file's JSON object; {} where it is not one (a list, a syntax error)."""
         try:
-            value = json.loads(self.text(name))
-        except ValueError:
+            value = parse_json(self.text(name))
+        except ValueError:  # also nested too deeply, or a number past the digit limit
             return {}
         return value if isinstance(value, dict) else {}
 

@@ -18,7 +18,6 @@ or invalid report is its own outcome, not zero hallucinations.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping
 from pathlib import Path
@@ -144,13 +143,11 @@ def load_self_report(source: Path | Mapping[str, Any], *, name: str | None = Non
         except ValueError as exc:
             raise SelfReportError(file, [("<file>", str(exc))]) from None
         try:
-            data: Any = json.loads(raw.decode("utf-8-sig"))
+            data: Any = textio.parse_json(raw.decode("utf-8-sig"))
         except UnicodeDecodeError as exc:
             raise SelfReportError(file, [("<file>", f"expected UTF-8 ({exc.reason})")]) from None
-        except json.JSONDecodeError as exc:
-            raise SelfReportError(file, [("<file>", f"expected JSON: {exc}")]) from None
-        except RecursionError:
-            raise SelfReportError(file, [("<file>", "expected JSON: nested too deeply")]) from None
+        except textio.JsonError as exc:  # also nested too deeply, or a number too long
+            raise SelfReportError(file, [("<file>", f"expected JSON: {exc.detail}")]) from None
     else:
         data = source
     if not isinstance(data, Mapping):

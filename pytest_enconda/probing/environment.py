@@ -13,7 +13,6 @@ so ``python``, ``pip`` and ``torchrun`` are the agent's. ``gpus`` is ``"none"`` 
 
 from __future__ import annotations
 
-import json
 import shutil
 import time
 import uuid
@@ -25,6 +24,7 @@ from pydantic import BaseModel, Field
 from ..backends.base import Backend, Gpus, host_gpu_count, started
 from ..errors import HarnessError
 from ..sandbox.containers import BindMount
+from ..textio import parse_json
 
 if TYPE_CHECKING:
     from ..sandbox.containers import Sandbox
@@ -112,8 +112,8 @@ def run_probe_script(
     start = text.rfind("\n{")
     document = text[start + 1 :] if start >= 0 else text
     try:
-        parsed = json.loads(document)
-    except json.JSONDecodeError:
+        parsed = parse_json(document)
+    except ValueError:  # also nested too deeply, or a number past the digit limit
         raise ProbeScriptError(
             f"probe {script.name} printed no JSON document (exit {result.exit_code}): "
             f"{result.tail(600)}"

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..errors import HarnessError
+from ..textio import JsonError, parse_json
 
 MISSING_RULES = frozenset({"reportMissingImports", "reportMissingModuleSource"})
 # Pyright's exit status: 0 no errors, 1 errors reported; 2 fatal, 3 configuration, 4 arguments.
@@ -105,10 +106,10 @@ def parse_scan(document: dict[str, Any] | str, *, source: str = "imports_scan.py
     """The scan's JSON, checked; raises ``ImportsError`` naming ``source`` and the bad field."""
     if isinstance(document, str):
         try:
-            document = json.loads(document)
-        except json.JSONDecodeError as exc:
+            document = parse_json(document)
+        except JsonError as exc:
             raise ImportsError(
-                f"{source}: not a JSON document ({exc}): {document[:300]!r}"
+                f"{source}: not a JSON document ({exc.detail}): {document[:300]!r}"
             ) from None
     if not isinstance(document, dict):
         raise ImportsError(f"{source}: expected a JSON object, got {type(document).__name__}")
@@ -128,8 +129,8 @@ def _json_document(output: str) -> Any:
     """Pyright's JSON (or our compact one), even when a warning shares the stream."""
     text = output.strip()
     try:
-        return json.loads(text)
-    except json.JSONDecodeError:
+        return parse_json(text)
+    except JsonError:
         pass
     decoder = json.JSONDecoder()
     # Pyright pretty-prints (its document starts with a line holding only "{"); the compact
@@ -137,7 +138,7 @@ def _json_document(output: str) -> Any:
     for match in re.finditer(r'(?m)^\{(?:\s*$|"enconda_compact")', text):
         try:
             document, _ = decoder.raw_decode(text, match.start())
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # ValueError: also int()'s digit limit
             continue
         if isinstance(document, dict) and (
             "generalDiagnostics" in document or "enconda_compact" in document

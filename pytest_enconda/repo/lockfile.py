@@ -14,13 +14,12 @@ break a build that asks for a newer one.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from packaging.utils import canonicalize_name
 
-from ..textio import parse_toml
+from ..textio import parse_json, parse_toml
 
 __all__ = ["LOCK_FILES", "lock_constraints"]
 
@@ -53,7 +52,7 @@ def _from_toml(text: str, own: set[str]) -> dict[str, str]:
 
 
 def _from_pipfile(text: str, own: set[str]) -> dict[str, str]:
-    data = json.loads(text)
+    data = parse_json(text)
     out: dict[str, str] = {}
     for section in ("default", "develop"):
         entries = data.get(section) if isinstance(data, dict) else None

@@ -89,8 +89,9 @@ _LIST_PACKAGES = (
 
 def _installed(ctx: StageContext) -> dict[str, str] | None:
     """The graded interpreter's installed distributions; None when it cannot say."""
-    import json
     import shlex
+
+    from ..textio import parse_json
 
     environment = ctx.environment
     run = environment.run(
@@ -100,8 +101,8 @@ def _installed(ctx: StageContext) -> dict[str, str] | None:
     if not run.ok or not lines:
         return None
     try:
-        listed = json.loads(lines[-1])
-    except ValueError:
+        listed = parse_json(lines[-1])
+    except ValueError:  # also nested too deeply, or a number past the digit limit
         return None
     return {str(k): str(v) for k, v in listed.items()} if isinstance(listed, dict) else None
 

@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from .. import textio
 from ..backends.base import Box
 from ..probing.scripts import probe_script
 from ..probing.shell import in_setup_env
@@ -39,7 +40,7 @@ def checkout_proof(box: Box, packages: list[str], out: Path) -> CheckoutProof:
     for line in reversed(result.output.strip().splitlines()):
         if line.startswith("{"):
             try:
-                report = json.loads(line)
+                report = textio.parse_json(line)
             except ValueError:
                 report = None
             break

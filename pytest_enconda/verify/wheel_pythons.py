@@ -12,7 +12,6 @@ install it, so ``verify`` can retry on the newest older base among them.
 
 from __future__ import annotations
 
-import json
 import re
 import urllib.parse
 from collections.abc import Callable, Mapping
@@ -175,7 +174,7 @@ def fetch_release_files(name: str, *, timeout: float = 60) -> dict[str, list[Rel
     except (OSError, ValueError) as exc:
         raise PyPIError(f"{url}: {exc}") from None
     try:
-        return _Document.model_validate(json.loads(data)).releases
+        return _Document.model_validate(textio.parse_json(data)).releases
     except (ValueError, ValidationError) as exc:
         raise PyPIError(f"{url}: not PyPI's project JSON: {str(exc)[:300]}") from None
 
