@@ -98,7 +98,8 @@ def parse_response(text: str) -> ParsedResponse:
     """The JSON value and the script of a zero-shot answer, with what is missing or malformed
     (keyed ``json`` and ``script``)."""
     parsed = ParsedResponse()
-    blocks = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
+    # findall is untyped: the pattern's two groups, the fence's language and its body.
+    blocks: list[tuple[str, str]] = [(lang.lower(), body) for lang, body in _FENCE.findall(text)]
     json_blocks = [body for lang, body in blocks if lang in ("json", "jsonc", "json5")]
     scripts = [body for lang, body in blocks if lang in SCRIPT_LANGUAGES]
     if not json_blocks:
