@@ -7,15 +7,14 @@ import argparse
 import math
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
+from . import cli_commands as commands
 from .errors import EncondaError, InputError
-
-if TYPE_CHECKING:
-    from .sandbox.settings import SandboxSettings
 
 _DURATION = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
@@ -86,731 +85,314 @@ def _owner(text: str) -> str:
     return text
 
 
-def _named(subject: object, message: object) -> str:
-    """``subject: message``, without naming the subject twice when the message already does."""
-    text = str(message)
-    return text if text.startswith(str(subject)) else f"{subject}: {text}"
+@dataclass(frozen=True)
+class Argument:
+    """One ``add_argument`` call of a subcommand: its names and keywords. Arguments with the same
+    ``exclusive`` name share one mutually exclusive group."""
+
+    names: tuple[str, ...]
+    options: Mapping[str, Any]
+    exclusive: str | None = None
 
 
-def _os_problem(exc: OSError, subject: object) -> InputError:
-    where = exc.filename if exc.filename is not None else subject
-    return InputError(f"{where}: {exc.strerror or exc}")
+def arg(*names: str, exclusive: str | None = None, **options: Any) -> Argument:
+    return Argument(names, options, exclusive)
 
 
-def _what_is(path: Path) -> str:
-    if path.is_symlink() and not path.exists():
-        return "a dangling symbolic link"
-    if not path.exists():
-        return "nothing there"
-    if path.is_dir():
-        return "a folder"
-    if path.is_file():
-        return "a file"
-    return "a special file (a FIFO, socket or device)"
+@dataclass(frozen=True)
+class Command:
+    """A subcommand as data: what the manual's command reference and ``--help`` show, and the
+    function that runs it. ``install`` is for a command that declares its own parser (its
+    subcommands): it is given the subparsers and the rest is not read."""
 
+    name: str
+    run: Callable[[argparse.Namespace], int] | None = None
+    help: str = ""
+    description: str | None = None
+    epilog: str | None = None
+    arguments: tuple[Argument, ...] = ()
+    install: Callable[[Any], None] | None = None
 
-def _output(option: str, path: Path, folder: bool) -> None:
-    """An output that exists as something else is refused before any work is done: found
-    only at the first write, it would cost the work before it (a verification, a build)."""
-    if not (path.exists() or path.is_symlink()):
-        return
-    if path.is_dir() if folder else path.is_file():
-        return
-    expected = "a folder" if folder else "a file"
-    raise InputError(f"{option} {path}: expected {expected}, found {_what_is(path)}")
-
-
-def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TB"
-
-
-def _settings(args: argparse.Namespace) -> SandboxSettings:
-    from .sandbox.settings import SandboxSettings
-
-    overrides: dict[str, object] = {}
-    if getattr(args, "pull_base", None):
-        overrides["pull_base"] = args.pull_base
-    if getattr(args, "network", None):
-        overrides["network_mode"] = args.network
-    return SandboxSettings.from_env(**overrides)
-
-
-def _cmd_images(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from .sandbox.images import ImageBuilder
-
-    builder = ImageBuilder(_settings(args))
-    images = builder.list_images([args.kind] if args.kind else None)
-    table = Table(title=f"pytest-enconda images ({len(images)})")
-    for column in ("kind", "recipe / case", "hash", "size", "created", "image"):
-        table.add_column(column)
-    for info in images:
-        table.add_row(
-            info.kind,
-            info.name,
-            info.hash,
-            _human(info.size),
-            info.created.strftime("%Y-%m-%d %H:%M"),
-            info.ref,
+    def add_to(self, sub: Any) -> None:
+        if self.install is not None:
+            self.install(sub)
+            return
+        texts = {"description": self.description, "epilog": self.epilog}
+        parser = sub.add_parser(
+            self.name, help=self.help, **{k: v for k, v in texts.items() if v is not None}
         )
-    Console().print(table)
-    return 0
+        groups: dict[str, Any] = {}
+        for argument in self.arguments:
+            target = parser
+            if argument.exclusive is not None:
+                if argument.exclusive not in groups:
+                    groups[argument.exclusive] = parser.add_mutually_exclusive_group()
+                target = groups[argument.exclusive]
+            target.add_argument(*argument.names, **argument.options)
+        parser.set_defaults(func=self.run)
 
 
-def _cmd_recipes(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
+def _memory(sub: Any) -> None:
+    # The memory commands are declared by their own package (imported only to build the parser).
+    from .memory.cli import add_parser
 
-    from .sandbox.images import ImageBuilder
-
-    builder = ImageBuilder(_settings(args))
-    table = Table(title="base image recipes")
-    for column in ("name", "debian", "python", "tag", "built"):
-        table.add_column(column)
-    for name, recipe in sorted(builder.recipes.items()):
-        tag = builder.base_tag(recipe)
-        built = "yes" if builder.image_id(tag) else "no"
-        table.add_row(name, recipe.release, recipe.python, tag, built)
-    Console().print(table)
-    return 0
+    add_parser(sub)
 
 
-def _cmd_build_base(args: argparse.Namespace) -> int:
-    import time
+DESCRIPTION = (
+    "Manage pytest-enconda's Docker images and containers. Exit status: 0 "
+    "done; 1 the operation failed; 2 a bad input or argument, named with what was expected "
+    "(pytest-enconda COMMAND: error: INPUT: ...); test-log and imports give 2 for "
+    "inconclusive and not measured too."
+)
 
-    from rich.console import Console
-
-    from .sandbox.common import stderr_progress
-    from .sandbox.images import ImageBuilder
-
-    console = Console(stderr=True)
-    builder = ImageBuilder(_settings(args))
-    started = time.monotonic()
-    tag = builder.ensure_base(args.name, stderr_progress("[build]"), force=args.force)
-    what = "built" if tag in builder.built else "already present (recipe unchanged)"
-    console.print(f"[green]{tag}[/green] {what} in {time.monotonic() - started:.1f}s")
-    print(tag)
-    return 0
-
-
-def _cmd_cleanup(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.table import Table
-
-    from .sandbox.cleanup import list_leftovers, remove_leftovers
-
-    settings = _settings(args)
-    console = Console()
-    leftovers = list_leftovers(args.run, settings=settings)
-    if not args.all and not args.run:
-        leftovers = [item for item in leftovers if item.orphaned]
-    table = Table(title="leftover containers" + (" (dry run)" if args.dry_run else ""))
-    for column in ("name", "run", "case", "role", "status", "owner"):
-        table.add_column(column)
-    for item in leftovers:
-        owner = {True: "alive", False: "dead", None: "other host"}[item.owner_alive]
-        table.add_row(item.name, item.run, item.case, item.role, item.status, owner)
-    console.print(table)
-    if args.dry_run:
-        return 0
-    removed = remove_leftovers(args.run, all_runs=args.all, settings=settings)
-    console.print(f"removed {len(removed)} container(s)")
-    return 0
-
-
-def _cmd_prune(args: argparse.Namespace) -> int:
-    from rich.console import Console
-
-    from .sandbox.cleanup import prune_images
-
-    older_than = args.older_than
-    if older_than is None and args.max_size is None:
-        older_than = timedelta(days=7)
-    report = prune_images(older_than, args.max_size, settings=_settings(args), dry_run=args.dry_run)
-    console = Console()
-    verb = "would remove" if args.dry_run else "removed"
-    for ref in report.removed:
-        console.print(f"{verb} {ref}")
-    for failure in report.failed:
-        console.print(f"[yellow]kept[/yellow] {failure}")
-    console.print(
-        f"{verb} {len(report.removed)} image(s), {_human(report.freed_bytes)}; "
-        f"{_human(report.kept_bytes)} of task/snapshot/env images left (bases are never pruned)"
-    )
-    return 0
-
-
-def _cmd_imports(args: argparse.Namespace) -> int:
-    import json
-    from pathlib import Path
-
-    from .probing.imports import check_imports_host
-
-    repo = Path(args.repo_dir)
-    if not repo.is_dir():
-        # Not "some missing" (1): nothing was measured.
-        print(f"pytest-enconda: C0 not measured: {repo}: not a directory", file=sys.stderr)
-        return 2
-    result = check_imports_host(repo, args.python, timeout=args.timeout)
-    if args.json:
-        print(json.dumps(result.model_dump(mode="json"), indent=2))
-    else:
-        print(result.summary())
-        if result.unparsable:
-            print(f"{result.unparsable} file(s) did not parse and were not counted")
-    # 0: every import resolves; 1: some are missing; 2: C0 could not be measured.
-    if result.error is not None:
-        if not args.json:
-            print(f"pytest-enconda: C0 not measured: {result.error}", file=sys.stderr)
-        return 2
-    return 1 if result.missing_count else 0
-
-
-def _cmd_verify(args: argparse.Namespace) -> int:
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from .cases.sidecar import SIDECAR_NAME, SidecarError, read_sidecar
-    from .verify import VerifyOptions, verify_dataset
-
-    dataset = Path(args.dataset)
-    if not dataset.is_dir():
-        raise InputError(f"{dataset}: expected a dataset folder, found {_what_is(dataset)}")
-    options = {}
-    for item in args.agent_option or []:
-        key, sep, value = item.partition("=")
-        if not sep or not key:
-            raise InputError(f"--agent-option {item!r}: expected KEY=VALUE")
-        options[key] = value
-    if (args.start_at != "agent" and args.no_recipe) or (
-        args.start_at == "as-of" and args.no_as_of
-    ):
-        raise InputError(
-            f"--start-at {args.start_at} starts at an attempt that --no-recipe or --no-as-of "
-            "switches off"
-        )
-    out = Path(args.out) if args.out else dataset / SIDECAR_NAME
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    logs = Path(args.logs) if args.logs else Path("reports") / f"verify-{stamp}"
-    _output("--out", out, folder=False)
-    _output("--logs", logs, folder=True)
-    if out.is_file():
-        # Read here as well as by verify_dataset: a bad sidecar is the user's to fix, found
-        # before any container starts.
-        try:
-            read_sidecar(out)
-        except SidecarError as exc:
-            reason = str(exc).removeprefix(f"{out}: ")
-            raise InputError(f"--out {out}: {reason}") from None
-    sidecar = verify_dataset(
-        VerifyOptions(
-            dataset=dataset,
-            out=out,
-            logs=logs,
-            agent=args.agent,
-            agent_options=options,
-            recipe_fallback=not args.no_recipe,
-            recipe_as_of=not args.no_as_of,
-            first_attempt=args.start_at,
-            repo_mirror=Path(args.repo_mirror) if args.repo_mirror else None,
-            workers=args.n,
-            setup_seconds=args.setup_timeout,
-            agent_setup_seconds=args.agent_setup_timeout,
-            test_seconds=args.test_timeout,
-            min_pass_share=args.min_pass_share,
-            only=tuple(args.repo or ()),
-            redo=args.redo,
+COMMANDS: tuple[Command, ...] = (
+    Command(
+        "images",
+        commands.cmd_images,
+        "list our images",
+        arguments=(
+            arg(
+                "--kind",
+                choices=["rootfs", "base", "env", "task", "snapshot"],
+                help="only images of this kind",
+            ),
         ),
-        progress=lambda line: print(line, flush=True),
-    )
-    counts = sidecar.counts()
-    print(
-        f"verify: {counts['verified']} of {counts['repositories']} repositories verified "
-        f"(the reference uses the checkout and passes at least {args.min_pass_share:.0%} of its "
-        "tests in both runs)"
-    )
-    return 0
-
-
-def _cmd_construct(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .construct.models import CONSTRUCT_TYPES
-    from .construct.run import ConstructOptions, construct, summary_lines
-
-    types = tuple(t.strip().upper() for t in (args.types or ",".join(CONSTRUCT_TYPES)).split(","))
-    unknown = [t for t in types if t not in CONSTRUCT_TYPES]
-    if unknown:
-        raise InputError(
-            f"--types: {', '.join(map(repr, unknown))} not among {', '.join(CONSTRUCT_TYPES)}"
-        )
-    try:
-        levels = tuple(sorted({int(x) for x in args.levels.split(",") if x.strip()}))
-    except ValueError:
-        levels = ()
-    # A level is a number of errors merged into one README: more than a few dozen is no level.
-    if not levels or min(levels) < 1 or max(levels) > 100:
-        raise InputError(
-            f"--levels {args.levels!r}: expected numbers from 1 to 100 such as 1,2,3,5"
-        )
-    for source in args.sources:
-        if not Path(source).is_dir():
-            raise InputError(
-                f"{source}: expected a repository folder or a dataset folder, found "
-                f"{_what_is(Path(source))}"
-            )
-    _output("--out", Path(args.out), folder=True)
-    if args.logs:
-        _output("--logs", Path(args.logs), folder=True)
-    options = ConstructOptions(
-        sources=tuple(args.sources),
-        out=Path(args.out),
-        types=types,
-        per_readme=args.per_readme,
-        per_type=args.per_type,
-        levels=levels,
-        injector=args.injector,
-        llm_api_base=args.llm_api_base,
-        judge=args.judge,
-        judge_api_base=args.judge_api_base,
-        seed=args.seed,
-        owner=args.owner,
-        repo_mirror=Path(args.repo_mirror) if args.repo_mirror else None,
-        workers=args.n,
-        setup_seconds=args.setup_timeout,
-        test_seconds=args.test_timeout,
-        logs=Path(args.logs) if args.logs else None,
-    )
-    try:
-        report = construct(options, progress=lambda line: print(line, flush=True))
-    except OSError as exc:
-        # A file construct could not read or write (a source's, one under OUT): named with
-        # its reason, not a traceback.
-        raise _os_problem(exc, options.out) from None
-    for line in summary_lines(report):
-        print(line)
-    # Every repository, a dataset's too, is snapshotted (README prepared) into OUT/mirror.
-    print(f"run it: pytest --cases {options.out} --repo-mirror {options.out / 'mirror'}")
-    return 0
-
-
-def _cmd_compare(args: argparse.Namespace) -> int:
-    from datetime import UTC, datetime
-    from pathlib import Path
-
-    from .report.compare import CompareError, compare_runs, render_markdown, write_comparison
-
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = Path(args.out) if args.out else Path("reports") / f"compare-{stamp}"
-    _output("--out", out, folder=True)
-    try:
-        runs = compare_runs([Path(p) for p in args.runs], intersection=args.intersection)
-    except CompareError as exc:
-        raise InputError(str(exc)) from None
-    print(render_markdown(runs))
-    try:
-        md, page = write_comparison(runs, out)
-    except OSError as exc:
-        raise _os_problem(exc, f"--out {out}") from None
-    print(f"written: {md} and {page}")
-    return 0
-
-
-def _cmd_regrade(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from .report.compare import CompareError
-    from .report.regrade import RegradeError, regrade
-    from .report.tables import render_markdown
-
-    run_dir = Path(args.run_dir)
-    if not run_dir.is_dir():
-        raise InputError(f"{run_dir}: expected a run directory, found {_what_is(run_dir)}")
-    try:
-        out, summary, kept = regrade(
-            run_dir,
-            judge=args.judge,
-            out=Path(args.out) if args.out else None,
-            judge_api_base=args.judge_api_base,
-            concurrency=args.judge_concurrency,
-        )
-    except (RegradeError, CompareError) as exc:
-        raise InputError(str(exc)) from None
-    except OSError as exc:
-        raise _os_problem(exc, args.out or run_dir) from None
-    print(render_markdown(summary))
-    for line in kept:
-        print(line)
-    print(f"regraded run: {out} (report.html, summary.json, tables.md, results.csv)")
-    return 0
-
-
-def _cmd_audit(args: argparse.Namespace) -> int:
-    from pathlib import Path
-
-    from . import __version__
-    from .agents.readme_commands import extract_commands
-    from .cases.audit import AUDIT_DIR, GRADING_FLAGS, audit_cases, write_audit
-    from .cases.enconda_import import load_dataset
-
-    dataset = Path(args.dataset)
-    if not dataset.is_dir():
-        raise InputError(f"{dataset}: expected a dataset folder, found {_what_is(dataset)}")
-    out = Path(args.out) if args.out else dataset / AUDIT_DIR
-    _output("--out", out, folder=True)
-    load = load_dataset(dataset)
-    for problem in load.problems:
-        print(f"not audited: {problem.file}: {problem.reason}", file=sys.stderr)
-    report = audit_cases(
-        load.cases, extract_commands, dataset=str(dataset), harness_version=__version__
-    )
-    try:
-        paths = write_audit(report, out)
-    except OSError as exc:
-        raise _os_problem(exc, f"--out {out}") from None
-    for flag, count in report.counts.items():
-        grading = " (matters for grading)" if flag in GRADING_FLAGS else ""
-        print(f"{flag}: {count}{grading}")
-    print(
-        f"audit: {report.instances} instances, {len(report.verified_subset)} in the verified "
-        f"subset; wrote {', '.join(str(path) for path in paths)}"
-    )
-    return 0
-
-
-def _cmd_test_log(args: argparse.Namespace) -> int:
-    import json
-
-    from .aec.testlogs import parse_test_log, read_log
-
-    try:
-        text, truncated = read_log(args.file)
-    except OSError as exc:
-        raise InputError(f"{args.file}: cannot read: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        # A FIFO or a device: a stream is given on standard input instead.
-        raise InputError(
-            f"{args.file}: {exc}; expected a log file, or - for standard input"
-        ) from None
-    result = parse_test_log(text, args.exit_code, truncated=truncated)
-    if args.json:
-        print(json.dumps(result.summary()))
-    else:
-        counts = ", ".join(
-            f"{value} {name}"
-            for name in ("passed", "failed", "skipped", "errors")
-            if (value := getattr(result, name)) is not None
-        )
-        cut = " (log cut to its head and tail)" if result.truncated else ""
-        print(f"{result.framework}: {result.verdict} ({result.reason}){cut}")
-        print(f"  counts: {counts or 'none in the log'}")
-        for line in result.evidence:
-            print(f"  | {line}")
-    # Like `imports`: 0 success, 1 failure, 2 inconclusive (and a log that cannot be read).
-    return {"success": 0, "failure": 1, "inconclusive": 2}[result.verdict]
-
-
-def _cmd_import_msb(args: argparse.Namespace) -> int:
-    from .aec.msb_import import (
-        TEST_COMMANDS,
-        check_instances_file,
-        import_instances,
-        language_of,
-        load_references,
-    )
-
-    references = None
-    if args.references is not None:
-        try:
-            references = load_references(args.references)
-        except (OSError, ValueError) as exc:
-            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
-            # load_references's reasons begin with the file; said once, after the option.
-            reason = str(reason).removeprefix(f"{args.references}: ")
-            raise InputError(
-                f"--references {args.references}: cannot read the references: {reason}"
-            ) from None
-    out = Path(args.out)
-    _output("--out", out, folder=True)
-    if args.language is not None and language_of(args.language) is None:
-        raise InputError(
-            f"--language {args.language!r}: expected one of {', '.join(sorted(TEST_COMMANDS))}"
-        )
-    sources = [Path(path) for path in args.files]
-    for source in sources:
-        # Every file is checked before any case is written: a typo in the third name must not
-        # leave the first two files' cases written and the command failed.
-        try:
-            check_instances_file(source)
-        except OSError as exc:
-            raise _os_problem(exc, source) from None
-        except ValueError as exc:
-            raise InputError(_named(source, exc)) from None
-    total = 0
-    failed = False
-    for path in sources:
-        try:
-            imported, problems = import_instances(
-                path,
-                out,
-                language=args.language,
-                repo_mirror=args.repo_mirror,
-                references=references,
-            )
-        except OSError as exc:
-            raise _os_problem(exc, path) from None
-        except ValueError as exc:
-            raise InputError(_named(path, exc)) from None
-        for problem in problems:
-            print(f"problem: {problem}", file=sys.stderr)
-        failed = failed or bool(problems)
-        for item in imported:
-            note = f" ({item.problem})" if item.problem else ""
-            golden = f", golden setup from {item.reference}" if item.reference else ""
-            print(f"{item.case_id}: {item.language}, PASS set of {item.pass_set}{golden}{note}")
-        total += len(imported)
-    print(f"import-msb: {total} AEC cases in {args.out} (run: pytest {args.out} --agent=...)")
-    return 1 if failed else 0
-
-
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="pytest-enconda",
-        description="Manage pytest-enconda's Docker images and containers. Exit status: 0 "
-        "done; 1 the operation failed; 2 a bad input or argument, named with what was expected "
-        "(pytest-enconda COMMAND: error: INPUT: ...); test-log and imports give 2 for "
-        "inconclusive and not measured too.",
-    )
-    parser.add_argument("--network", help="Docker network mode for builds (default: bridge)")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    images = sub.add_parser("images", help="list our images")
-    images.add_argument(
-        "--kind",
-        choices=["rootfs", "base", "env", "task", "snapshot"],
-        help="only images of this kind",
-    )
-    images.set_defaults(func=_cmd_images)
-
-    recipes = sub.add_parser("recipes", help="list declared base recipes and whether they exist")
-    recipes.set_defaults(func=_cmd_recipes)
-
-    build = sub.add_parser("build-base", help="build a base image (prints its build log)")
-    build.add_argument("name", help="recipe name, e.g. bookworm-py3.11")
-    build.add_argument("--force", action="store_true", help="rebuild without the build cache")
-    build.add_argument("--pull-base", help="pullable image to start from instead of debootstrap")
-    build.set_defaults(func=_cmd_build_base)
-
-    cleanup = sub.add_parser(
-        "cleanup", help="remove leftover containers (default: those of dead processes)"
-    )
-    which = cleanup.add_mutually_exclusive_group()
-    which.add_argument("--run", help="remove the containers of this run id")
-    which.add_argument("--all", action="store_true", help="remove the containers of all runs")
-    cleanup.add_argument("--dry-run", action="store_true", help="list only")
-    cleanup.set_defaults(func=_cmd_cleanup)
-
-    prune = sub.add_parser(
-        "prune", help="remove cached task/snapshot/env images (default: older than 7d)"
-    )
-    prune.add_argument("--older-than", type=parse_duration, help="e.g. 12h, 7d, 2w")
-    prune.add_argument("--max-size", type=_size, help="keep at most this much, e.g. 20G")
-    prune.add_argument("--dry-run", action="store_true", help="list only")
-    prune.set_defaults(func=_cmd_prune)
-
-    imports = sub.add_parser(
+    ),
+    Command("recipes", commands.cmd_recipes, "list declared base recipes and whether they exist"),
+    Command(
+        "build-base",
+        commands.cmd_build_base,
+        "build a base image (prints its build log)",
+        arguments=(
+            arg("name", help="recipe name, e.g. bookworm-py3.11"),
+            arg("--force", action="store_true", help="rebuild without the build cache"),
+            arg("--pull-base", help="pullable image to start from instead of debootstrap"),
+        ),
+    ),
+    Command(
+        "cleanup",
+        commands.cmd_cleanup,
+        "remove leftover containers (default: those of dead processes)",
+        arguments=(
+            arg("--run", exclusive="which", help="remove the containers of this run id"),
+            arg(
+                "--all",
+                exclusive="which",
+                action="store_true",
+                help="remove the containers of all runs",
+            ),
+            arg("--dry-run", action="store_true", help="list only"),
+        ),
+    ),
+    Command(
+        "prune",
+        commands.cmd_prune,
+        "remove cached task/snapshot/env images (default: older than 7d)",
+        arguments=(
+            arg("--older-than", type=parse_duration, help="e.g. 12h, 7d, 2w"),
+            arg("--max-size", type=_size, help="keep at most this much, e.g. 20G"),
+            arg("--dry-run", action="store_true", help="list only"),
+        ),
+    ),
+    Command(
         "imports",
-        help="C0 on this host: which of a repository's imports do not resolve in an interpreter "
+        commands.cmd_imports,
+        "C0 on this host: which of a repository's imports do not resolve in an interpreter "
         "(pyright); exit 0 none missing, 1 some missing, 2 not measured",
         description="C0 on this host: which of a repository's imports do not resolve in an "
         "interpreter (basedpyright's missing-import diagnostics, by top-level name).",
         epilog="exit status: 0 every import resolves; 1 some imports are missing; 2 not "
         "measured (REPO_DIR is not a directory, the interpreter does not run, pyright failed or "
         "timed out) or a usage error",
-    )
-    imports.add_argument("repo_dir", help="the repository folder")
-    imports.add_argument("--python", help="the interpreter to resolve with (default: this one)")
-    imports.add_argument("--json", action="store_true", help="print the full result as JSON")
-    imports.add_argument("--timeout", type=float, default=600, help="pyright's budget, seconds")
-    imports.set_defaults(func=_cmd_imports)
-
-    verify = sub.add_parser(
+        arguments=(
+            arg("repo_dir", help="the repository folder"),
+            arg("--python", help="the interpreter to resolve with (default: this one)"),
+            arg("--json", action="store_true", help="print the full result as JSON"),
+            arg("--timeout", type=float, default=600, help="pyright's budget, seconds"),
+        ),
+    ),
+    Command(
         "verify",
-        help="reference setups, test commands and PASS sets of a dataset's repositories, "
+        commands.cmd_verify,
+        "reference setups, test commands and PASS sets of a dataset's repositories, "
         "written to the verification sidecar",
-    )
-    verify.add_argument("dataset", help="an EnConda-Bench dataset folder (repo_info.jsonl)")
-    verify.add_argument("--agent", default="readme", help="agent writing the reference setup")
-    verify.add_argument("--agent-option", action="append", help="KEY=VALUE for the agent")
-    verify.add_argument("--no-recipe", action="store_true", help="no install-from-source fallback")
-    verify.add_argument(
-        "--no-as-of",
-        action="store_true",
-        help="no second recipe with the packages of the revision's day (pip's upload cutoff)",
-    )
-    verify.add_argument(
-        "--start-at",
-        choices=("agent", "recipe", "as-of"),
-        default="agent",
-        help="the first attempt (default agent): a re-run may skip attempts whose failures are "
-        "on record; the record says which were not tried",
-    )
-    verify.add_argument("--repo-mirror", help="local clones or fetched snapshots of repositories")
-    verify.add_argument("-n", type=_positive_int, default=1, help="repositories verified at once")
-    verify.add_argument("--out", help="sidecar path (default: DATASET/enconda-verification.json)")
-    verify.add_argument("--logs", help="folder for setup and test logs (default: reports/verify-*)")
-    verify.add_argument(
-        "--repo",
-        action="append",
-        help="only this owner/name (repeatable; case is ignored, and a name the dataset lacks "
-        "is an error)",
-    )
-    verify.add_argument("--redo", action="store_true", help="verify recorded repositories again")
-    verify.add_argument(
-        "--setup-timeout",
-        type=_seconds,
-        default=2400,
-        help="seconds per reference setup (default 2400: a large install on a loaded machine)",
-    )
-    verify.add_argument(
-        "--agent-setup-timeout",
-        type=_seconds,
-        default=900,
-        help="seconds for the agent's setup on the original README when the recipe follows it "
-        "(default 900: READMEs that start a server in the foreground never end)",
-    )
-    verify.add_argument(
-        "--min-pass-share",
-        type=_share,
-        default=0.5,
-        help="share of the tests that ran (skips left out) the reference must pass in both "
-        "runs to be verified (default 0.5)",
-    )
-    verify.add_argument("--test-timeout", type=_seconds, default=900, help="seconds per test run")
-    verify.set_defaults(func=_cmd_verify)
-
-    construct = sub.add_parser(
+        arguments=(
+            arg("dataset", help="an EnConda-Bench dataset folder (repo_info.jsonl)"),
+            arg("--agent", default="readme", help="agent writing the reference setup"),
+            arg("--agent-option", action="append", help="KEY=VALUE for the agent"),
+            arg("--no-recipe", action="store_true", help="no install-from-source fallback"),
+            arg(
+                "--no-as-of",
+                action="store_true",
+                help="no second recipe with the packages of the revision's day (pip's upload "
+                "cutoff)",
+            ),
+            arg(
+                "--start-at",
+                choices=("agent", "recipe", "as-of"),
+                default="agent",
+                help="the first attempt (default agent): a re-run may skip attempts whose "
+                "failures are on record; the record says which were not tried",
+            ),
+            arg("--repo-mirror", help="local clones or fetched snapshots of repositories"),
+            arg("-n", type=_positive_int, default=1, help="repositories verified at once"),
+            arg("--out", help="sidecar path (default: DATASET/enconda-verification.json)"),
+            arg("--logs", help="folder for setup and test logs (default: reports/verify-*)"),
+            arg(
+                "--repo",
+                action="append",
+                help="only this owner/name (repeatable; case is ignored, and a name the dataset "
+                "lacks is an error)",
+            ),
+            arg("--redo", action="store_true", help="verify recorded repositories again"),
+            arg(
+                "--setup-timeout",
+                type=_seconds,
+                default=2400,
+                help="seconds per reference setup (default 2400: a large install on a loaded "
+                "machine)",
+            ),
+            arg(
+                "--agent-setup-timeout",
+                type=_seconds,
+                default=900,
+                help="seconds for the agent's setup on the original README when the recipe "
+                "follows it (default 900: READMEs that start a server in the foreground never "
+                "end)",
+            ),
+            arg(
+                "--min-pass-share",
+                type=_share,
+                default=0.5,
+                help="share of the tests that ran (skips left out) the reference must pass in "
+                "both runs to be verified (default 0.5)",
+            ),
+            arg("--test-timeout", type=_seconds, default=900, help="seconds per test run"),
+        ),
+    ),
+    Command(
         "construct",
-        help="new instances: inject errors into working READMEs, validate each in Docker, "
+        commands.cmd_construct,
+        "new instances: inject errors into working READMEs, validate each in Docker, "
         "filter, split and merge into levels (EnConda-Bench's layout, with the sidecar)",
-    )
-    construct.add_argument(
-        "sources",
-        nargs="+",
-        help="repository folders, or datasets (repo_info.jsonl) whose "
-        "repositories --repo-mirror holds",
-    )
-    construct.add_argument("--out", required=True, help="the dataset folder to write")
-    construct.add_argument("--types", help="error types, e.g. E1,E4 (default: all six)")
-    construct.add_argument(
-        "--per-readme", type=_positive_int, default=2, help="errors per README (2)"
-    )
-    construct.add_argument(
-        "--per-type", type=_positive_int, default=2, help="injections per type (2)"
-    )
-    construct.add_argument("--levels", default="1,2,3,5", help="levels to make (1,2,3,5)")
-    construct.add_argument("--injector", default="rules", help="rules or llm:<model>")
-    construct.add_argument("--llm-api-base", help="OpenAI-compatible server for llm:<model>")
-    construct.add_argument("--judge", help="llm:<model>: a judge filter of the labels")
-    construct.add_argument("--judge-api-base", help="OpenAI-compatible server for the judge")
-    construct.add_argument("--seed", type=int, default=0, help="same seed, same errors")
-    construct.add_argument(
-        "--owner", type=_owner, default="local", help="owner name of repository folders"
-    )
-    construct.add_argument("--repo-mirror", help="local clones of a dataset's repositories")
-    construct.add_argument("-n", type=_positive_int, default=2, help="READMEs validated at once")
-    construct.add_argument("--logs", help="setup and test logs (default: OUT/construct-logs)")
-    construct.add_argument("--setup-timeout", type=_seconds, default=900, help="seconds per setup")
-    construct.add_argument(
-        "--test-timeout", type=_seconds, default=600, help="seconds per test run"
-    )
-    construct.set_defaults(func=_cmd_construct)
-
-    audit = sub.add_parser(
+        arguments=(
+            arg(
+                "sources",
+                nargs="+",
+                help="repository folders, or datasets (repo_info.jsonl) whose "
+                "repositories --repo-mirror holds",
+            ),
+            arg("--out", required=True, help="the dataset folder to write"),
+            arg("--types", help="error types, e.g. E1,E4 (default: all six)"),
+            arg("--per-readme", type=_positive_int, default=2, help="errors per README (2)"),
+            arg("--per-type", type=_positive_int, default=2, help="injections per type (2)"),
+            arg("--levels", default="1,2,3,5", help="levels to make (1,2,3,5)"),
+            arg("--injector", default="rules", help="rules or llm:<model>"),
+            arg("--llm-api-base", help="OpenAI-compatible server for llm:<model>"),
+            arg("--judge", help="llm:<model>: a judge filter of the labels"),
+            arg("--judge-api-base", help="OpenAI-compatible server for the judge"),
+            arg("--seed", type=int, default=0, help="same seed, same errors"),
+            arg("--owner", type=_owner, default="local", help="owner name of repository folders"),
+            arg("--repo-mirror", help="local clones of a dataset's repositories"),
+            arg("-n", type=_positive_int, default=2, help="READMEs validated at once"),
+            arg("--logs", help="setup and test logs (default: OUT/construct-logs)"),
+            arg("--setup-timeout", type=_seconds, default=900, help="seconds per setup"),
+            arg("--test-timeout", type=_seconds, default=600, help="seconds per test run"),
+        ),
+    ),
+    Command(
         "audit",
-        help="label audit of a dataset: flags per instance, counts per flag and type, and the "
+        commands.cmd_audit,
+        "label audit of a dataset: flags per instance, counts per flag and type, and the "
         "verified subset (audit.json, audit.md, verified-subset.txt)",
-    )
-    audit.add_argument("dataset", help="an EnConda-Bench dataset folder (repo_info.jsonl)")
-    audit.add_argument("--out", help="output folder (default: DATASET/enconda-audit)")
-    audit.set_defaults(func=_cmd_audit)
-
-    compare = sub.add_parser(
+        arguments=(
+            arg("dataset", help="an EnConda-Bench dataset folder (repo_info.jsonl)"),
+            arg("--out", help="output folder (default: DATASET/enconda-audit)"),
+        ),
+    ),
+    Command(
         "compare",
-        help="runs side by side (the paper's main table) and the items whose outcome differs; "
+        commands.cmd_compare,
+        "runs side by side (the paper's main table) and the items whose outcome differs; "
         "printed and written as compare.md and compare.html",
-    )
-    compare.add_argument("runs", nargs="+", help="run directories (two or more)")
-    compare.add_argument(
-        "--intersection",
-        action="store_true",
-        help="compare runs over different case sets on the items they share (refused otherwise)",
-    )
-    compare.add_argument("--out", help="folder for compare.md/.html (default: reports/compare-*)")
-    compare.set_defaults(func=_cmd_compare)
-
-    regrade = sub.add_parser(
+        arguments=(
+            arg("runs", nargs="+", help="run directories (two or more)"),
+            arg(
+                "--intersection",
+                action="store_true",
+                help="compare runs over different case sets on the items they share (refused "
+                "otherwise)",
+            ),
+            arg("--out", help="folder for compare.md/.html (default: reports/compare-*)"),
+        ),
+    ),
+    Command(
         "regrade",
-        help="grade a run again from its saved agent outcomes (no Docker, no agent), e.g. with "
+        commands.cmd_regrade,
+        "grade a run again from its saved agent outcomes (no Docker, no agent), e.g. with "
         "another judge; writes a new run directory with its summary and report",
-    )
-    regrade.add_argument("run_dir", help="the run directory")
-    regrade.add_argument("--judge", help="offline or llm:<model> (default: the run's judge)")
-    regrade.add_argument("--judge-api-base", help="OpenAI-compatible server for an llm judge")
-    regrade.add_argument(
-        "--judge-concurrency",
-        type=_positive_int,
-        default=4,
-        help="parallel judge requests (default 4)",
-    )
-    regrade.add_argument("--out", help="new run directory (default: RUN_DIR-regrade-<judge>)")
-    regrade.set_defaults(func=_cmd_regrade)
-
-    from .memory.cli import add_parser as add_memory
-
-    add_memory(sub)
-    test_log = sub.add_parser(
+        arguments=(
+            arg("run_dir", help="the run directory"),
+            arg("--judge", help="offline or llm:<model> (default: the run's judge)"),
+            arg("--judge-api-base", help="OpenAI-compatible server for an llm judge"),
+            arg(
+                "--judge-concurrency",
+                type=_positive_int,
+                default=4,
+                help="parallel judge requests (default 4)",
+            ),
+            arg("--out", help="new run directory (default: RUN_DIR-regrade-<judge>)"),
+        ),
+    ),
+    Command("memory", install=_memory),
+    Command(
         "test-log",
-        help="read a test runner's log: counts and a verdict; exit 0 success, 1 failure, "
-        "2 inconclusive",
+        commands.cmd_test_log,
+        "read a test runner's log: counts and a verdict; exit 0 success, 1 failure, 2 inconclusive",
         epilog="exit status: 0 success; 1 failure; 2 inconclusive, or a FILE that is no log "
         "(missing, a folder, a FIFO or device: give a stream on standard input as -)",
-    )
-    test_log.add_argument("file", help="the log file, or - for standard input")
-    test_log.add_argument("--exit-code", type=int, help="the test command's exit status")
-    test_log.add_argument("--json", action="store_true", help="print the result as JSON")
-    test_log.set_defaults(func=_cmd_test_log)
-    msb = sub.add_parser(
+        arguments=(
+            arg("file", help="the log file, or - for standard input"),
+            arg("--exit-code", type=int, help="the test command's exit status"),
+            arg("--json", action="store_true", help="print the result as JSON"),
+        ),
+    ),
+    Command(
         "import-msb",
-        help="Multi-SWE-bench instances (JSONL) as AEC cases at their base commits",
+        commands.cmd_import_msb,
+        "Multi-SWE-bench instances (JSONL) as AEC cases at their base commits",
         epilog="exit status: 0 every instance imported; 1 some were refused (each named by file "
         "and line; the others are imported, and no case the loader refuses is written); 2 a "
         "file or option that cannot be used (nothing is written)",
-    )
-    msb.add_argument("files", nargs="+", help="instance files, one JSON object per line")
-    msb.add_argument("--out", required=True, help="folder the case folders are written into")
-    msb.add_argument("--language", help="the instances' language, where they do not say it")
-    msb.add_argument(
-        "--repo-mirror",
-        type=Path,
-        help="a mirror of the repositories: each base commit is checked there (run the cases "
-        "with the same --repo-mirror)",
-    )
-    msb.add_argument(
-        "--references",
-        type=Path,
-        help="TOML of per-repository golden setups and test commands ([[reference]] org, repo, "
-        "setup, test_command, source): an instance of such a repository gets them, so the "
-        "oracle can run it",
-    )
-    msb.set_defaults(func=_cmd_import_msb)
+        arguments=(
+            arg("files", nargs="+", help="instance files, one JSON object per line"),
+            arg("--out", required=True, help="folder the case folders are written into"),
+            arg("--language", help="the instances' language, where they do not say it"),
+            arg(
+                "--repo-mirror",
+                type=Path,
+                help="a mirror of the repositories: each base commit is checked there (run the "
+                "cases with the same --repo-mirror)",
+            ),
+            arg(
+                "--references",
+                type=Path,
+                help="TOML of per-repository golden setups and test commands ([[reference]] "
+                "org, repo, setup, test_command, source): an instance of such a repository gets "
+                "them, so the oracle can run it",
+            ),
+        ),
+    ),
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="pytest-enconda", description=DESCRIPTION)
+    parser.add_argument("--network", help="Docker network mode for builds (default: bridge)")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for command in COMMANDS:
+        command.add_to(sub)
     return parser
 
 

@@ -53,7 +53,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
         "pytest",
         frozenset({"options", "inifile", "settings", "session", "items", "scheduling", "state"}),
     ),
-    ("entry", frozenset({"plugin", "cli", "bench", "verify", "construct"})),
+    # cli declares the parser; cli_commands holds what each subcommand does.
+    ("entry", frozenset({"plugin", "cli", "cli_commands", "bench", "verify", "construct"})),
 )
 
 
