@@ -146,19 +146,12 @@ class RepoWorkspace:
     def __exit__(self, *exc: object) -> None:
         self._tmp.cleanup()
 
-    def ensure_image(self, base_image: str) -> str:
-        """The task image on ``base_image``: the base the reference was built on."""
+    def ensure_image(self, record: RepoVerification) -> str:
+        """The task image on the base the reference (``record``) was built on."""
         if self.image is None:
             assert self.validator is not None
-            ctx = self.validator.ctx
-            base = ctx.images.ensure_base(base_image, progress=ctx.progress)
-            self.image = ctx.images.ensure_task_image(
-                base,
-                self.repo_dir,
-                {},
-                f"verify/{self.repository}",
-                progress=lambda _line: None,
-                tree_hash=self.digest,
+            self.image = self.validator.ctx.task_image(
+                record, self.repo_dir, tree_hash=self.digest, git_deps=[]
             )
         return self.image
 
@@ -176,7 +169,7 @@ class Validator:
         test_seconds: float = 600,
         base_image: str = "bookworm-py3.11",
     ) -> None:
-        from ..verify import VerifyOptions, _Context
+        from ..verify import VerifyContext, VerifyOptions
 
         options = VerifyOptions(
             dataset=logs,
@@ -189,18 +182,18 @@ class Validator:
             test_seconds=test_seconds,
             base_image=base_image,
         )
-        self.ctx = _Context(options, progress)
-        self.ctx.sandbox.reap_orphans()
+        self.ctx = VerifyContext(options, progress)
+        self.ctx.backend.reap_orphans()
 
     def close(self) -> None:
-        self.ctx.sandbox.close()
+        self.ctx.backend.close()
 
     def workspace(self, repository: str, revision: str) -> RepoWorkspace:
         return RepoWorkspace(
             repository,
             revision,
             self.ctx.options.repo_mirror,
-            self.ctx.images.settings.cache_dir,
+            self.ctx.settings.cache_dir,
             self,
         )
 
@@ -219,6 +212,7 @@ class Validator:
         tag: str,
         readme_name: str = "README.md",
     ) -> Validation:
+        from ..backends.base import started
         from ..probing.junit import JUNIT_PATH, JUnitError, read_junit, run_tests_command
         from ..probing.shell import in_setup_env, setup_command
 
@@ -230,10 +224,10 @@ class Validator:
         logs = ctx.options.logs / workspace.repository.replace("/", "__") / tag
         logs.mkdir(parents=True, exist_ok=True)
         (logs / readme_name).write_text(erroneous, encoding="utf-8")
-        image = workspace.ensure_image(record.base_image)
+        image = workspace.ensure_image(record)
         case_id = f"construct/{workspace.repository}"
         tests_failed: list[str] = []
-        with ctx.sandbox.container(image, case_id=case_id, role="construct") as box:
+        with started(ctx.backend, image, case_id=case_id, role="construct") as box:
             box.copy_in(marked_script(after).encode(), SCRIPT)
             setup = box.exec(
                 setup_command(SCRIPT),
