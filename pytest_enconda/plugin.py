@@ -244,6 +244,7 @@ def _stage_message(item: pytest.Item, report: pytest.TestReport) -> None:
     if not is_stage_probe(props.get("enconda_item"), props.get("enconda_stage")):
         return
     case = getattr(item, "case", None)
+    assert case is not None  # a stage probe carries its case (items._mark_probe)
     result = session_of(item.config).pipeline.stage(case, str(props["enconda_stage"]))
     report.user_properties.append(("enconda_message", str(result.message)))
 

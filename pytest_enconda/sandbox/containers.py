@@ -449,7 +449,8 @@ def _members(tar: tarfile.TarFile) -> Iterator[tarfile.TarInfo]:
     """The archive's members as they stream past; the stream's own list of every header read
     is emptied as it goes (a million small files would otherwise all be remembered)."""
     while (member := tar.next()) is not None:
-        tar.members.clear()
+        # TarFile keeps that list in ``members``, an attribute typeshed's stub leaves out.
+        tar.members.clear()  # pyright: ignore[reportAttributeAccessIssue]
         yield member
 
 
@@ -757,6 +758,7 @@ class Sandbox:
             raise HarnessError(f"image {image} not found (build it first)") from None
         except APIError as exc:
             raise HarnessError(f"cannot create container from {image}: {exc}") from None
+        assert handle.id is not None  # the engine's create answers with the new container's Id
         box = Container(self, handle.id, name, case_id, role)
         with self._lock:
             self._live[box.id] = box
