@@ -205,7 +205,7 @@ class RepoFacts:
     @functools.cached_property
     def test_tools(self) -> list[str]:
         """pytest and the plugins the test command and the configuration need."""
-        from .test_commands import test_tools
+        from .test_tools import test_tools
 
         return test_tools(self.root, self.test_command.command, self.ci_job_requirements)
 

@@ -13,7 +13,8 @@ from packaging.utils import canonicalize_name
 from .files import read_ini, read_pyproject, read_text
 from .poetry import poetry_requirement
 from .setup_py import setup_keywords
-from .test_commands import _TEST_EXTRAS, _requirement_files, _workflows
+from .test_commands import _workflows
+from .test_tools import _TEST_EXTRAS, _requirement_files
 
 __all__ = [
     "INDEX_SPEC",

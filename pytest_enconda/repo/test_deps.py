@@ -35,15 +35,13 @@ from .poetry import poetry_requirement
 from .project import poetry_dependency_table, project_name, release_for_url
 from .setup_py import setup_keywords
 from .test_commands import (
-    _TEST_EXTRAS,
     MAKEFILES,
     TestCommand,
-    _requirement_files,
     _tox_sections,
-    _valid_requirement,
     _workflows,
     ci_setup_lines,
 )
+from .test_tools import _TEST_EXTRAS, _requirement_files, _valid_requirement
 
 __all__ = [
     "TestRequirement",

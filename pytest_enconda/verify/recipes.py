@@ -10,6 +10,7 @@ import re
 import shlex
 from pathlib import Path, PurePosixPath
 
+from ..repo.command_normalise import _words
 from ..repo.files import read_pyproject, read_text
 from ..repo.lockfile import lock_constraints
 from ..repo.project import (
@@ -25,7 +26,8 @@ from ..repo.project import (
     release_for_url,
     root_requirements,
 )
-from ..repo.test_commands import TestCommand, _requirement_files, _words, ci_setup_lines
+from ..repo.test_commands import TestCommand, ci_setup_lines
+from ..repo.test_tools import _requirement_files
 from ..repo.vcs_version import CONFIG_FILES, version_setup
 
 __all__ = [

@@ -7,16 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from pytest_enconda.repo.command_normalise import normalise, normalise_django, normalise_unittest
 from pytest_enconda.repo.project import flat_requirements, release_for_url, root_requirements
 from pytest_enconda.repo.test_commands import (
     ci_setup_lines,
     discover_test_command,
     django_settings,
-    normalise,
-    normalise_django,
-    normalise_unittest,
-    test_tools,
 )
+from pytest_enconda.repo.test_tools import test_tools
 from pytest_enconda.verify.recipes import ci_file_steps, recipe_script, with_file_steps
 
 

@@ -426,8 +426,9 @@ jobs:
 def test_the_test_command_jobs_earlier_installs_are_its_test_tools(tmp_path: Path) -> None:
     """litgpt's run left no JUnit report: pytest-check-links, installed a step before the
     command, was never read (CI installs gave test requirements, pytest plugins excluded)."""
-    from pytest_enconda.repo.test_commands import discover_test_command, test_tools
+    from pytest_enconda.repo.test_commands import discover_test_command
     from pytest_enconda.repo.test_deps import ci_job_requirements
+    from pytest_enconda.repo.test_tools import test_tools
 
     repo = _repo(
         tmp_path,

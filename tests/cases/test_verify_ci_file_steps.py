@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.repo.test_commands import discover_test_command, test_tools
+from pytest_enconda.repo.test_commands import discover_test_command
+from pytest_enconda.repo.test_tools import test_tools
 from pytest_enconda.verify.recipes import ci_file_steps, recipe_script, with_file_steps
 
 CI = """\
