@@ -11,27 +11,22 @@ a second run with the same options redoes nothing already done.
 
 from __future__ import annotations
 
-import os
-import re
 import shutil
-import subprocess
-import tempfile
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Any, NamedTuple
 
 from .. import __version__
 from ..artifacts import atomic_write_text
-from ..cases.sidecar import ABSENT_FILES_KEPT
-from ..errors import EncondaError, InputError
 from .facts import command_lines, read_facts
 from .filters import judge_filter, offline_filter
 from .injectors import inject
 from .levels import compose, labels, plan_levels
-from .models import CONSTRUCT_TYPES, ConstructReport, InstanceRecord, RepoOutcome, apply_edits
+from .models import ConstructReport, InstanceRecord, RepoOutcome, apply_edits
+from .options import ConstructError, ConstructInputError, ConstructOptions, Progress
+from .sources import MIRROR, Sources, resolve_sources, snapshot_folder, snapshot_revision
 from .writer import (
     REPORT_NAME,
     golden_json,
@@ -44,271 +39,6 @@ from .writer import (
     write_repo_info,
 )
 
-Progress = Callable[[str], None]
-MIRROR = "mirror"
-_GIT_ENV = {
-    "GIT_AUTHOR_NAME": "pytest-enconda construct",
-    "GIT_AUTHOR_EMAIL": "construct@example.invalid",
-    "GIT_COMMITTER_NAME": "pytest-enconda construct",
-    "GIT_COMMITTER_EMAIL": "construct@example.invalid",
-    "GIT_AUTHOR_DATE": "2000-01-01T00:00:00+0000",
-    "GIT_COMMITTER_DATE": "2000-01-01T00:00:00+0000",
-}
-
-
-class ConstructError(EncondaError):
-    pass
-
-
-class ConstructInputError(ConstructError, InputError):
-    """The sources, OUT or the options are not what ``construct`` can work from: the user's
-    to fix (the command line exits 2), found before anything runs in Docker."""
-
-
-class ConstructOptions(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
-    sources: tuple[str, ...]
-    out: Path
-    types: tuple[str, ...] = CONSTRUCT_TYPES
-    per_readme: int = Field(default=2, ge=1)
-    per_type: int = Field(default=2, ge=1)
-    levels: tuple[int, ...] = (1, 2, 3, 5)
-    injector: str = "rules"
-    llm_api_base: str | None = None
-    judge: str | None = None
-    judge_api_base: str | None = None
-    judge_cache: Path | None = None
-    seed: int = 0
-    owner: str = "local"
-    repo_mirror: Path | None = None
-    workers: int = Field(default=2, ge=1)
-    setup_seconds: float = 900
-    test_seconds: float = 600
-    logs: Path | None = None
-
-
-def _git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, **_GIT_ENV, "GIT_TERMINAL_PROMPT": "0"}
-    done = subprocess.run(
-        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
-    )
-    if done.returncode != 0:
-        raise ConstructError(f"git {args[0]} in {cwd} failed: {done.stderr.strip()[-300:]}")
-    return done.stdout.strip()
-
-
-def snapshot_folder(
-    folder: Path, repository: str, mirror: Path, message: str = "", version: str = "0.0.0"
-) -> tuple[str, list[str]]:
-    """Commit a copy of ``folder``, its README prepared for the checkout (``prepare.py``), into
-    ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it: (the revision, the
-    README rewrites). A fixed identity and date: the same tree gives the same revision."""
-    from ..pipeline import repository_readme
-    from ..sandbox.repo import IGNORED_NAMES
-    from .prepare import prepare_readme, scm_versioned
-
-    owner, name = repository.split("/")
-    target = mirror / f"{owner}+{name}" / "repo"
-    ignored = shutil.ignore_patterns(*IGNORED_NAMES, "*.pyc")
-
-    def skipped(where: str, names: list[str]) -> set[str]:
-        # A FIFO would block the copy for ever and a device never end; git commits neither,
-        # so the snapshot goes without them. Links are copied as links, never followed.
-        special = {
-            entry
-            for entry in names
-            if not ((path := Path(where, entry)).is_symlink() or path.is_file() or path.is_dir())
-        }
-        return set(ignored(where, names)) | special
-
-    with tempfile.TemporaryDirectory(prefix="enconda-snapshot-") as tmp:
-        work = Path(tmp) / name
-        try:
-            shutil.copytree(folder, work, symlinks=True, ignore=skipped)
-        except shutil.Error as exc:
-            failed = "; ".join(f"{src}: {why}" for src, _dst, why in exc.args[0][:3])
-            raise ConstructInputError(f"{folder}: cannot be copied: {failed}") from None
-        notes: list[str] = []
-        try:
-            readme_name, text = repository_readme(work)
-        except EncondaError:
-            readme_name, text = "", ""
-        except ValueError as exc:
-            # Too large (a README is kilobytes), or not a regular file.
-            raise ConstructInputError(f"{folder}: its README: {exc}") from None
-        if readme_name:
-            scm = version if scm_versioned(work) else None
-            prepared, notes = prepare_readme(
-                text, readme_name, repository, read_facts(work), scm_version=scm
-            )
-            if notes:
-                # newline="" keeps the prepared (LF) text byte for byte
-                with open(work / readme_name, "w", encoding="utf-8", newline="") as fh:
-                    fh.write(prepared)
-        _git(work, "init", "--quiet", "--initial-branch=main")
-        _git(work, "add", "-A")
-        _git(
-            work, "commit", "--quiet", "--no-verify", "-m", message or f"snapshot of {folder.name}"
-        )
-        revision = _git(work, "rev-parse", "HEAD")
-        if target.is_dir():
-            try:
-                _git(target, "cat-file", "-e", "--end-of-options", f"{revision}^{{commit}}")
-                return revision, notes
-            except ConstructError:
-                shutil.rmtree(target)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        _git(Path(tmp), "clone", "--quiet", "--bare", "--", str(work), str(target))
-    return revision, notes
-
-
-def snapshot_revision(
-    repository: str,
-    revision: str,
-    repo_mirror: Path,
-    mirror: Path,
-    *,
-    absent: list[str] | None = None,
-) -> tuple[str, list[str]]:
-    """A dataset repository at its pinned revision (from ``repo_mirror``), snapshotted like a
-    folder into ``mirror`` with its README prepared; the commit message names the upstream
-    revision it was made from. Files whose contents ``repo_mirror`` lacks are left out of the
-    snapshot and their paths appended to ``absent`` (without it, they fail the snapshot)."""
-    from ..cases.models import RepoSource
-    from ..errors import RepositoryUnavailable
-    from ..sandbox.repo import materialize
-
-    source = RepoSource(kind="url", url=f"https://github.com/{repository}", revision=revision)
-    with tempfile.TemporaryDirectory(prefix="enconda-upstream-") as tmp:
-        tree = Path(tmp) / repository.split("/")[-1]
-        try:
-            materialize(source, Path(tmp), tree, mirror_dir=repo_mirror, absent=absent)
-        except RepositoryUnavailable as exc:
-            raise ConstructError(f"{repository}@{revision[:12]}: {exc}") from None
-        return snapshot_folder(
-            tree,
-            repository,
-            mirror,
-            f"snapshot of {repository}@{revision}",
-            version=_last_tag(repo_mirror, repository, revision),
-        )
-
-
-def _last_tag(repo_mirror: Path, repository: str, revision: str) -> str:
-    """The revision's last release tag in the mirror (``v3.0`` -> ``3.0``), else ``0.0.0``."""
-    git_dir = repo_mirror / repository.replace("/", "+") / "repo"
-    if not git_dir.is_dir():
-        return "0.0.0"
-    try:
-        # The revision comes from the dataset's repo_info.jsonl: an operand, whatever it holds.
-        tag = _git(git_dir, "describe", "--tags", "--abbrev=0", "--end-of-options", revision)
-    except ConstructError:
-        return "0.0.0"
-    tag = tag.removeprefix("v")
-    return tag if re.fullmatch(r"\d+(\.\d+)*([._-]?\w+)?", tag) else "0.0.0"
-
-
-class Sources(BaseModel):
-    """What ``construct`` works on: snapshots in ``OUT/mirror``, and where each came from."""
-
-    revisions: dict[str, str] = Field(default_factory=dict)  # owner/name -> snapshot revision
-    upstream: dict[str, str] = Field(default_factory=dict)  # owner/name -> dataset revision
-    prepared: dict[str, list[str]] = Field(default_factory=dict)  # owner/name -> README rewrites
-    # owner/name -> files the upstream snapshot lacked (first ABSENT_FILES_KEPT) and their count
-    absent: dict[str, list[str]] = Field(default_factory=dict)
-    absent_count: dict[str, int] = Field(default_factory=dict)
-
-
-def resolve_sources(
-    options: ConstructOptions,
-    progress: Progress = print,
-    report: ConstructReport | None = None,
-) -> Sources:
-    """Every repository snapshotted into ``OUT/mirror`` with its README prepared: a folder as it
-    is, a dataset's repository at its pinned revision from ``--repo-mirror``. A dataset
-    repository that ``report`` (a run being resumed) snapshotted from the same upstream revision
-    keeps that snapshot: its validations stay valid even if the preparation rules changed since."""
-    from ..sandbox.repo import describe_absent
-
-    found = Sources()
-    previous = report.repositories if report is not None else {}
-    local_mirror = options.out / MIRROR
-    kinds = set()
-    for source in options.sources:
-        path = Path(source)
-        if (path / "repo_info.jsonl").is_file():
-            kinds.add("dataset")
-            if options.repo_mirror is None:
-                raise ConstructInputError(
-                    f"{source}: a dataset's repositories need --repo-mirror (local clones)"
-                )
-            try:
-                listed = read_repo_info(path)
-            except (OSError, ValueError) as exc:
-                raise ConstructInputError(f"{source}: {exc}") from None
-            for repository, revision in sorted(listed.items()):
-                found.upstream[repository] = revision
-                old = previous.get(repository)
-                git_dir = local_mirror / repository.replace("/", "+") / "repo"
-                # Only an accepted one: a refused repository is tried again with today's rules.
-                if (
-                    old is not None
-                    and old.accepted
-                    and old.upstream_revision == revision
-                    and git_dir.is_dir()
-                ):
-                    try:
-                        # old.revision is read back from the run's own report, a file on disk.
-                        _git(
-                            git_dir,
-                            "cat-file",
-                            "-e",
-                            "--end-of-options",
-                            f"{old.revision}^{{commit}}",
-                        )
-                    except ConstructError:
-                        pass
-                    else:
-                        found.revisions[repository] = old.revision
-                        found.prepared[repository] = list(old.prepared)
-                        found.absent[repository] = list(old.absent_files)
-                        found.absent_count[repository] = old.absent_count
-                        continue
-                progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
-                absent: list[str] = []
-                found.revisions[repository], found.prepared[repository] = snapshot_revision(
-                    repository, revision, options.repo_mirror, local_mirror, absent=absent
-                )
-                if absent:
-                    # The snapshot, its reference and its instances all go without these files.
-                    progress(
-                        f"{repository}: the upstream snapshot lacks "
-                        + describe_absent(absent, "snapshotted without them")
-                    )
-                    found.absent[repository] = absent[:ABSENT_FILES_KEPT]
-                    found.absent_count[repository] = len(absent)
-        elif path.is_dir():
-            kinds.add("folder")
-            repository = f"{options.owner}/{path.resolve().name}"
-            try:
-                repo_key(repository)
-            except ValueError:
-                raise ConstructInputError(
-                    f"{source}: the folder's name {path.resolve().name!r} cannot name a "
-                    "repository: expected letters, digits, '.', '_' and '-'"
-                ) from None
-            found.revisions[repository], found.prepared[repository] = snapshot_folder(
-                path, repository, local_mirror
-            )
-        else:
-            raise ConstructInputError(
-                f"{source}: expected a repository folder or a dataset folder with repo_info.jsonl"
-            )
-    if kinds == {"dataset", "folder"} and options.repo_mirror:
-        raise ConstructInputError("give either repository folders or datasets with --repo-mirror")
-    return found
-
 
 def read_report(path: Path) -> ConstructReport:
     from .. import textio
@@ -319,6 +49,22 @@ def read_report(path: Path) -> ConstructReport:
         return ConstructReport.model_validate_json(textio.read_text(path, 64 << 20))
     except (OSError, ValueError) as exc:
         raise ConstructInputError(f"{path}: not a construct report: {str(exc)[:300]}") from None
+
+
+# The options, errors and sources are declared beside the run; imported from here as before.
+__all__ = [
+    "ConstructError",
+    "ConstructInputError",
+    "ConstructOptions",
+    "Progress",
+    "Sources",
+    "construct",
+    "read_report",
+    "resolve_sources",
+    "snapshot_folder",
+    "snapshot_revision",
+    "summary_lines",
+]
 
 
 class _Run:
@@ -436,157 +182,201 @@ def construct(
 
 
 def _construct_repository(run: _Run, validator: object, record: object, outcome: RepoOutcome):
+    """One accepted repository: errors injected, filtered, validated one by one, planned into
+    levels, the instances written and audited; the report is saved after each step."""
     from ..pipeline import repository_readme
 
-    options, progress = run.options, run.progress
-    repository = outcome.repository
-    with validator.workspace(repository, outcome.revision) as ws:  # type: ignore[attr-defined]
+    options = run.options
+    with validator.workspace(outcome.repository, outcome.revision) as ws:  # type: ignore[attr-defined]
         readme_name, original = repository_readme(ws.repo_dir)
-        write_original(options.out, repository, original, readme_name)
+        write_original(options.out, outcome.repository, original, readme_name)
         facts = read_facts(ws.repo_dir)
-        if not outcome.injected:
-            cmds = command_lines(original, readme_name)
-            if run.llm is None:
-                outcome.injected = inject(
-                    repository,
-                    original,
-                    cmds,
-                    facts,
-                    list(options.types),
-                    options.per_type,
-                    options.seed,
-                )
-            else:
-                for error_type in options.types:
-                    for attempt in range(options.per_type):
-                        proposal = run.llm.propose(repository, original, facts, error_type, attempt)
-                        if isinstance(proposal, str):
-                            outcome.failed_proposals.append(f"{error_type}#{attempt}: {proposal}")
-                        elif proposal.key not in {i.key for i in outcome.injected}:
-                            outcome.injected.append(proposal)
-            run.save()
-        progress(f"{repository}: {len(outcome.injected)} errors injected by {options.injector}")
-        todo = []
-        for injection in outcome.injected:
-            key = injection.key
-            if key in outcome.dropped or key in outcome.validations:
-                continue
-            why = offline_filter(injection, original, facts, readme_name)
-            if why is None and run.judge is not None:
-                why = judge_filter(injection, original, run.judge)
-            if why is not None:
-                outcome.dropped[key] = f"filter: {why}"
-                progress(f"{repository}: {injection.error_type} {injection.rule}: dropped ({why})")
-                continue
-            todo.append(injection)
+        _inject(run, outcome, original, readme_name, facts)
+        todo = _filter(run, outcome, original, readme_name, facts)
+        readme = _Readme(validator, ws, record, original, readme_name)
+        _validate_injections(run, outcome, readme, todo)
+        _plan_instances(run, outcome, readme)
+        outcome.instances = _audit(options.out, outcome.repository, outcome.instances, run.progress)
         run.save()
 
-        def validate_one(injection):
-            started = time.monotonic()
-            text = apply_edits(original, list(injection.edits))
-            result = validator.run_readme(  # type: ignore[attr-defined]
-                ws, record, original, text, f"error-{injection.key}", readme_name
-            )
-            return injection, result, time.monotonic() - started
 
-        done = 0
-        with ThreadPoolExecutor(max_workers=options.workers) as pool:
-            for injection, result, seconds in pool.map(validate_one, todo):
-                done += 1
-                outcome.validations[injection.key] = result
-                if result.verdict != "effective":
-                    outcome.dropped[injection.key] = f"{result.verdict}: {result.detail}"
-                progress(
-                    f"{repository}: validated {done}/{len(todo)} {injection.error_type} "
-                    f"{injection.rule}: {result.verdict} ({seconds:.0f} s)"
-                )
-                run.save()
-        kept = [i for i in outcome.injected if i.key not in outcome.dropped]
-        key = repo_key(repository)
-        planned, notes = plan_levels(
-            key, kept, options.per_readme, list(options.levels), options.seed
+class _Readme(NamedTuple):
+    """The repository's original README in its validation workspace."""
+
+    validator: Any
+    ws: Any
+    record: Any
+    original: str
+    name: str
+
+    def validate(self, text: str, label: str) -> Any:
+        return self.validator.run_readme(
+            self.ws, self.record, self.original, text, label, self.name
         )
-        outcome.notes = notes
-        previous = {r.instance: r for r in outcome.instances}
-        # An instance written by an earlier run that this plan no longer makes (the levels rules
-        # changed) would stay in the dataset unrecorded, or duplicate a planned one: removed.
-        planned_names = {plan.instance for plan in planned}
-        repo_folder = options.out / "instances" / f"error_gen_{key}"
-        if repo_folder.is_dir():
-            for stale in sorted(repo_folder.iterdir()):
-                if stale.is_dir() and not stale.is_symlink() and stale.name not in planned_names:
-                    shutil.rmtree(stale)
-                    progress(f"{repository}: instance {stale.name}: no longer planned, removed")
-        records: list[InstanceRecord] = []
-        todo_plans = []
-        for plan in planned:
-            keys = [e.key for e in plan.errors]
-            old = previous.get(plan.instance)
-            folder = instance_dir(options.out, repository, plan.instance)
-            # One the audit dropped is made again: what it duplicated may be gone.
-            audited = old is not None and old.reason.startswith("audit flags")
-            if (
-                old is not None
-                and old.error_keys == keys
-                and not audited
-                and (not old.kept or (folder / "README.json").is_file())
-            ):
-                records.append(old)  # resume: an existing instance is not redone
-                golden = folder / "README.json"
-                text = golden_json(repository, plan.instance, labels(list(plan.errors)))
-                if old.kept and golden.read_text(encoding="utf-8") != text:
-                    atomic_write_text(golden, text)  # labels only: no validation depends on them
-                continue
-            todo_plans.append(plan)
 
-        def validate_plan(plan):
-            if plan.level == 1:
-                return plan, outcome.validations[plan.errors[0].key]
-            old = previous.get(plan.instance)
-            if (
-                old is not None
-                and old.validation is not None
-                and old.reason.startswith("audit")
-                and old.error_keys == [e.key for e in plan.errors]
-            ):
-                return plan, old.validation  # the same README: its validation stands
-            text = compose(original, list(plan.errors))
-            return plan, validator.run_readme(  # type: ignore[attr-defined]
-                ws, record, original, text, plan.instance, readme_name
+
+def _inject(run: _Run, outcome: RepoOutcome, original: str, readme_name: str, facts: Any) -> None:
+    """The errors injected into the original README (once: a resumed run keeps them)."""
+    options, repository = run.options, outcome.repository
+    if not outcome.injected:
+        cmds = command_lines(original, readme_name)
+        if run.llm is None:
+            outcome.injected = inject(
+                repository,
+                original,
+                cmds,
+                facts,
+                list(options.types),
+                options.per_type,
+                options.seed,
             )
-
-        with ThreadPoolExecutor(max_workers=options.workers) as pool:
-            for plan, result in pool.map(validate_plan, todo_plans):
-                keys = [e.key for e in plan.errors]
-                kept_now = result.verdict == "effective"
-                if kept_now:
-                    write_instance(
-                        options.out,
-                        repository,
-                        plan.instance,
-                        compose(original, list(plan.errors)),
-                        labels(list(plan.errors)),
-                        readme_name,
-                    )
-                records.append(
-                    InstanceRecord(
-                        instance=plan.instance,
-                        repository=repository,
-                        level=plan.level,
-                        error_keys=keys,
-                        error_types=[e.error_type for e in plan.errors],
-                        kept=kept_now,
-                        reason="" if kept_now else f"merged README {result.verdict}",
-                        validation=result,
-                    )
-                )
-                progress(
-                    f"{repository}: instance {plan.instance} (level {plan.level}): "
-                    + ("kept" if kept_now else f"dropped: {result.verdict}")
-                )
-        outcome.instances = sorted(records, key=lambda r: r.instance)
-        outcome.instances = _audit(options.out, repository, outcome.instances, progress)
+        else:
+            for error_type in options.types:
+                for attempt in range(options.per_type):
+                    proposal = run.llm.propose(repository, original, facts, error_type, attempt)
+                    if isinstance(proposal, str):
+                        outcome.failed_proposals.append(f"{error_type}#{attempt}: {proposal}")
+                    elif proposal.key not in {i.key for i in outcome.injected}:
+                        outcome.injected.append(proposal)
         run.save()
+    run.progress(f"{repository}: {len(outcome.injected)} errors injected by {options.injector}")
+
+
+def _filter(
+    run: _Run, outcome: RepoOutcome, original: str, readme_name: str, facts: Any
+) -> list[Any]:
+    """The injections still to validate: those the offline filter (and the judge) keep."""
+    todo = []
+    for injection in outcome.injected:
+        key = injection.key
+        if key in outcome.dropped or key in outcome.validations:
+            continue
+        why = offline_filter(injection, original, facts, readme_name)
+        if why is None and run.judge is not None:
+            why = judge_filter(injection, original, run.judge)
+        if why is not None:
+            outcome.dropped[key] = f"filter: {why}"
+            run.progress(
+                f"{outcome.repository}: {injection.error_type} {injection.rule}: dropped ({why})"
+            )
+            continue
+        todo.append(injection)
+    run.save()
+    return todo
+
+
+def _validate_injections(run: _Run, outcome: RepoOutcome, readme: _Readme, todo: list[Any]) -> None:
+    """Each injection alone in Docker: one that is not effective is dropped with the verdict."""
+
+    def validate_one(injection):
+        started = time.monotonic()
+        text = apply_edits(readme.original, list(injection.edits))
+        result = readme.validate(text, f"error-{injection.key}")
+        return injection, result, time.monotonic() - started
+
+    done = 0
+    with ThreadPoolExecutor(max_workers=run.options.workers) as pool:
+        for injection, result, seconds in pool.map(validate_one, todo):
+            done += 1
+            outcome.validations[injection.key] = result
+            if result.verdict != "effective":
+                outcome.dropped[injection.key] = f"{result.verdict}: {result.detail}"
+            run.progress(
+                f"{outcome.repository}: validated {done}/{len(todo)} {injection.error_type} "
+                f"{injection.rule}: {result.verdict} ({seconds:.0f} s)"
+            )
+            run.save()
+
+
+def _plan_instances(run: _Run, outcome: RepoOutcome, readme: _Readme) -> None:
+    """The kept errors planned into levels; each instance kept from an earlier run, or its
+    README validated (merged ones again in Docker) and written when effective."""
+    options, progress, repository = run.options, run.progress, outcome.repository
+    original = readme.original
+    kept = [i for i in outcome.injected if i.key not in outcome.dropped]
+    key = repo_key(repository)
+    planned, notes = plan_levels(key, kept, options.per_readme, list(options.levels), options.seed)
+    outcome.notes = notes
+    previous = {r.instance: r for r in outcome.instances}
+    _remove_unplanned(options.out, repository, key, {plan.instance for plan in planned}, progress)
+    records: list[InstanceRecord] = []
+    todo_plans = []
+    for plan in planned:
+        keys = [e.key for e in plan.errors]
+        old = previous.get(plan.instance)
+        folder = instance_dir(options.out, repository, plan.instance)
+        # One the audit dropped is made again: what it duplicated may be gone.
+        audited = old is not None and old.reason.startswith("audit flags")
+        if (
+            old is not None
+            and old.error_keys == keys
+            and not audited
+            and (not old.kept or (folder / "README.json").is_file())
+        ):
+            records.append(old)  # resume: an existing instance is not redone
+            golden = folder / "README.json"
+            text = golden_json(repository, plan.instance, labels(list(plan.errors)))
+            if old.kept and golden.read_text(encoding="utf-8") != text:
+                atomic_write_text(golden, text)  # labels only: no validation depends on them
+            continue
+        todo_plans.append(plan)
+
+    def validate_plan(plan):
+        if plan.level == 1:
+            return plan, outcome.validations[plan.errors[0].key]
+        old = previous.get(plan.instance)
+        if (
+            old is not None
+            and old.validation is not None
+            and old.reason.startswith("audit")
+            and old.error_keys == [e.key for e in plan.errors]
+        ):
+            return plan, old.validation  # the same README: its validation stands
+        return plan, readme.validate(compose(original, list(plan.errors)), plan.instance)
+
+    with ThreadPoolExecutor(max_workers=options.workers) as pool:
+        for plan, result in pool.map(validate_plan, todo_plans):
+            keys = [e.key for e in plan.errors]
+            kept_now = result.verdict == "effective"
+            if kept_now:
+                write_instance(
+                    options.out,
+                    repository,
+                    plan.instance,
+                    compose(original, list(plan.errors)),
+                    labels(list(plan.errors)),
+                    readme.name,
+                )
+            records.append(
+                InstanceRecord(
+                    instance=plan.instance,
+                    repository=repository,
+                    level=plan.level,
+                    error_keys=keys,
+                    error_types=[e.error_type for e in plan.errors],
+                    kept=kept_now,
+                    reason="" if kept_now else f"merged README {result.verdict}",
+                    validation=result,
+                )
+            )
+            progress(
+                f"{repository}: instance {plan.instance} (level {plan.level}): "
+                + ("kept" if kept_now else f"dropped: {result.verdict}")
+            )
+    outcome.instances = sorted(records, key=lambda r: r.instance)
+
+
+def _remove_unplanned(
+    out: Path, repository: str, key: str, planned: set[str], progress: Progress
+) -> None:
+    # An instance written by an earlier run that this plan no longer makes (the levels rules
+    # changed) would stay in the dataset unrecorded, or duplicate a planned one: removed.
+    repo_folder = out / "instances" / f"error_gen_{key}"
+    if repo_folder.is_dir():
+        for stale in sorted(repo_folder.iterdir()):
+            if stale.is_dir() and not stale.is_symlink() and stale.name not in planned:
+                shutil.rmtree(stale)
+                progress(f"{repository}: instance {stale.name}: no longer planned, removed")
 
 
 def _audit(

@@ -354,7 +354,7 @@ def test_the_pretended_version_is_the_revisions_last_tag(tmp_path: Path) -> None
         '[build-system]\nrequires = ["setuptools", "setuptools_scm>=7"]\n'
     )
     assert scm_versioned(tmp_path / "src")
-    from pytest_enconda.construct.run import _last_tag
+    from pytest_enconda.construct.sources import _last_tag
 
     assert _last_tag(mirror, "neurogym/neurogym", revision) == "1.2.3"
     assert _last_tag(tmp_path / "nowhere", "neurogym/neurogym", revision) == "0.0.0"

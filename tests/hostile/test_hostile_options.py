@@ -25,7 +25,7 @@ from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import RepoSource
 from pytest_enconda.cases.operands import OptionShapedError, operand, option_shaped
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.construct.run import _last_tag
+from pytest_enconda.construct.sources import _last_tag
 from pytest_enconda.errors import CaseFormatError, ImageBuildError, RepositoryUnavailable
 from pytest_enconda.probing import imports, interpreter
 from pytest_enconda.probing.junit import run_tests_command
