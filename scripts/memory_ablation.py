@@ -29,7 +29,7 @@ from pytest_enconda.records import RunDir
 
 def outcomes(run: RunDir) -> dict[tuple[str, str], str]:
     read = run.results_file.read()
-    return {key: row["outcome"] for key, row in read.rows.items()}
+    return {key: row.outcome for key, row in read.rows.items()}
 
 
 def kind_of(items: set[str]) -> str:
