@@ -22,6 +22,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -180,11 +181,24 @@ def verify_repository(ctx: VerifyContext, name: str, revision: str) -> RepoVerif
     return record
 
 
+Strategy = tuple[str, Callable[[], str]]
+
+
+@dataclass
+class _Ladder:
+    """What one repository's attempts share: the task image (built again on an older base), the
+    Debian packages of programs the tests called (the recipes install them too), and the
+    attempts still to make, in order."""
+
+    build: Callable[[], str]
+    image: str
+    programs: list[str] = field(default_factory=list)
+    strategies: list[Strategy] = field(default_factory=list)
+
+
 def _verify(ctx: VerifyContext, record: RepoVerification) -> None:
-    from ..errors import RepositoryUnavailable
     from ..sandbox.git_deps import describe as describe_git_deps
     from ..sandbox.git_deps import mirrored_dependencies
-    from ..sandbox.repo import describe_absent, materialize
 
     options = ctx.options
     source = RepoSource(
@@ -195,55 +209,10 @@ def _verify(ctx: VerifyContext, record: RepoVerification) -> None:
     with tempfile.TemporaryDirectory(prefix="enconda-verify-") as tmp:
         repo_dir = Path(tmp) / "repo"
         phase = time.monotonic()
-        ctx.progress(f"{record.repository}: fetching {record.revision[:12]}")
-        absent: list[str] = []
-        committed: list[str] = []
-        submodules: list[str] = []
-        try:
-            digest = materialize(
-                source,
-                Path(tmp),
-                repo_dir,
-                mirror_dir=options.repo_mirror,
-                cache_dir=ctx.settings.cache_dir,
-                absent=absent,
-                committed=committed,
-                submodules=submodules,
-            )
-        except RepositoryUnavailable as exc:
-            record.reason = str(exc)
+        digest = _checkout(ctx, record, source, Path(tmp), repo_dir)
+        if digest is None:
             return
-        record.submodules = submodules[:100]
-        for line in submodules:
-            ctx.progress(f"{record.repository}: submodule {line}")
-        record.revision_date = committed[0] if committed else ""
-        if absent:
-            # A fetched snapshot may lack its largest files; the reference is measured on the
-            # same partial tree the agents get, so its PASS set stays comparable.
-            record.record_absent(absent)
-            ctx.progress(
-                f"{record.repository}: the snapshot lacks "
-                + describe_absent(absent, "checked out without them")
-            )
-        choice = _choose_base(ctx, repo_dir)
-        record.base_image = choice.name
-        ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
-        facts = read_repository(repo_dir)
-        found = facts.test_command
-        record.test_command = found.command
-        record.test_command_source = found.source
-        record.test_command_detail = found.detail
-        record.test_tools = list(facts.test_tools)
-        services, unknown_services = facts.ci_services
-        record.services, record.unknown_services = list(services), list(unknown_services)
-        if record.services or record.unknown_services:
-            kinds = ", ".join(service.kind for service in record.services) or "none"
-            unknown = f"; not known: {', '.join(record.unknown_services)}"
-            ctx.progress(
-                f"{record.repository}: CI services started beside the tests: {kinds}"
-                + (unknown if record.unknown_services else "")
-            )
-        _declare_test_requirements(ctx, record, facts)
+        facts = _describe(ctx, record, repo_dir)
         packages = facts.packages
         readme_name, readme_text = repository_readme(repo_dir)
         git_deps = mirrored_dependencies(repo_dir, options.repo_mirror)
@@ -255,91 +224,192 @@ def _verify(ctx: VerifyContext, record: RepoVerification) -> None:
         def task_image() -> str:
             return ctx.task_image(record, repo_dir, tree_hash=digest, git_deps=git_deps)
 
-        image = task_image()
+        ladder = _Ladder(task_image, task_image())
         record.timings["image_s"] = round(time.monotonic() - phase, 1)
-        strategies: list[tuple[str, Callable[[], str]]] = [
-            (
-                f"agent:{options.agent}",
-                lambda: _agent_script(ctx, record, image, repo_dir, readme_name, readme_text, logs),
+        ladder.strategies = _strategies(
+            ctx, record, facts, ladder, repo_dir, readme_name, readme_text, logs
+        )
+        _climb(ctx, record, facts, ladder, logs, packages)
+
+
+def _checkout(
+    ctx: VerifyContext, record: RepoVerification, source: RepoSource, tmp: Path, repo_dir: Path
+) -> str | None:
+    """The repository at its revision in ``repo_dir``, its submodules, commit date and absent
+    files on the record; its tree hash, or None with the reason on the record."""
+    from ..errors import RepositoryUnavailable
+    from ..sandbox.repo import describe_absent, materialize
+
+    ctx.progress(f"{record.repository}: fetching {record.revision[:12]}")
+    absent: list[str] = []
+    committed: list[str] = []
+    submodules: list[str] = []
+    try:
+        digest = materialize(
+            source,
+            tmp,
+            repo_dir,
+            mirror_dir=ctx.options.repo_mirror,
+            cache_dir=ctx.settings.cache_dir,
+            absent=absent,
+            committed=committed,
+            submodules=submodules,
+        )
+    except RepositoryUnavailable as exc:
+        record.reason = str(exc)
+        return None
+    record.submodules = submodules[:100]
+    for line in submodules:
+        ctx.progress(f"{record.repository}: submodule {line}")
+    record.revision_date = committed[0] if committed else ""
+    if absent:
+        # A fetched snapshot may lack its largest files; the reference is measured on the
+        # same partial tree the agents get, so its PASS set stays comparable.
+        record.record_absent(absent)
+        ctx.progress(
+            f"{record.repository}: the snapshot lacks "
+            + describe_absent(absent, "checked out without them")
+        )
+    return digest
+
+
+def _describe(ctx: VerifyContext, record: RepoVerification, repo_dir: Path) -> RepoFacts:
+    """The base image, test command, test tools, CI services and test requirements of the
+    checkout, on the record."""
+    choice = _choose_base(ctx, repo_dir)
+    record.base_image = choice.name
+    ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
+    facts = read_repository(repo_dir)
+    found = facts.test_command
+    record.test_command = found.command
+    record.test_command_source = found.source
+    record.test_command_detail = found.detail
+    record.test_tools = list(facts.test_tools)
+    services, unknown_services = facts.ci_services
+    record.services, record.unknown_services = list(services), list(unknown_services)
+    if record.services or record.unknown_services:
+        kinds = ", ".join(service.kind for service in record.services) or "none"
+        unknown = f"; not known: {', '.join(record.unknown_services)}"
+        ctx.progress(
+            f"{record.repository}: CI services started beside the tests: {kinds}"
+            + (unknown if record.unknown_services else "")
+        )
+    _declare_test_requirements(ctx, record, facts)
+    return facts
+
+
+def _strategies(
+    ctx: VerifyContext,
+    record: RepoVerification,
+    facts: RepoFacts,
+    ladder: _Ladder,
+    repo_dir: Path,
+    readme_name: str,
+    readme_text: str,
+    logs: Path,
+) -> list[Strategy]:
+    """The attempts in order: the agent on the original README, then (with the recipe
+    fallback) the recipe and the recipe held to the revision's day."""
+    options = ctx.options
+    found = facts.test_command
+    strategies: list[Strategy] = [
+        (
+            f"agent:{options.agent}",
+            lambda: _agent_script(
+                ctx, record, ladder.image, repo_dir, readme_name, readme_text, logs
+            ),
+        )
+    ]
+    if options.recipe_fallback:
+        file_steps = ci_file_steps(repo_dir, found)
+
+        @functools.cache
+        def recipe_with(extra: tuple[str, ...]) -> str:
+            script = recipe_script(
+                repo_dir,
+                [
+                    *_system_packages(repo_dir, readme_name),
+                    *service_packages(record.services),
+                    *extra,
+                ],
             )
-        ]
-        # Debian packages of the programs an attempt's tests called and the image lacked: the
-        # recipe written after that attempt installs them too.
-        programs: list[str] = []
-        if options.recipe_fallback:
-            file_steps = ci_file_steps(repo_dir, found)
+            return with_file_steps(script, file_steps, found.detail)
 
-            @functools.cache
-            def recipe_with(extra: tuple[str, ...]) -> str:
-                script = recipe_script(
-                    repo_dir,
-                    [
-                        *_system_packages(repo_dir, readme_name),
-                        *service_packages(record.services),
-                        *extra,
-                    ],
-                )
-                return with_file_steps(script, file_steps, found.detail)
+        def recipe() -> str:
+            return recipe_with(tuple(ladder.programs))
 
-            def recipe() -> str:
-                return recipe_with(tuple(programs))
+        strategies.append(("recipe", recipe))
+        if options.recipe_as_of and record.revision_date:
+            era_pip = facts.depends_on_pip
+            strategies.append(
+                (
+                    AS_OF,
+                    lambda: as_of_script(recipe(), record.revision_date, era_pip=era_pip),
+                )
+            )
+    return strategies
 
-            strategies.append(("recipe", recipe))
-            if options.recipe_as_of and record.revision_date:
-                era_pip = facts.depends_on_pip
-                strategies.append(
-                    (
-                        AS_OF,
-                        lambda: as_of_script(recipe(), record.revision_date, era_pip=era_pip),
-                    )
-                )
-        skipped = _skipped_attempts(strategies, options.first_attempt)
-        if skipped:
-            record.attempts.append(f"not tried (started at {options.first_attempt}): {skipped}")
-        tried: list[str] = []
-        older = False
-        while strategies:
-            label, make = strategies.pop(0)
-            tried.append(label)
-            ctx.progress(f"{record.repository}: {label}: writing the setup script")
-            try:
-                script = make()
-            except EncondaError as exc:
-                record.attempts.append(f"{label}: no script: {exc}")
-                continue
-            if not script.strip() or script.strip() == "#!/bin/bash":
-                record.attempts.append(f"{label}: no setup commands")
-                continue
-            # The test step's installs are held to the same day as the setup's.
-            record.packages_before = record.revision_date if label.startswith(AS_OF) else ""
-            if attempt(ctx, record, image, label, script, logs, packages):
-                return
-            record.packages_before = ""
-            added = _program_packages(ctx, record, programs) if options.recipe_fallback else []
-            if added:
-                programs += added
-                ctx.progress(
-                    f"{record.repository}: the tests called programs the image lacks; "
-                    f"the recipe installs {', '.join(added)}"
-                )
-                retry = _programs_retry(label)
-                if retry:
-                    strategies.insert(0, (retry, make))
-            if strategies or older or not options.recipe_fallback:
-                continue
-            choice = _older_base(ctx, record, facts, logs, tried)
-            if choice is None:
-                continue
-            # Once: the recipe that got furthest (the last) again, on the base whose Python
-            # still has what the code used; its packages, requirements and image follow the base.
-            older = True
-            ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
-            record.base_image = choice.name
-            _declare_test_requirements(ctx, record, facts)
-            image = task_image()
-            programs.clear()
-            last = label.partition(WITH_PROGRAMS)[0]
-            strategies.append((f"{last}@{choice.name}", make))
+
+def _climb(
+    ctx: VerifyContext,
+    record: RepoVerification,
+    facts: RepoFacts,
+    ladder: _Ladder,
+    logs: Path,
+    packages: list[str],
+) -> None:
+    """The attempts one after the other until one verifies: an attempt whose tests called
+    missing programs is retried with them installed, and once the ladder is spent the last
+    recipe runs again on an older base whose Python still has what the code used."""
+    options = ctx.options
+    strategies = ladder.strategies
+    skipped = _skipped_attempts(strategies, options.first_attempt)
+    if skipped:
+        record.attempts.append(f"not tried (started at {options.first_attempt}): {skipped}")
+    tried: list[str] = []
+    older = False
+    while strategies:
+        label, make = strategies.pop(0)
+        tried.append(label)
+        ctx.progress(f"{record.repository}: {label}: writing the setup script")
+        try:
+            script = make()
+        except EncondaError as exc:
+            record.attempts.append(f"{label}: no script: {exc}")
+            continue
+        if not script.strip() or script.strip() == "#!/bin/bash":
+            record.attempts.append(f"{label}: no setup commands")
+            continue
+        # The test step's installs are held to the same day as the setup's.
+        record.packages_before = record.revision_date if label.startswith(AS_OF) else ""
+        if attempt(ctx, record, ladder.image, label, script, logs, packages):
+            return
+        record.packages_before = ""
+        added = _program_packages(ctx, record, ladder.programs) if options.recipe_fallback else []
+        if added:
+            ladder.programs += added
+            ctx.progress(
+                f"{record.repository}: the tests called programs the image lacks; "
+                f"the recipe installs {', '.join(added)}"
+            )
+            retry = _programs_retry(label)
+            if retry:
+                strategies.insert(0, (retry, make))
+        if strategies or older or not options.recipe_fallback:
+            continue
+        choice = _older_base(ctx, record, facts, logs, tried)
+        if choice is None:
+            continue
+        # Once: the recipe that got furthest (the last) again, on the base whose Python
+        # still has what the code used; its packages, requirements and image follow the base.
+        older = True
+        ctx.progress(f"{record.repository}: base {choice.name}: {choice.reason}")
+        record.base_image = choice.name
+        _declare_test_requirements(ctx, record, facts)
+        ladder.image = ladder.build()
+        ladder.programs.clear()
+        last = label.partition(WITH_PROGRAMS)[0]
+        strategies.append((f"{last}@{choice.name}", make))
 
 
 def _skipped_attempts(strategies: list[tuple[str, Callable[[], str]]], first: str) -> str:
