@@ -89,91 +89,116 @@ def attempt(
                 record.attempts.append(f"{label}: not a reference of the checkout: {proof.detail}")
                 return False
             snapshot = box.snapshot(f"verify-{record.repository}")
-        deselected = 0
-        while True:
-            runs: list[dict[str, str]] = []
-            record_runs: list[TestRun] = []
-            missing: list[str] = []
-            outgrown = ""
-            for index in (1, 2):
-                ctx.progress(f"{record.repository}: {label}: test run {index} of 2")
-                outcomes, run, why, killed_in = _test_run(
-                    ctx, record, snapshot, logs / f"{tag}-test{index}.log"
-                )
-                runs.append(outcomes)
-                record_runs.append(run)
-                missing.append(why)
-                # The node id is read from the run's output: one beginning with '-' would be a
-                # pytest option after --deselect, and is no test pytest could name anyway.
-                if killed_in and not option_shaped(killed_in) and deselected < MAX_MEMORY_DESELECTS:
-                    outgrown = killed_in
-                    break
-            if not outgrown:
-                break
-            # lifelines: one test outgrew the 4 GB box and the kernel's kill took the whole
-            # run's report with it. The command goes on without that test, in grading too.
-            deselected += 1
-            record.test_command = f"{record.test_command} --deselect {shlex.quote(outgrown)}"
-            record.attempts.append(
-                f"{label}: {outgrown} outgrew the box's memory and took the run with it; "
-                "the test command deselects it"
-            )
-            ctx.progress(f"{record.repository}: {label}: {outgrown} outgrew the box; deselected")
+        runs, record_runs, missing = _two_runs(ctx, record, snapshot, label, tag, logs)
         record.timings[f"{tag}_tests_s"] = round(time.monotonic() - phase, 1)
-        passed = sorted(
-            test
-            for test, outcome in runs[0].items()
-            if outcome == "passed" and runs[1].get(test) == "passed"
-        )
-        summary = ", ".join(
-            f"run {i}: {r.passed} passed {r.failed} failed {r.errors} errors {r.skipped} skipped"
-            + (
-                f" (no JUnit report: {why})"
-                if not r.report
-                else ""
-                if not why
-                else f" (no tests: {why})"
-                if not r.passed + r.failed + r.errors
-                else f" (first error: {why})"
-            )
-            for i, (r, why) in enumerate(zip(record_runs, missing, strict=True), 1)
-        )
-        ran = sum(1 for outcome in runs[0].values() if outcome != "skipped")
-        share = len(passed) / ran if ran else 0.0
-        record.pass_share = round(share, 4)
-        record.min_pass_share = options.min_pass_share
-        record.undeclared_programs = _missing_programs(logs / f"{tag}-test1.log")
-        named = [n for n in record.undeclared_programs if _SONAME.fullmatch(n)]
-        if snapshot is not None and named:
-            # The loader names one missing library per failure (OpenPulse's VTK: libXrender,
-            # then libGLU, then libXcursor, one recipe round each); ldd names them all at once.
-            unresolved = _unresolved_libraries(
-                ctx, record, snapshot, logs / f"{tag}-ldd.log", named
-            )
-            record.undeclared_programs += [
-                name for name in unresolved if name not in record.undeclared_programs
-            ][:40]
-        if not passed:
-            record.attempts.append(f"{label}: no test passed in both runs ({summary})")
-            return False
-        if share < options.min_pass_share:
-            record.attempts.append(
-                f"{label}: only {len(passed)} of {ran} tests passed in both runs ({share:.0%}, "
-                f"below {options.min_pass_share:.0%}; {summary})"
-            )
-            return False
-        record.attempts.append(
-            f"{label}: {len(passed)} of {ran} tests passed in both runs ({share:.0%}; {summary})"
-        )
-        record.pass_set = passed
-        record.runs = record_runs
-        record.reference_setup = script
-        record.reference_source = label
-        return True
+        return _verdict(ctx, record, snapshot, label, tag, logs, script, runs, record_runs, missing)
     finally:
         if snapshot is not None:
             with contextlib.suppress(Exception):
                 ctx.forget_image(snapshot)
+
+
+def _two_runs(
+    ctx: VerifyContext, record: RepoVerification, snapshot: str, label: str, tag: str, logs: Path
+) -> tuple[list[dict[str, str]], list[TestRun], list[str]]:
+    """The test command run twice, each in a fresh box of the snapshot: each run's outcome per
+    test, its record and why it has no report or tests. A test the kernel killed the run for
+    (the box's memory) is deselected and both runs start again, up to MAX_MEMORY_DESELECTS."""
+    deselected = 0
+    while True:
+        runs: list[dict[str, str]] = []
+        record_runs: list[TestRun] = []
+        missing: list[str] = []
+        outgrown = ""
+        for index in (1, 2):
+            ctx.progress(f"{record.repository}: {label}: test run {index} of 2")
+            outcomes, run, why, killed_in = _test_run(
+                ctx, record, snapshot, logs / f"{tag}-test{index}.log"
+            )
+            runs.append(outcomes)
+            record_runs.append(run)
+            missing.append(why)
+            # The node id is read from the run's output: one beginning with '-' would be a
+            # pytest option after --deselect, and is no test pytest could name anyway.
+            if killed_in and not option_shaped(killed_in) and deselected < MAX_MEMORY_DESELECTS:
+                outgrown = killed_in
+                break
+        if not outgrown:
+            return runs, record_runs, missing
+        # lifelines: one test outgrew the 4 GB box and the kernel's kill took the whole
+        # run's report with it. The command goes on without that test, in grading too.
+        deselected += 1
+        record.test_command = f"{record.test_command} --deselect {shlex.quote(outgrown)}"
+        record.attempts.append(
+            f"{label}: {outgrown} outgrew the box's memory and took the run with it; "
+            "the test command deselects it"
+        )
+        ctx.progress(f"{record.repository}: {label}: {outgrown} outgrew the box; deselected")
+
+
+def _verdict(
+    ctx: VerifyContext,
+    record: RepoVerification,
+    snapshot: str,
+    label: str,
+    tag: str,
+    logs: Path,
+    script: str,
+    runs: list[dict[str, str]],
+    record_runs: list[TestRun],
+    missing: list[str],
+) -> bool:
+    """The PASS set (the tests that passed in both runs) and whether it verifies the attempt;
+    what the logs say the image lacked is recorded either way, for the next attempt."""
+    options = ctx.options
+    passed = sorted(
+        test
+        for test, outcome in runs[0].items()
+        if outcome == "passed" and runs[1].get(test) == "passed"
+    )
+    summary = ", ".join(
+        f"run {i}: {r.passed} passed {r.failed} failed {r.errors} errors {r.skipped} skipped"
+        + (
+            f" (no JUnit report: {why})"
+            if not r.report
+            else ""
+            if not why
+            else f" (no tests: {why})"
+            if not r.passed + r.failed + r.errors
+            else f" (first error: {why})"
+        )
+        for i, (r, why) in enumerate(zip(record_runs, missing, strict=True), 1)
+    )
+    ran = sum(1 for outcome in runs[0].values() if outcome != "skipped")
+    share = len(passed) / ran if ran else 0.0
+    record.pass_share = round(share, 4)
+    record.min_pass_share = options.min_pass_share
+    record.undeclared_programs = _missing_programs(logs / f"{tag}-test1.log")
+    named = [n for n in record.undeclared_programs if _SONAME.fullmatch(n)]
+    if snapshot is not None and named:
+        # The loader names one missing library per failure (OpenPulse's VTK: libXrender,
+        # then libGLU, then libXcursor, one recipe round each); ldd names them all at once.
+        unresolved = _unresolved_libraries(ctx, record, snapshot, logs / f"{tag}-ldd.log", named)
+        record.undeclared_programs += [
+            name for name in unresolved if name not in record.undeclared_programs
+        ][:40]
+    if not passed:
+        record.attempts.append(f"{label}: no test passed in both runs ({summary})")
+        return False
+    if share < options.min_pass_share:
+        record.attempts.append(
+            f"{label}: only {len(passed)} of {ran} tests passed in both runs ({share:.0%}, "
+            f"below {options.min_pass_share:.0%}; {summary})"
+        )
+        return False
+    record.attempts.append(
+        f"{label}: {len(passed)} of {ran} tests passed in both runs ({share:.0%}; {summary})"
+    )
+    record.pass_set = passed
+    record.runs = record_runs
+    record.reference_setup = script
+    record.reference_source = label
+    return True
 
 
 MAX_MEMORY_DESELECTS = 3
