@@ -14,13 +14,13 @@ C/C++, Java, PHP, JavaScript/TypeScript) gives its fields from its own manifests
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Container, Iterable
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 from ..ecosystems import Checkout, detection_order
-from ..repo.facts import PoetryTable, read_repository
+from ..repo.facts import PoetryTable, RepoFacts, read_repository
 
 MAX_READ = 200_000
 CI_GLOBS = (
@@ -215,6 +215,31 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     """The profile of the repository in ``repo`` (a host folder); the same files give the same
     profile."""
     profile = CodebaseProfile()
+    _read_ci(repo, profile)
+    repo_facts = read_repository(repo)
+    requirement_files = sorted(
+        {p for p in repo.glob("requirements*.txt")} | {p for p in repo.glob("requirements/*.txt")}
+    )
+    dependencies = _dependencies(repo, profile, repo_facts, requirement_files)
+    setup_text = _read(repo / "setup.py") + "\n" + _read(repo / "setup.cfg")
+    if profile.python_requires is None:
+        match = re.search(r"python_requires\s*[=:]\s*['\"]?([^'\"\n,]+)", setup_text)
+        if match:
+            profile.python_requires = match.group(1).strip()
+    _installer(repo, profile, repo_facts, requirement_files)
+    _tests(repo, profile, repo_facts.tools, dependencies, setup_text)
+    likely: list[str] = []
+    for name in dependencies:
+        likely.extend(SYSTEM_HINTS.get(name, ()))
+    # Non-Python manifests named theirs already (CMake find_package, Composer ext-*).
+    profile.likely_system_packages = _unique([*profile.likely_system_packages, *likely])
+    profile.readme_system_packages = _unique(_apt_packages(_read(repo / readme_name)))
+    return profile
+
+
+def _read_ci(repo: Path, profile: CodebaseProfile) -> None:
+    """The CI files, the Python versions of their matrices and the Debian packages they install;
+    the other configuration files present."""
     ci_texts: list[str] = []
     for pattern in CI_GLOBS:
         for path in sorted(repo.glob(pattern)):
@@ -227,12 +252,16 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     profile.ci_system_packages = _unique(_apt_packages(ci_text))
     profile.other_config = [name for name in OTHER_CONFIG if (repo / name).is_file()]
 
+
+def _dependencies(
+    repo: Path, profile: CodebaseProfile, repo_facts: RepoFacts, requirement_files: list[Path]
+) -> list[str]:
+    """The names of every dependency the manifests declare (extras and groups included); the
+    manifests, extras, Python range and build tools on the profile on the way."""
     dependencies: list[str] = []
-    repo_facts = read_repository(repo)
     if repo_facts.has_pyproject:
         profile.manifests.append("pyproject.toml")
     project = repo_facts.project
-    tool = repo_facts.tools
     if project is not None:
         if project.requires_python is not None:
             profile.python_requires = project.requires_python
@@ -250,10 +279,6 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
             profile.build_tools.append(name[0])
     if repo_facts.build_system.backend is not None:
         profile.build_tools.append(f"backend {repo_facts.build_system.backend}")
-
-    requirement_files = sorted(
-        {p for p in repo.glob("requirements*.txt")} | {p for p in repo.glob("requirements/*.txt")}
-    )
     for path in requirement_files:
         rel = path.relative_to(repo).as_posix()
         profile.manifests.append(rel)
@@ -272,12 +297,14 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
         profile.extras = sorted(declared)
     for values in declared.values():
         dependencies += _requirement_names(values)
-    setup_text = _read(repo / "setup.py") + "\n" + _read(repo / "setup.cfg")
-    if profile.python_requires is None:
-        match = re.search(r"python_requires\s*[=:]\s*['\"]?([^'\"\n,]+)", setup_text)
-        if match:
-            profile.python_requires = match.group(1).strip()
+    return dependencies
 
+
+def _installer(
+    repo: Path, profile: CodebaseProfile, repo_facts: RepoFacts, requirement_files: list[Path]
+) -> None:
+    """The language (Python, else the first other ecosystem found), and for Python the package
+    manager, its configuration file and the install command."""
     python = bool(
         {"pyproject.toml", "setup.py", "setup.cfg", "Pipfile"} & set(profile.manifests)
         or requirement_files
@@ -288,8 +315,9 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     else:
         _other_ecosystem(repo, profile)
 
+    tool = repo_facts.tools
     # A [project] table with anything in it is a pip-installable project's metadata.
-    pyproject_project = project is not None and bool(repo_facts.pyproject["project"])
+    pyproject_project = repo_facts.project is not None and bool(repo_facts.pyproject["project"])
     extra = next((e for e in ("test", "tests", "testing", "dev") if e in profile.extras), None)
     target = f'".[{extra}]"' if extra else "."
     if "poetry" in tool or "poetry.lock" in profile.manifests:
@@ -325,6 +353,15 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
         profile.package_manager, profile.config_file = "conda", profile.manifests[0]
         profile.install_command = f"conda env create -f {profile.manifests[0]}"
 
+
+def _tests(
+    repo: Path,
+    profile: CodebaseProfile,
+    tool: Container[str],
+    dependencies: list[str],
+    setup_text: str,
+) -> None:
+    """The test framework and its command, and the build tools tox and make."""
     test_texts = _read(repo / "tox.ini") + _read(repo / "pytest.ini") + setup_text
     if (
         "pytest" in tool
@@ -346,14 +383,6 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
     if (repo / "Makefile").is_file():
         profile.build_tools.append("make")
     profile.build_tools = _unique(profile.build_tools)
-
-    likely: list[str] = []
-    for name in dependencies:
-        likely.extend(SYSTEM_HINTS.get(name, ()))
-    # Non-Python manifests named theirs already (CMake find_package, Composer ext-*).
-    profile.likely_system_packages = _unique([*profile.likely_system_packages, *likely])
-    profile.readme_system_packages = _unique(_apt_packages(_read(repo / readme_name)))
-    return profile
 
 
 def _other_manifests() -> list[str]:
