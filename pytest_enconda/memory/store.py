@@ -203,6 +203,12 @@ class MemoryStore:
             else:
                 reason = f"{what}: {exc}"
             raise MemoryFileError(self.path, reason) from exc
+        except UnicodeDecodeError as exc:
+            # sqlite3 decodes TEXT as UTF-8 on the way out: a damaged page (or a crafted one)
+            # holds bytes that are not, in the schema as in a triple.
+            raise MemoryFileError(
+                self.path, f"{what}: text that is not UTF-8 ({exc.reason})"
+            ) from exc
 
     def _rows(self, what: str, sql: str, params: Sequence[Any] = ()) -> list[Any]:
         with self._guard(what):
