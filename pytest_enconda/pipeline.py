@@ -25,10 +25,11 @@ from .agents.base import AgentOutcome, AgentTask
 from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
 from .cases.models import README_FROM_REPOSITORY
 from .cases.sidecar import ABSENT_FILES_KEPT
+from .efficiency import efficiency
 from .errors import EncondaError, HarnessError, RunStopped, harness_step
 from .grading.verdict import ItemVerdict
 from .kinds import TASK_KINDS
-from .records import CaseDir, RunDir, efficiency
+from .records import CaseDir, RunDir
 from .textio import read_json
 
 if TYPE_CHECKING:
@@ -745,7 +746,7 @@ class CasePipeline:
         return report_read(self.self_report(case))
 
     def efficiency(self, case: Case) -> dict[str, Any]:
-        """The case's efficiency numbers for a stage's record (``records.efficiency``)."""
+        """The case's efficiency numbers for a stage's record (``efficiency.efficiency``)."""
         outcome = self.agent_outcome(case)
         facts = self.facts(case)
         # An existing environment has no final state of the agent's to size.

@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "error_types",
                 "artifacts",
                 "records",
+                "efficiency",
                 "cache",
                 "discovery",
                 "textio",

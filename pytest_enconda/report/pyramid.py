@@ -15,7 +15,7 @@ from ..grading.pyramid import KINDS
 from ..stages import STAGES, Stage
 from ..stages.base import SummaryKind
 
-# The efficiency columns, as ``records.efficiency`` names them.
+# The efficiency columns, as ``efficiency.efficiency`` names them.
 _EFFICIENCY = ("time_to_ready_s", "tokens", "cost_usd", "env_size_bytes", "prefix_bytes")
 
 
@@ -89,7 +89,7 @@ def pyramid_summary(
     harness errors leave Pass@1's: the agent is not blamed for them. C5: hallucinations by kind
     (from ``numbers.hallucinations``: a list of ``{kind}`` or a ``{kind: count}`` map), audited
     cases, missing and invalid reports. Efficiency: per-case values averaged over the cases that
-    have them, taken from ``efficiency`` (case -> ``records.efficiency``, computed from the
+    have them, taken from ``efficiency`` (case -> ``efficiency.efficiency``, computed from the
     case's saved artifacts) when given, else from the rows' numbers.
     """
     stages: dict[str, dict[str, Any]] = {

@@ -22,6 +22,7 @@ from ..aec.grading import GRADE_FILE, AecGrade
 from ..agents.base import AgentOutcome, Step
 from ..artifacts import ArtifactError
 from ..cases.models import GoldenAnswer
+from ..efficiency import efficiency, recorded_facts
 from ..grading.diagnosis import DiagnosisGrade
 from ..grading.judges.base import JudgeStats
 from ..grading.verdict import ItemVerdict
@@ -34,9 +35,7 @@ from ..records import (
     CaseFacts,
     ResultRow,
     RunDir,
-    efficiency,
     read_record,
-    recorded_facts,
 )
 from .evidence import Tail, read_tail, step_log, trajectory_steps
 
@@ -87,7 +86,7 @@ class CaseRecords:
         return []
 
     def efficiency(self) -> dict[str, float | None]:
-        """Time to ready, tokens, cost and sizes (``records.efficiency``, the one rule)."""
+        """Time to ready, tokens, cost and sizes (``efficiency.efficiency``, the one rule)."""
         return efficiency(
             _dump(self.outcome),
             state=_dump(self.state),

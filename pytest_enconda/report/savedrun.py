@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..artifacts import ArtifactError, read_model, write_model
+from ..efficiency import efficiency, recorded_facts
 from ..errors import EncondaError, HarnessError
-from ..records import CaseDir, efficiency, read_case_facts, recorded_facts
+from ..records import CaseDir, read_case_facts
 
 if TYPE_CHECKING:
     from ..agents.base import AgentOutcome
@@ -282,4 +283,4 @@ class SavedRun:
 
 
 class _AnyRecord(BaseModel, extra="allow"):
-    """A saved JSON object read as it is (``records.efficiency`` takes what it finds)."""
+    """A saved JSON object read as it is (``efficiency.efficiency`` takes what it finds)."""

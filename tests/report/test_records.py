@@ -10,7 +10,8 @@ import pytest
 
 from pytest_enconda import records
 from pytest_enconda.artifacts import ArtifactError
-from pytest_enconda.records import ResultRow, RunDir, efficiency
+from pytest_enconda.efficiency import EFFICIENCY_KEYS, efficiency
+from pytest_enconda.records import ResultRow, RunDir
 
 
 def row(case: str, item: str, outcome: str = "passed", **extra: object) -> ResultRow:
@@ -113,7 +114,7 @@ def test_unknown_cost_is_none_and_facts_give_the_prefix() -> None:
     unpriced = {**OUTCOME, "usage": {"total_tokens": 1, "cost_usd": 0.1, "cost_unknown": True}}
     numbers = efficiency(unpriced, facts={"prefix_bytes": 123})
     assert (numbers["cost_usd"], numbers["prefix_bytes"]) == (None, 123)
-    assert efficiency(None) == dict.fromkeys(records.EFFICIENCY_KEYS)
+    assert efficiency(None) == dict.fromkeys(EFFICIENCY_KEYS)
 
 
 def test_a_case_efficiency_comes_from_its_records(tmp_path: Path) -> None:
