@@ -80,7 +80,8 @@ class HtmlHooks:
         outcome_report = report.when == "call" or (report.when == "setup" and not report.passed)
         if not outcome_report:
             return
-        from .review import absolute_href, evidence_html
+        from .evidence_html import evidence_html
+        from .html_parts import absolute_href
         from .runrecords import load_case
 
         # Read per row as the run goes, not cached per case: a case's later items add records.
