@@ -12,38 +12,34 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import socket
-import tempfile
 import time
-import traceback
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import textio
-from .agents.base import AgentOutcome, AgentTask
-from .artifacts import append_jsonl, atomic_write_text, read_model, write_model
-from .cases.models import README_FROM_REPOSITORY
+from .agent_step import AgentStep
+from .agents.base import AgentOutcome
+from .artifacts import atomic_write_text, read_model, write_model
+from .case_repository import TaskImages
 from .cases.sidecar import ABSENT_FILES_KEPT
+from .cost_ceiling import CostCeiling
 from .efficiency import efficiency
 from .errors import EncondaError, HarnessError, RunStopped, harness_step
 from .grading.verdict import ItemVerdict
-from .kinds import TASK_KINDS
 from .records import CaseDir, RunDir
 from .textio import read_json
 
 if TYPE_CHECKING:
-    from .backends.base import Backend, Box
+    from .backends.base import Backend
     from .cases.models import Case
     from .probing.execution import ExecutionRecord
     from .probing.final_state import FinalState
-    from .sandbox.git_deps import GitDependency
     from .settings import EncondaSettings
 
 Progress = Callable[[str], None]
-# A self-report is a small JSON object, a README a few pages: far larger is not one.
+# A self-report is a small JSON object: far larger is not one.
 MAX_REPORT_BYTES = 1 << 20
-MAX_README_BYTES = 8 << 20
 
 
 def read_report(path: Path) -> dict[str, Any] | None:
@@ -88,18 +84,28 @@ class CasePipeline:
         self.worker_id = worker_id
         self.run = RunDir(settings.run_dir)
         self._backend = backend
-        self._agent: Any = None
         self._judge: Any = None
         self._done: dict[tuple[str, str], Any] = {}
         self._failures: dict[tuple[str, str], BaseException] = {}
-        self._repo_readmes: dict[str, tuple[str, str]] = {}
-        # The repository's own README where the case's replaces it in the task image: written
-        # back for the tests (``run_execution``'s ``restore``), never shown to the agent.
-        self._own_readmes: dict[str, dict[str, bytes]] = {}
-        # case id -> files its repository's snapshot lacked (the checkout went on without them)
-        self._absent: dict[str, list[str]] = {}
-        self._submodules_said: set[str] = set()
-        self._ceiling_said = False
+        self.images = TaskImages(
+            settings,
+            backend=self.backend,
+            once=self.once,
+            progress=progress,
+            build_progress=self.build_progress,
+        )
+        self.cost = CostCeiling(
+            settings, self.run.root, agent=lambda: self.agent, progress=progress
+        )
+        self.agents = AgentStep(
+            settings,
+            self.run,
+            worker_id=worker_id,
+            backend=self.backend,
+            images=self.images,
+            cost=self.cost,
+            progress=progress,
+        )
 
     # ----------------------------------------------------------------- strategies, made lazily
 
@@ -119,23 +125,6 @@ class CasePipeline:
     regrading = False
 
     @property
-    def agent(self) -> Any:
-        if self._agent is None:
-            from .agents import registry
-
-            options: dict[str, Any] = dict(self.settings.agent_options)
-            if self.settings.model:
-                options["model"] = self.settings.model
-            if self.settings.api_base:
-                options["api_base"] = self.settings.api_base
-            if self.settings.predictions:
-                options["predictions"] = self.settings.predictions
-            if self.settings.memory is not None:
-                options["memory"] = str(self.settings.memory)
-            self._agent = registry.create(self.settings.agent, **options)
-        return self._agent
-
-    @property
     def judge(self) -> Any:
         if self._judge is None:
             from .agents.llm import CostLedger
@@ -147,7 +136,7 @@ class CasePipeline:
                 api_base=self.settings.judge_api_base,
                 cache_dir=default_cache_dir() / "judge",
                 concurrency=self.settings.judge_concurrency,
-                price=self.judge_price(),
+                price=self.cost.judge_price(),
                 ledger=CostLedger(self.run.root, self.settings.max_cost),
             )
         return self._judge
@@ -219,274 +208,24 @@ class CasePipeline:
 
     # ----------------------------------------------------------------- the agent
 
-    def agent_outcome(self, case: Case) -> AgentOutcome:
-        return self.once(case, "agent", lambda: self._run_agent(case))  # type: ignore[no-any-return]
-
-    def _run_agent(self, case: Case) -> AgentOutcome:
-        paths = self.case_dir(case)
-        if self.grades_existing:
-            return AgentOutcome(
-                case_id=case.id,
-                agent="existing-environment",
-                message=f"existing environment: {self.settings.python} in {self.settings.repo}",
-            )
-        if paths.agent_outcome.is_file():
-            return read_model(paths.agent_outcome, AgentOutcome)
-        self._check_ceiling()
-        agent = self.agent
-        began = time.monotonic()
-        # The task image is built when the agent asks for its box (``start_container``), and
-        # agents start their clock once the box is up: a build of minutes under load is the
-        # harness's time. Agents that need no box (oracle, replay) need no image either.
-        readme_name, readme_text = self._agent_readme(case)
-        task = AgentTask(
-            case=case,
-            readme_text=readme_text,
-            readme_name=readme_name,
-            log_path=paths.agent_log,
-            trajectory_path=paths.trajectory,
-            run_dir=self.run.root,
-            max_cost=self.settings.max_cost,
-            model_price=self.settings.model_price,
-            start_container=lambda: self._agent_box(case),
-        )
-        append_jsonl(
-            paths.agent_runs,
-            {
-                "pid": os.getpid(),
-                "worker": self.worker_id,
-                "host": socket.gethostname(),
-                "agent": self.settings.agent,
-                "started": time.time(),
-            },
-        )
-        started = time.monotonic()
-        try:
-            outcome = agent.run(task)
-        except RunStopped as exc:
-            self._say_ceiling(str(exc))
-            raise
-        except EncondaError:
-            # A harness failure (the model provider's included) saves no outcome, so
-            # ``--resume`` runs this agent again.
-            raise
-        except Exception as exc:  # the agent's own bug counts against the agent
-            outcome = AgentOutcome(
-                case_id=case.id,
-                agent=self.settings.agent,
-                status="crashed",
-                message="".join(traceback.format_exception(exc))[-4000:],
-                wall_time=time.monotonic() - started,
-            )
-        # Whatever of the step was not the agent's own clock: the build above, starting and
-        # removing the box (an agent without a clock of its own reports none).
-        outcome.harness_seconds = round(max(0.0, time.monotonic() - began - outcome.wall_time), 3)
-        atomic_write_text(paths.setup_script, outcome.setup_script)
-        write_model(paths.agent_outcome, outcome)
-        return outcome
-
     def judge_price(self) -> tuple[float, float] | None:
-        """``--judge-price``, else ``--model-price`` when the judge runs the agent's model."""
-        settings = self.settings
-        if settings.judge_price is not None:
-            return settings.judge_price
-        model = settings.judge.partition(":")[2] if settings.judge.startswith("llm:") else None
-        return settings.model_price if model and model == settings.model else None
+        return self.cost.judge_price()
 
     def judge_pricing_warning(self) -> str | None:
-        """Why the llm judge's calls cannot count against ``--max-cost``, if they cannot."""
-        settings = self.settings
-        if settings.max_cost is None or not settings.judge.startswith("llm:"):
-            return None
-        if self.judge_price() is not None:
-            return None
-        from .agents.llm import litellm_prices, model_for
-
-        model = settings.judge.partition(":")[2]
-        if litellm_prices(model_for(model, settings.judge_api_base)):
-            return None
-        return (
-            f"warning: --max-cost ${settings.max_cost:g} cannot count the llm judge's calls: "
-            f"litellm has no price for {model}; give one with --judge-price IN,OUT"
-        )
+        return self.cost.judge_pricing_warning()
 
     def pricing_warning(self) -> str | None:
-        """Why ``--max-cost`` cannot be enforced for this run's model, if it cannot: litellm has
-        no price for it (a local server) and ``--model-price`` gives none, so its calls count $0.
-        """
-        settings = self.settings
-        if settings.max_cost is None or settings.model_price is not None or not settings.model:
-            return None
-        if not getattr(type(self.agent), "needs_model", False):
-            return None
-        from .agents.llm import litellm_prices, model_for
+        return self.cost.pricing_warning()
 
-        if litellm_prices(model_for(settings.model, settings.api_base)):
-            return None
-        return (
-            f"warning: --max-cost ${settings.max_cost:g} cannot be enforced: litellm has no "
-            f"price for {settings.model}, so its calls count $0; give one with "
-            "--model-price IN,OUT (USD per million prompt and completion tokens)"
-        )
+    @property
+    def agent(self) -> Any:
+        return self.agents.agent
 
-    def _check_ceiling(self) -> None:
-        """No case starts (nothing is built for it) once ``--max-cost`` is spent."""
-        if self.settings.max_cost is None:
-            return
-        from .agents.llm import CostLedger
-
-        reason = CostLedger(self.run.root, self.settings.max_cost).exhausted()
-        if reason:
-            self._say_ceiling(reason)
-            raise RunStopped(f"not run: {reason}")
-
-    def _say_ceiling(self, reason: str) -> None:
-        if not self._ceiling_said:
-            self._ceiling_said = True
-            self.progress(f"cost ceiling reached ({reason}); cases not started are skipped")
-
-    def _agent_readme(self, case: Case) -> tuple[str, str]:
-        """The README the agent is given: the case's, or the repository's own (imported research,
-        or the original variant of an instance whose dataset lacks the original README file).
-
-        The repository's README is only known once it is materialised: building the task image
-        does that, and an agent that needs no image (one answering from the README) has the
-        repository materialised for its README alone.
-        """
-        if README_FROM_REPOSITORY not in case.spec.tags:
-            return Path(case.spec.readme_target).name, case.readme_text
-        if case.id not in self._repo_readmes:
-            self.once(case, "repository-readme", lambda: self._read_repository_readme(case))
-        name, text = self._repo_readmes[case.id]
-        if not text.strip():
-            source = case.spec.repository
-            where = f"{source.url or source.path}@{source.revision or 'its folder'}"
-            raise HarnessError(
-                f"{case.id}: the repository has no README ({case.spec.readme_target} or "
-                f"README.*) at {where}"
-            )
-        return name, text
-
-    def _read_repository_readme(self, case: Case) -> None:
-        with tempfile.TemporaryDirectory(prefix="enconda-readme-") as tmp:
-            repo_dir = Path(tmp) / "repo"
-            self._materialize(case, repo_dir)
-            self._repo_readmes[case.id] = repository_readme(repo_dir, case.spec.readme_target)
-
-    def _materialize(self, case: Case, repo_dir: Path) -> str:
-        """The case's repository into ``repo_dir`` (its tree hash). A snapshot lacking some files'
-        contents is checked out without them, as verify made the reference: which ones is said
-        now and kept for ``case.json``."""
-        from .sandbox.repo import describe_absent, materialize
-
-        absent: list[str] = []
-        submodules: list[str] = []
-        digest = materialize(
-            case.spec.repository,
-            case.case_dir,
-            repo_dir,
-            mirror_dir=self.settings.repo_mirror,
-            cache_dir=self.backend().cache_dir,
-            absent=absent,
-            submodules=submodules,
-        )
-        if case.id not in self._submodules_said:
-            self._submodules_said.add(case.id)
-            # The reference was made with the same mirror's submodules; an empty one is said.
-            for line in submodules:
-                if "left empty" in line:
-                    self.progress(f"{case.id}: warning: submodule {line}")
-        if absent:
-            if case.id not in self._absent:
-                self.progress(
-                    f"{case.id}: warning: the repository's snapshot lacks "
-                    + describe_absent(absent, "checked out without them")
-                )
-            self._absent[case.id] = absent
-        return digest
-
-    @contextlib.contextmanager
-    def _agent_box(self, case: Case) -> Iterator[Box]:
-        from .backends.base import download_cache_key, started
-
-        image = self.task_image(case)
-        with started(
-            self.backend(),
-            image,
-            case_id=case.id,
-            role="agent",
-            download_cache=download_cache_key(case),
-        ) as box:
-            yield box
-            if TASK_KINDS.get(case.spec.suite).graded_by_probes and getattr(
-                self.agent, "acts_in_container", False
-            ):
-                self._freeze_agent_box(case, box)
-
-    def _freeze_agent_box(self, case: Case, box: Box) -> None:
-        """The agent's box, as it left it, becomes the final state the probes grade."""
-        from .probing.final_state import freeze
-
-        self.progress(f"{case.id}: freezing the agent's container")
-        paths = self.case_dir(case)
-        state = freeze(box, case, paths, source="agent-container")
-        write_model(paths.final_state, state)
+    def agent_outcome(self, case: Case) -> AgentOutcome:
+        return self.once(case, "agent", lambda: self.agents.outcome(case))  # type: ignore[no-any-return]
 
     def task_image(self, case: Case) -> str:
-        return self.once(case, "image", lambda: self._build_task_image(case))  # type: ignore[no-any-return]
-
-    def _build_task_image(self, case: Case) -> str:
-        backend = self.backend()
-        spec = case.spec
-        self.progress(f"{case.id}: preparing image (base {spec.base_image})")
-        with tempfile.TemporaryDirectory(prefix="enconda-repo-") as tmp:
-            repo_dir = Path(tmp) / "repo"
-            # The repository first: an unavailable one should fail before minutes of building.
-            digest = self._materialize(case, repo_dir)
-            if README_FROM_REPOSITORY in spec.tags:
-                # Nothing is written over the repository's own README; the agent reads it.
-                overrides: dict[str, bytes] = {}
-                self._repo_readmes[case.id] = repository_readme(repo_dir, spec.readme_target)
-            else:
-                overrides = {spec.readme_target: case.readme_text.encode("utf-8")}
-                self._keep_own_readme(case, repo_dir, overrides)
-            git_deps = self._git_deps(case, repo_dir)
-            return backend.task_image(
-                case,
-                repo_dir,
-                overrides,
-                tree_hash=digest,
-                progress=self.build_progress,
-                git_deps=git_deps,
-            )
-
-    def _git_deps(self, case: Case, repo_dir: Path) -> list[GitDependency]:
-        """The repository's GitHub dependencies the mirror holds, said once per case: the
-        verified reference was installed with the same copies."""
-        from .sandbox.git_deps import describe, mirrored_dependencies
-
-        deps = mirrored_dependencies(repo_dir, self.settings.repo_mirror)
-        if deps:
-            self.progress(f"{case.id}: {describe(deps)}")
-        return deps
-
-    def _keep_own_readme(self, case: Case, repo_dir: Path, overrides: dict[str, bytes]) -> None:
-        """Keep the repository's own README for the test step, which runs on it; one that
-        cannot be read (a link, too large) is said, since the tests then meet the case's."""
-        target = case.spec.readme_target
-        own = repo_dir / target
-        if not own.exists() and not own.is_symlink():
-            return  # the repository has none: the case's README is the only one
-        try:
-            data = textio.read_within(repo_dir, own, MAX_README_BYTES)
-        except (OSError, ValueError) as exc:
-            self.progress(
-                f"{case.id}: warning: the repository's own {target} cannot be restored for the "
-                f"test step ({exc}); the tests run on the case's README"
-            )
-            return
-        if data != overrides[target]:
-            self._own_readmes[case.id] = {target: data}
+        return self.images.task_image(case)
 
     # ----------------------------------------------------------------- replay and final state
 
@@ -510,7 +249,12 @@ class CasePipeline:
                 heartbeat(self.progress, f"{case.id}: running the golden setup", budget),
             ):
                 timing = measure_golden(
-                    self.backend(), image, case, paths, ceilings, self._own_readmes.get(case.id)
+                    self.backend(),
+                    image,
+                    case,
+                    paths,
+                    ceilings,
+                    self.images.own_readmes.get(case.id),
                 )
             if timing is not None:
                 write_model(paths.golden_record, timing)
@@ -547,7 +291,7 @@ class CasePipeline:
                     paths,
                     scale=self.settings.budget_scale,
                     golden=lambda ceilings: self.golden_timing(case, ceilings),
-                    restore=self._own_readmes.get(case.id),
+                    restore=self.images.own_readmes.get(case.id),
                 )
             write_model(paths.execution_record, record)
             return record
@@ -768,7 +512,7 @@ class CasePipeline:
             try:
                 grade = grade_diagnosis(case.golden, outcome.diagnosis, self.judge)
             except RunStopped as exc:  # the llm judge reached --max-cost
-                self._say_ceiling(str(exc))
+                self.cost.say(str(exc))
                 raise
             write_model(self.case_dir(case).diagnosis, grade)
             return grade
@@ -808,7 +552,7 @@ class CasePipeline:
             "spec": json.loads(case.spec.model_dump_json()),
             "variant": case.variant,
         }
-        absent = self._absent.get(case.id)
+        absent = self.images.absent.get(case.id)
         if absent:
             # Written only when some were absent: a complete checkout's case.json is unchanged.
             facts["absent_files"] = absent[:ABSENT_FILES_KEPT]
@@ -841,21 +585,3 @@ def heartbeat(progress: Progress, step: str, budget: float) -> Iterator[None]:
     finally:
         done.set()
         thread.join()
-
-
-_README_NAMES = ("README.md", "README.rst", "README.txt", "README")
-
-
-def repository_readme(repo_dir: Path, preferred: str = "README.md") -> tuple[str, str]:
-    """(name, text) of a repository's own README: ``preferred``, else the usual names, any case
-    (the README before errors; ``verify`` and ``construct`` read the same one)."""
-    candidates = [repo_dir / preferred]
-    by_lower = {entry.name.lower(): entry for entry in repo_dir.iterdir() if entry.is_file()}
-    candidates += [by_lower[name.lower()] for name in _README_NAMES if name.lower() in by_lower]
-    root = repo_dir.resolve()
-    for path in candidates:
-        # The repository is downloaded data: a README linking out of it must not read host files.
-        if path.is_file() and not path.is_symlink() and root in path.resolve().parents:
-            data = textio.read_bounded(path, MAX_README_BYTES, follow_links=False)
-            return path.name, data.decode("utf-8", errors="replace")
-    return Path(preferred).name, ""

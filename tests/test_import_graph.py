@@ -49,7 +49,14 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
             {"caserun", "agents", "probing", "grading", "stages", "aspects", "memory", "aec"}
         ),
     ),
-    ("pipeline", frozenset({"pipeline", "report", "dispatch"})),
+    # The pipeline's collaborators: a case's repository and task image, the cost ceiling, the
+    # agent's step.
+    (
+        "pipeline",
+        frozenset(
+            {"pipeline", "case_repository", "cost_ceiling", "agent_step", "report", "dispatch"}
+        ),
+    ),
     (
         "pytest",
         frozenset({"options", "inifile", "settings", "session", "items", "scheduling", "state"}),

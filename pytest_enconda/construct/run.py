@@ -184,7 +184,7 @@ def construct(
 def _construct_repository(run: _Run, validator: object, record: object, outcome: RepoOutcome):
     """One accepted repository: errors injected, filtered, validated one by one, planned into
     levels, the instances written and audited; the report is saved after each step."""
-    from ..pipeline import repository_readme
+    from ..repo.readme import repository_readme
 
     options = run.options
     with validator.workspace(outcome.repository, outcome.revision) as ws:  # type: ignore[attr-defined]

@@ -49,7 +49,7 @@ def snapshot_folder(
     """Commit a copy of ``folder``, its README prepared for the checkout (``prepare.py``), into
     ``mirror/<owner>+<name>/repo`` (bare), where ``--repo-mirror`` finds it: (the revision, the
     README rewrites). A fixed identity and date: the same tree gives the same revision."""
-    from ..pipeline import repository_readme
+    from ..repo.readme import repository_readme
     from ..sandbox.repo import IGNORED_NAMES
     from .prepare import prepare_readme, scm_versioned
 

@@ -38,9 +38,9 @@ from ..cases.sidecar import (
     write_sidecar,
 )
 from ..errors import EncondaError, InputError
-from ..pipeline import repository_readme
 from ..repo.ci_services import service_packages
 from ..repo.facts import RepoFacts, read_repository
+from ..repo.readme import repository_readme
 from .attempt import attempt
 from .context import Progress, VerifyContext, VerifyOptions, verify_case
 from .recipes import AS_OF, as_of_script, ci_file_steps, recipe_script, with_file_steps

@@ -82,7 +82,7 @@ def pipeline(tmp_path: Path, scripted: Any = None, **settings: Any) -> CasePipel
         backend=FakeBackend(tmp_path / "fake"),
     )
     if scripted is not None:
-        made._agent = scripted
+        made.agents._agent = scripted
     return made
 
 
