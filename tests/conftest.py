@@ -14,7 +14,11 @@ from collections.abc import Callable, Iterator
 # pytester's in-process runs drop modules first imported during a run; numpy (behind scipy,
 # which grading uses) cannot be imported twice in one process, and docker-py's requests,
 # imported twice, fails with "You can only merge into CookieJar": load both before any run.
+# matplotlib likewise: a package loaded before a run (a find_spec of one of its modules does
+# that) whose pyplot and gridspec are dropped after it draws plots "three-digit integer, not
+# GridSpec" in the next run's report.
 import docker  # noqa: F401
+import matplotlib.pyplot  # noqa: F401
 import pytest
 import scipy.optimize  # noqa: F401
 from scripted_llm import ScriptedServer
