@@ -14,9 +14,9 @@ from collections.abc import Callable, Iterator
 # pytester's in-process runs drop modules first imported during a run; numpy (behind scipy,
 # which grading uses) cannot be imported twice in one process, and docker-py's requests,
 # imported twice, fails with "You can only merge into CookieJar": load both before any run.
-# matplotlib likewise: a package loaded before a run (a find_spec of one of its modules does
-# that) whose pyplot and gridspec are dropped after it draws plots "three-digit integer, not
-# GridSpec" in the next run's report.
+# matplotlib likewise: when its package was loaded before a run (a find_spec of one of its
+# modules does that) but pyplot was not, the next run's report fails with "three-digit
+# integer, not GridSpec".
 import docker  # noqa: F401
 import matplotlib.pyplot  # noqa: F401
 import pytest
