@@ -113,9 +113,12 @@ class StageContext:
     asking for ``facts()`` or another stage's result does not run them again.
     """
 
-    def __init__(self, run: CaseRun, case: Case) -> None:
+    def __init__(self, run: CaseRun, case: Case, *, budget: float | None = None) -> None:
         self._run = run
         self.case = case
+        self.budget = budget
+        """The stage's budget for this case in seconds (``Stage.budget``: the case's value, else
+        the stage's default); None for a stage that declares none."""
 
     @property
     def environment(self) -> Any:

@@ -110,7 +110,7 @@ def check_collectable(config: pytest.Config, case: Case, source: str) -> list[tu
     """What collection refuses beyond the file format: an unknown base image, a duplicate id."""
     from .sandbox.recipes import BASE_RECIPES
 
-    problems = []
+    problems: list[tuple[str, str]] = []
     if case.spec.base_image not in BASE_RECIPES:
         known = ", ".join(sorted(BASE_RECIPES))
         problems.append(
@@ -125,9 +125,31 @@ def check_collectable(config: pytest.Config, case: Case, source: str) -> list[tu
                 problems.append(
                     ("research.skip_reasons", f"unknown pyramid stage {name!r}; known: {known}")
                 )
+    problems += _stage_budget_problems(case)
     earlier = session_of(config).claim_case_id(case.id, source)
     if earlier is not None:
         problems.append(("id", f"{case.id!r} is already the id of {earlier}"))
+    return problems
+
+
+def _stage_budget_problems(case: Case) -> list[tuple[str, str]]:
+    """A ``[budgets]`` key no stage of the case's kind declares (``Stage.budget_field``): a
+    typo, or a plugin not loaded, would otherwise leave the stage on its default unnoticed."""
+    from .cases.models import ResearchSpec
+    from .stages import STAGES
+
+    suite = case.spec.suite
+    fields = {s.budget_field for s in STAGES.values() if s.task_kind == suite and s.budget_field}
+    # C0-C4's budgets are [research] fields: the same key in [budgets] would be read nowhere.
+    declared = sorted(fields - set(ResearchSpec.model_fields))
+    problems: list[tuple[str, str]] = []
+    for key in case.spec.budgets.stage_seconds():
+        if key in ResearchSpec.model_fields:
+            problems.append((f"budgets.{key}", "a [research] field: write it there"))
+        elif key not in declared:
+            known = ", ".join(declared) or "none"
+            why = f"no pyramid stage of suite {suite!r} declares this budget; declared: {known}"
+            problems.append((f"budgets.{key}", why))
     return problems
 
 

@@ -464,7 +464,7 @@ class CasePipeline:
         return None
 
     def _run_stage(self, case: Case, name: str) -> Any:
-        from .stages import STAGES, StageContext
+        from .stages import STAGES
 
         # First: a harness failure here is the environment's, whichever stage asked.
         self.environment(case)
@@ -472,7 +472,7 @@ class CasePipeline:
             stage = STAGES.get(name)
         except KeyError as exc:
             raise HarnessError(f"unknown pyramid stage {name!r}: {exc.args[0]}") from None
-        return stage.run(StageContext(self, case))
+        return stage.run_for(self, case)
 
     def facts(self, case: Case) -> dict[str, Any] | None:
         """``python_facts.py`` run by the reported interpreter (GPUs visible if any); ``None``

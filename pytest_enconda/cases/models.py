@@ -197,11 +197,38 @@ PositiveSeconds = Annotated[
 RESEARCH_SETUP_SECONDS = 2400.0  # the research task kind's default (aspects.py)
 
 
+# A plugin stage's budget key (``Stage.budget_field``): a stage's key in form, not a free name.
+_STAGE_BUDGET = re.compile(r"^[a-z][a-z0-9_]{0,55}_seconds$")
+
+
 class Budgets(_Strict):
+    """The agent's, the setup's and the tests' budgets, and any pyramid stage's a plugin adds: a
+    key named by a registered stage's ``budget_field`` (``c9_seconds = 500``). Whether such a
+    stage is registered is checked at collection (``items.check_collectable``), where the
+    plugins have all been loaded; here only its form and its seconds."""
+
+    model_config = ConfigDict(extra="allow", frozen=True)
+    # pydantic validates each extra key's value as this type; pyright sees the base's Any.
+    __pydantic_extra__: dict[str, PositiveSeconds] = Field(init=False)  # pyright: ignore[reportIncompatibleVariableOverride]
+
     agent_seconds: PositiveSeconds = 1800
     setup_seconds: PositiveSeconds = 900
     test_seconds: PositiveSeconds = 600
     agent_steps: Annotated[int, Field(gt=0, le=100_000, strict=True)] = 60
+
+    @model_validator(mode="after")
+    def _stage_budget_keys(self) -> Budgets:
+        for key in self.model_extra or {}:
+            if not _STAGE_BUDGET.match(key):
+                raise ValueError(
+                    f"unknown budget {key!r}: expected agent_seconds, setup_seconds, "
+                    "test_seconds, agent_steps, or a plugin stage's '<name>_seconds'"
+                )
+        return self
+
+    def stage_seconds(self) -> dict[str, float]:
+        """The plugin stages' budgets the case gives, by key."""
+        return dict(self.model_extra or {})
 
 
 class EnvironmentLayer(_Strict):
@@ -367,6 +394,14 @@ class CaseSpec(_Strict):
             budgets = self.budgets.model_copy(update={"setup_seconds": kind.setup_seconds})
             object.__setattr__(self, "budgets", budgets)  # frozen: set once, while validating
         return self
+
+    def stage_budget(self, field: str) -> float | None:
+        """The seconds the case gives the stage budget named ``field`` (``Stage.budget_field``):
+        a ``[research]`` field for C0-C4, as the released cases write them, else a ``[budgets]``
+        key a plugin's stage declares; None where the case gives none."""
+        if self.research is not None and field in ResearchSpec.model_fields:
+            return float(getattr(self.research, field))
+        return self.budgets.stage_seconds().get(field)
 
     @field_validator("readme_target")
     @classmethod

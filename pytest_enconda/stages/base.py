@@ -14,6 +14,7 @@ from ..caserun import StageContext
 from ..registry import Registry
 
 if TYPE_CHECKING:
+    from ..caserun import CaseRun
     from ..cases.models import Case
     from ..probing.pyramid import StageResult
 
@@ -40,9 +41,11 @@ class Stage:
     needs_gpu: bool = False
     """``gpus > 0``; given alone, the stage needs one."""
     budget_field: str | None = None
-    """The field of the case's ``[research]`` budgets that bounds this stage, if any."""
+    """The case's budget that bounds this stage, by name: a ``[research]`` field for C0-C4 (as
+    the released cases write them), else a key of the case's ``[budgets]`` table that a plugin's
+    stage declares (``c9_seconds``; ``CaseSpec.stage_budget``)."""
     budget_seconds: float | None = None
-    """The budget of a stage without a ``[research]`` field of its own (one a plugin adds)."""
+    """The stage's budget where the case gives none: a plugin stage's default."""
     applies: Callable[[Case], bool] | None = None
     """Whether ``case`` declares what the stage runs (its support flag, its entry point);
     what the host lacks is the stage's own skip, at run time. None: every case of its kind."""
@@ -50,6 +53,10 @@ class Stage:
     """``--ddp-cpu`` may run it on CPU processes instead of its GPUs: its summary row counts
     those runs (``cpu_mode``)."""
     summary: SummaryKind = "funnel"
+    own_gpu_skip: bool = False
+    """The stage's ``run`` says itself why it skips on a host with fewer than ``gpus`` GPUs
+    (C2-C4, whose reasons put a case's declared skip first); otherwise ``run_for`` skips it
+    before it runs."""
     task_kind: str = "research"
     keyword: str = ""
     """Added to the item's keywords (``-k``); the stage's name unless given."""
@@ -68,12 +75,33 @@ class Stage:
 
     def budget(self, case: Case, default: float = 600) -> float:
         """The stage's time budget for ``case`` (``default`` when it has none)."""
-        research = case.spec.research
-        if self.budget_field is not None and research is not None:
-            return float(getattr(research, self.budget_field))
+        if self.budget_field is not None:
+            given = case.spec.stage_budget(self.budget_field)
+            if given is not None:
+                return given
         if self.budget_seconds is not None:
             return float(self.budget_seconds)
         return default
+
+    def gpu_shortfall(self, gpu_count: int, *, ddp_cpu: bool) -> str | None:
+        """Why the stage cannot run on a host with ``gpu_count`` GPUs, or None: it needs none,
+        has them, or runs on CPU processes instead (``cpu_fallback`` under ``--ddp-cpu``)."""
+        if gpu_count >= self.gpus or (self.cpu_fallback and ddp_cpu):
+            return None
+        needs = "a GPU" if self.gpus == 1 else f"{self.gpus} GPUs"
+        reason = f"{self.name} needs {needs} (this host has {gpu_count})"
+        return reason + ("; --ddp-cpu runs it on CPU processes" if self.cpu_fallback else "")
+
+    def run_for(self, run: CaseRun, case: Case) -> StageResult:
+        """The stage's result for ``case``: its ``run`` with its budget in the context, or
+        skipped where the host has too few GPUs, as C2-C4 skip themselves."""
+        budget = self.budget(case) if self.has_budget else None
+        ctx = StageContext(run, case, budget=budget)
+        if not self.own_gpu_skip and self.gpus:
+            reason = self.gpu_shortfall(ctx.environment.gpu_count, ddp_cpu=ctx.ddp_cpu)
+            if reason is not None:
+                return skipped(self.name, reason)
+        return self.run(ctx)
 
     def applies_to(self, case: Case) -> bool:
         """Whether the stage runs for ``case`` by what the case declares: its kind, no declared

@@ -52,4 +52,5 @@ STAGE = Stage(
     probe="test_c2_gpu_visible",
     description="The framework sees a GPU in the agent's interpreter.",
     gpus=1,
+    own_gpu_skip=True,
 )

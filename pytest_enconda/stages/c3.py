@@ -28,6 +28,7 @@ STAGE = Stage(
     probe="test_c3_entry_point_on_one_gpu",
     description="The case's entry point runs one step on GPU 0.",
     gpus=1,
+    own_gpu_skip=True,
     applies=applies,
     budget_field="c3_seconds",
 )

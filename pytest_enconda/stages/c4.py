@@ -104,6 +104,7 @@ STAGE = Stage(
     probe="test_c4_distributed_run",
     description="torchrun over the visible GPUs (or 2 CPU processes on gloo with --ddp-cpu).",
     gpus=2,  # DDP: two processes, one GPU each
+    own_gpu_skip=True,
     applies=applies,
     cpu_fallback=True,
     budget_field="c4_seconds",

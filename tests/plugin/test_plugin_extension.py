@@ -2,15 +2,18 @@
 file touched (issue 44: one module plus one registration each).
 
 The README's "Adding a stage or an aspect" example, run: the host backend (``--python``) grades
-the interpreter running this test, so no Docker is needed. The stage declares a GPU and a budget:
-its probe carries the ``gpu`` marker, its budget is in the item's timeout, and its column is in
-the summary and the reports. The task kind's case runs on the fake backend.
+the interpreter running this test, so no Docker is needed. One stage declares a budget of its own
+(``c9_seconds``, 321 s unless the case's ``[budgets]`` says otherwise): it is in the item's
+timeout and in the stage's context as it runs, and its column is in the summary and the reports.
+Another declares a GPU: its probe carries the ``gpu`` marker, and on a host without one it is
+skipped with the reason, as C2-C4 are. The task kind's case runs on the fake backend.
 """
 
 from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 
 import pytest
 from casefactory import write_case, write_research_case
@@ -29,10 +32,17 @@ from pytest_enconda.stages import STAGES, Stage
 def python_runs(ctx):
     from pytest_enconda.probing.pyramid import StageResult
 
-    run = ctx.environment.run("python3 --version", timeout=60)
+    run = ctx.environment.run("python3 --version", timeout=ctx.budget)
     outcome = "passed" if run.ok else "failed"
-    numbers = {"exit_code": run.exit_code}
+    numbers = {"exit_code": run.exit_code, "budget": ctx.budget}
     return StageResult(stage="C9", outcome=outcome, message=run.output.strip(), numbers=numbers)
+
+
+def on_a_gpu(ctx):
+    from pytest_enconda.probing.pyramid import StageResult
+
+    run = ctx.environment.run("python3 -c pass", gpus=0, timeout=60)
+    return StageResult(stage="C6", outcome="passed" if run.ok else "failed", message="ran")
 
 
 def readme_has_a_title(ctx):
@@ -48,12 +58,22 @@ def readme_has_a_title(ctx):
 
 STAGES.register(
     Stage(
+        name="C6",
+        title="C6 on a GPU",
+        run=on_a_gpu,
+        probe="test_c6_on_a_gpu",
+        description="python3 runs with GPU 0 visible.",
+        gpus=1,
+    )
+)
+STAGES.register(
+    Stage(
         name="C9",
         title="C9 python",
         run=python_runs,
         probe="test_c9_python_runs",
         description="python3 --version exits 0 in the environment.",
-        gpus=1,
+        budget_field="c9_seconds",
         budget_seconds=321,
     )
 )
@@ -66,6 +86,7 @@ ASPECTS.register(
 def test_a_conftest_adds_a_stage_and_an_aspect(pytester: pytest.Pytester) -> None:
     pytester.makeconftest(PLUGIN)
     research = write_research_case(pytester.path, "alpha")
+    _give_budget(research, "c9_seconds = 77")
     write_case(pytester.path, "beta")
     report = pytester.path / "report.json"
     report.write_text(json.dumps({"python_path": sys.executable, "env_tool": "pip"}))
@@ -91,6 +112,7 @@ def test_a_conftest_adds_a_stage_and_an_aspect(pytester: pytest.Pytester) -> Non
     )
     stage = json.loads((run / "cases" / "alpha" / "pyramid" / "C9.json").read_text())
     assert stage["outcome"] == "passed" and stage["message"].startswith("Python 3.")
+    assert stage["numbers"]["budget"] == 77  # the case's budget, in the stage's context
     lines = (run / "results.jsonl").read_text().splitlines()
     rows = {row["item"]: row for row in map(json.loads, lines)}
     assert rows["probe_pyramid.py::test_c9_python_runs"]["stage"] == "C9"
@@ -125,24 +147,97 @@ def pytest_collection_finish(session):
 """
 
 
+def _give_budget(case_dir: Path, line: str) -> None:
+    """A line added to the case's ``[budgets]`` table (its last)."""
+    toml = case_dir / "case.toml"
+    toml.write_text(toml.read_text() + line + "\n")
+
+
 def test_a_conftest_stage_with_a_gpu_and_a_budget_is_marked_and_timed(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makeconftest(PLUGIN + COLLECTED)
-    research = write_research_case(pytester.path, "alpha")
-    result = pytester.runpytest_subprocess("cases", "--co", "-q", "--strict-markers", "-m", "gpu")
+    default = write_research_case(pytester.path, "alpha")
+    given = write_research_case(pytester.path, "gamma")
+    _give_budget(given, "c9_seconds = 500")
+    result = pytester.runpytest_subprocess("cases", "--co", "-q", "--strict-markers")
     assert result.ret == 0, result.stdout.str()
     collected = json.loads((pytester.path / "collected.json").read_text())
-    gpu = sorted(nodeid.rsplit("::", 1)[1] for nodeid, item in collected.items() if item["gpu"])
+    gpu = sorted(
+        nodeid.rsplit("::", 1)[1]
+        for nodeid, item in collected.items()
+        if item["gpu"] and "alpha" in nodeid
+    )
     assert gpu == [
         "test_c2_gpu_visible",
         "test_c3_entry_point_on_one_gpu",
         "test_c4_distributed_run",
-        "test_c9_python_runs",
+        "test_c6_on_a_gpu",
     ]
-    # The built-in stages' budgets as this process (without C9) counts them, plus C9's.
-    expected = case_timeout(load_case(research / "case.toml")) + 321
-    assert {item["timeout"] for item in collected.values()} == {expected}
+    # The built-in stages' budgets as this process (without C9) counts them, plus C9's: its
+    # default, or what the case gives it.
+    timeouts = {nodeid.split("/")[1]: item["timeout"] for nodeid, item in collected.items()}
+    base = case_timeout(load_case(default / "case.toml"))
+    assert timeouts == {"alpha": base + 321, "gamma": base + 500}
+
+
+def test_a_stage_budget_no_stage_declares_is_refused_at_collection(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makeconftest(PLUGIN)
+    _give_budget(write_research_case(pytester.path, "alpha"), "c9_secs_seconds = 5")
+    _give_budget(write_research_case(pytester.path, "beta"), "c4_seconds = 5")
+    result = pytester.runpytest_subprocess("cases", "--co", "-q")
+    assert result.ret != 0
+    result.stdout.fnmatch_lines(
+        [
+            "*budgets.c9_secs_seconds*no pyramid stage of suite 'research' declares this budget;"
+            " declared: c9_seconds*",
+            "*budgets.c4_seconds: a ?research? field: write it there*",  # fnmatch: [ is a set
+        ],
+        consecutive=False,
+    )
+
+
+# The host's GPU count as the host backend reads it, fixed for the test.
+HOST_GPUS = """
+import pytest_enconda.backends.host as host
+
+host.host_gpu_count = lambda: {gpus}
+"""
+
+
+@pytest.mark.parametrize(("gpus", "outcome"), [(0, "skipped"), (1, "passed")])
+def test_a_conftest_gpu_stage_is_skipped_on_a_host_without_one(
+    pytester: pytest.Pytester, gpus: int, outcome: str
+) -> None:
+    pytester.makeconftest(PLUGIN + HOST_GPUS.format(gpus=gpus))
+    research = write_research_case(pytester.path, "alpha")
+    report = pytester.path / "report.json"
+    report.write_text(json.dumps({"python_path": sys.executable, "env_tool": "pip"}))
+    run = pytester.path / "run"
+    result = pytester.runpytest_subprocess(
+        "cases",
+        "-m",
+        "gpu",
+        "-k",
+        "C6",
+        "--python",
+        sys.executable,
+        "--repo",
+        str(research / "repo"),
+        "--report",
+        str(report),
+        "--run-dir",
+        str(run),
+        "-rs",
+    )
+    result.assert_outcomes(**{outcome: 1})
+    stage = json.loads((run / "cases" / "alpha" / "pyramid" / "C6.json").read_text())
+    assert stage["outcome"] == outcome
+    if gpus == 0:
+        assert stage["message"].startswith("C6 needs a GPU (this host has 0)")
+        result.stdout.fnmatch_lines(["*C6 needs a GPU (this host has 0)*"])
 
 
 KIND = """
