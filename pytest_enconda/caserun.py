@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
+from .errors import EncondaError, HarnessError
+
 if TYPE_CHECKING:
     from .agents.base import AgentOutcome
     from .backends.base import Backend
@@ -19,6 +21,43 @@ if TYPE_CHECKING:
     from .probing.execution import ExecutionRecord
     from .probing.pyramid import StageResult
     from .records import CaseDir
+
+
+class StepMemo:
+    """Each case's steps run once per process: a result is kept, and so is a harness failure,
+    which every later asker of that step gets too. The live pipeline and a saved run share it,
+    so ``--resume`` and ``regrade`` ask their steps exactly as a live run does."""
+
+    def __init__(self) -> None:
+        self.done: dict[tuple[str, str], Any] = {}
+        self.failures: dict[tuple[str, str], BaseException] = {}
+
+    def once(self, case_id: str, step: str, produce: Callable[[], Any]) -> Any:
+        key = (case_id, step)
+        if key in self.failures:
+            raise self.failures[key]
+        if key not in self.done:
+            try:
+                self.done[key] = produce()
+            except EncondaError as exc:
+                self.failures[key] = exc
+                raise
+            except (KeyboardInterrupt, SystemExit, GeneratorExit):
+                raise
+            except BaseException as exc:
+                # pytest-timeout's signal method interrupts the step with pytest's ``Failed``
+                # (not an Exception): the case's next item must not start the step over (an
+                # agent run twice in one process); it reports the interruption instead.
+                if not isinstance(exc, Exception):
+                    self.failures[key] = HarnessError(
+                        f"{step} of {case_id} was interrupted: {type(exc).__name__}: {exc}"
+                    )
+                raise
+        return self.done[key]
+
+    def failures_of(self, case_id: str) -> dict[str, BaseException]:
+        """The case's steps that failed, by step name."""
+        return {step: exc for (case, step), exc in self.failures.items() if case == case_id}
 
 
 class GradingSettings(Protocol):

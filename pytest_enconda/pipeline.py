@@ -22,10 +22,11 @@ from .agent_step import AgentStep
 from .agents.base import AgentOutcome
 from .artifacts import atomic_write_text, read_model, write_model
 from .case_repository import TaskImages
+from .caserun import StepMemo
 from .cases.sidecar import ABSENT_FILES_KEPT
 from .cost_ceiling import CostCeiling
 from .efficiency import efficiency
-from .errors import EncondaError, HarnessError, RunStopped, harness_step
+from .errors import HarnessError, RunStopped, harness_step
 from .grading.verdict import ItemVerdict
 from .records import CaseDir, RunDir
 from .textio import read_json
@@ -85,8 +86,7 @@ class CasePipeline:
         self.run = RunDir(settings.run_dir)
         self._backend = backend
         self._judge: Any = None
-        self._done: dict[tuple[str, str], Any] = {}
-        self._failures: dict[tuple[str, str], BaseException] = {}
+        self._steps = StepMemo()
         self.images = TaskImages(
             settings,
             backend=self.backend,
@@ -162,49 +162,21 @@ class CasePipeline:
         """Run ``produce`` once per case and step; its result or harness failure is kept."""
         if self.dispatcher is not None:
             self._dispatched(case)
-        key = (case.id, step)
-        if key in self._failures:
-            raise self._failures[key]
-        if key not in self._done:
-            try:
-                self._done[key] = produce()
-            except EncondaError as exc:
-                self._failures[key] = exc
-                raise
-            except (KeyboardInterrupt, SystemExit, GeneratorExit):
-                raise
-            except BaseException as exc:
-                # pytest-timeout's signal method interrupts the step with pytest's ``Failed``
-                # (not an Exception): the case's next item must not start the step over (an
-                # agent run twice in one process); it reports the interruption instead.
-                if not isinstance(exc, Exception):
-                    self._failures[key] = HarnessError(
-                        f"{step} of {case.id} was interrupted: {type(exc).__name__}: {exc}"
-                    )
-                raise
-        return self._done[key]
+        return self._steps.once(case.id, step, produce)
 
     def _dispatched(self, case: Case) -> None:
         """Wait for the case's remote run once; its failure is every step's."""
-        key = (case.id, "dispatch")
-        if key in self._failures:
-            raise self._failures[key]
-        if key in self._done:
-            return
-        try:
-            self.dispatcher.fetch(self, case)
-        except EncondaError as exc:
-            self._failures[key] = exc
-            raise
-        self._done[key] = True
+        dispatcher = self.dispatcher
+        assert dispatcher is not None
+        self._steps.once(case.id, "dispatch", lambda: dispatcher.fetch(self, case) or True)
 
     def adopt_failure(self, case: Case, step: str, error: BaseException) -> None:
         """A step's harness failure from where the case ran (another node): raised as if here."""
-        self._failures[(case.id, step)] = error
+        self._steps.failures[(case.id, step)] = error
 
     def failures_of(self, case: Case) -> dict[str, BaseException]:
         """The case's steps that failed, by step name."""
-        return {step: exc for (case_id, step), exc in self._failures.items() if case_id == case.id}
+        return self._steps.failures_of(case.id)
 
     # ----------------------------------------------------------------- the agent
 

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from ..artifacts import ArtifactError, read_model, write_model
+from ..caserun import StepMemo
 from ..efficiency import efficiency, recorded_facts
-from ..errors import EncondaError, HarnessError
+from ..errors import HarnessError
 from ..records import CaseDir, read_case_facts
 
 if TYPE_CHECKING:
@@ -78,8 +79,7 @@ class SavedRun:
         self._settings = settings
         self._judge = judge
         self.progress = progress
-        self._done: dict[tuple[str, str], Any] = {}
-        self._failures: dict[tuple[str, str], EncondaError] = {}
+        self._steps = StepMemo()
         # Cases whose case.json kept no spec (runs from before it did): their budgets are unknown.
         self._without_spec: set[str] = set()
 
@@ -160,16 +160,7 @@ class SavedRun:
 
     def once(self, case: Case, step: str, produce: Callable[[], Any]) -> Any:
         """``produce()`` once per case and step; its failure is every later asker's too."""
-        key = (case.id, step)
-        if key in self._failures:
-            raise self._failures[key]
-        if key not in self._done:
-            try:
-                self._done[key] = produce()
-            except EncondaError as exc:
-                self._failures[key] = exc
-                raise
-        return self._done[key]
+        return self._steps.once(case.id, step, produce)
 
     def agent_outcome(self, case: Case) -> AgentOutcome:
         from ..agents.base import AgentOutcome
