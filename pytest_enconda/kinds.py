@@ -8,7 +8,10 @@ against its kind, and the agents read which output files their kind asks for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import importlib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
 
 from .registry import Registry
 
@@ -35,6 +38,40 @@ class TaskPrompt:
     """The README follows the section, under a heading of its own."""
     zero_shot_answer: str = ""
     """The zero-shot agent's "Your answer" section."""
+
+
+def _resolve(ref: Callable[..., Any] | str) -> Callable[..., Any]:
+    """A callable, or ``"module:function"`` named by a kind whose code sits above this layer."""
+    if callable(ref):
+        return ref
+    module, _, name = ref.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
+
+
+@dataclass(frozen=True)
+class ReportSection:
+    """A kind's section of a run's summary: what it adds to ``summary.json`` and what
+    ``report.html`` shows of it (``report/review.py`` shows each registered kind's, in turn).
+
+    Callables, or ``"module:function"`` for a built-in kind, whose renderers live in the report
+    layer above this one (``report/kind_sections.py``).
+    """
+
+    html: Callable[[Mapping[str, Any]], list[str]] | str
+    """``(summary) -> HTML parts``: the section's heading and tables; none where the run has
+    nothing of the kind (a run without its cases)."""
+    key: str = ""
+    """Where ``summarize``'s value goes in ``summary.json``: the kind's name unless given."""
+    summarize: Callable[[Any], Any] | str | None = None
+    """``(records: report.runrecords.RunRecords) -> JSON value or None``: the kind's numbers
+    over the run's records. None for a kind whose numbers the summary has already (diagnosis's
+    main table, the research pyramid over the stages)."""
+
+    def render(self, summary: Mapping[str, Any]) -> list[str]:
+        return list(_resolve(self.html)(summary))
+
+    def summary_of(self, records: Any) -> Any:
+        return None if self.summarize is None else _resolve(self.summarize)(records)
 
 
 @dataclass(frozen=True)
@@ -67,10 +104,14 @@ class TaskKind:
     as that state, and ``--python``/``--repo`` grade an existing environment against a case."""
     memory_bytes: int = 1 << 30
     """Memory one case asks of a cluster node (``--dispatch ray``): its build and probes."""
+    report: ReportSection | None = None
+    """Its section of the run's summary and of ``report.html``, if any."""
 
     def __post_init__(self) -> None:
         if not self.marker:
             object.__setattr__(self, "marker", self.name)
+        if self.report is not None and not self.report.key:
+            object.__setattr__(self, "report", replace(self.report, key=self.name))
 
     @property
     def writes_self_report(self) -> bool:
@@ -118,6 +159,9 @@ RESEARCH_PROMPT = TaskPrompt(
     "keys $report_keys, followed by a fenced ```bash block holding the complete setup script.",
 )
 
+# The built-in kinds' sections, in report/kind_sections.py (the report layer, above this one).
+_SECTIONS = "pytest_enconda.report.kind_sections"
+
 TASK_KINDS: Registry[TaskKind] = Registry("task kind", "pytest_enconda.task_kinds")
 
 TASK_KINDS.register(
@@ -128,6 +172,7 @@ TASK_KINDS.register(
         outputs=("setup.sh", "diagnosis.json"),
         prompt=DIAGNOSIS_PROMPT,
         readme_has_injected_errors=True,
+        report=ReportSection(html=f"{_SECTIONS}:diagnosis_html"),
     )
 )
 TASK_KINDS.register(
@@ -142,6 +187,7 @@ TASK_KINDS.register(
         prompt=RESEARCH_PROMPT,
         graded_by_probes=True,
         memory_bytes=4 << 30,
+        report=ReportSection(html=f"{_SECTIONS}:pyramid_html"),
     )
 )
 TASK_KINDS.register(
@@ -153,6 +199,9 @@ TASK_KINDS.register(
         outputs=("setup.sh", "test_command"),
         graded_by_environment=True,
         prompt=DIAGNOSIS_PROMPT,
+        report=ReportSection(
+            html=f"{_SECTIONS}:aec_html", summarize=f"{_SECTIONS}:aec_summary", key="aec"
+        ),
     )
 )
 

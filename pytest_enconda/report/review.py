@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..artifacts import atomic_write_text, safe_name
+from ..kinds import TASK_KINDS
 from ..records import ResultRow, RunDir
 from . import tables
 from .evidence_html import evidence_html
@@ -179,30 +180,6 @@ def audit_rows(c5: Mapping[str, Any]) -> list[list[str]]:
     ]
 
 
-def _pyramid_section(pyramid: Mapping[str, Any]) -> list[str]:
-    """The pyramid's tables, headed by the registered stages' names (C0-C5 and any added)."""
-    from ..stages import STAGES
-    from .pyramid import stage_span
-
-    stages = STAGES.values()
-    parts = [
-        f"<h3>Runtime pyramid {esc(stage_span())} (denominator: applicable = passed + failed)</h3>",
-        _table(PYRAMID_HEADER, pyramid_rows(pyramid), "enconda-pyramid"),
-    ]
-    for stage in stages:
-        if stage.summary == "audit":
-            parts += [
-                f"<h3>{esc(stage.name)} hallucinations by kind</h3>",
-                _table(
-                    AUDIT_HEADER,
-                    audit_rows(pyramid.get(stage.name) or {}),
-                    f"enconda-{stage.name.lower()}",
-                    numeric_from=0,
-                ),
-            ]
-    return parts
-
-
 def title(summary: Mapping[str, Any]) -> str:
     return tables.run_title(summary)
 
@@ -249,35 +226,11 @@ def summary_section(
             '<p class="meta">Timeout: failed items whose step ran out of its calibrated budget '
             "(pytest counts them as failed; Pass@1 counts them as not passed).</p>"
         )
-    if _has_diagnosis(summary):
-        parts += [
-            "<h3>Main table (%; both metric definitions)</h3>",
-            _table(tables.MAIN_HEADER, tables.main_rows(summary), "enconda-main", numeric_from=3),
-            "<h3>Per error type (predicted vs golden counts; P, R, F1 per-error; paper F1)</h3>",
-            _table(tables.TYPE_HEADER, tables.type_rows(summary), "enconda-types"),
-            "<h3>Error types by level (%)</h3>",
-            _table(
-                tables.LEVEL_TYPE_HEADER, tables.level_type_rows(summary), "enconda-level-types"
-            ),
-            "<h3>Accuracy and Pass@1 by level (%)</h3>",
-            _table(tables.LEVEL_ACC_HEADER, tables.level_accuracy_rows(summary), "enconda-levels"),
-            f'<p class="note">{esc(tables.judge_line(summary))}</p>',
-        ]
-        agreement = tables.agreement_note(summary)
-        if agreement:
-            parts.append(f'<p class="note judge-agreement">{esc(agreement)}</p>')
-    pyramid = summary.get("pyramid")
-    if pyramid:
-        parts += _pyramid_section(pyramid)
-    aec = summary.get("aec")
-    if aec:
-        from ..aec import report as aec_report
-
-        parts += [
-            "<h3>AEC results by language (success: the hybrid verdict, log first, the judge "
-            "where the log is inconclusive)</h3>",
-            _table(aec_report.HEADER, aec_report.rows(aec), "enconda-aec", numeric_from=1),
-        ]
+    # Each registered kind's section in turn (kinds.ReportSection): diagnosis's main tables, the
+    # research pyramid, AEC by language, then any a plugin's kind adds.
+    for kind in TASK_KINDS.values():
+        if kind.report is not None:
+            parts += kind.report.render(summary)
     parts += [
         "<h3>Averages per case</h3>",
         _table(EFFICIENCY_HEADER, efficiency_rows(summary), "enconda-efficiency"),

@@ -13,6 +13,7 @@ from typing import Any
 from ..artifacts import atomic_write_text
 from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
+from ..kinds import TASK_KINDS
 from ..records import ResultRow, RunDir
 from .runrecords import RunRecords
 from .tables import render_markdown
@@ -149,12 +150,11 @@ def summarize(
     pyramid = _pyramid(records)
     if pyramid is not None:
         summary["pyramid"] = pyramid
-    from ..aec.report import aec_summary
-
-    aec_cases = sorted({case for case, item in results if item.startswith("aec_")})
-    aec = aec_summary(grade for case in aec_cases if (grade := records.cases[case].aec) is not None)
-    if aec is not None:
-        summary["aec"] = aec
+    # Each registered kind's own numbers (kinds.ReportSection.summarize): AEC's by language, and
+    # any a plugin's kind adds, under the key its section reads.
+    for kind in TASK_KINDS.values():
+        if kind.report is not None and (value := kind.report.summary_of(records)) is not None:
+            summary[kind.report.key] = value
     return summary
 
 

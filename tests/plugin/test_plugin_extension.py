@@ -242,7 +242,7 @@ def test_a_conftest_gpu_stage_is_skipped_on_a_host_without_one(
 
 KIND = """
 from pytest_enconda.aspects import ASPECTS, Aspect
-from pytest_enconda.kinds import TASK_KINDS, TaskKind, TaskPrompt
+from pytest_enconda.kinds import TASK_KINDS, ReportSection, TaskKind, TaskPrompt
 
 
 def setup_then_test(ctx):
@@ -259,6 +259,23 @@ def setup_then_test(ctx):
     )
 
 
+def toy_summary(records):
+    rows = [row for row in records.rows.values() if row.item == "toy_runs"]
+    if not rows:
+        return None
+    return {"cases": len(rows), "passed": sum(row.outcome == "passed" for row in rows)}
+
+
+def toy_html(summary):
+    toy = summary.get("toy")
+    if not toy:
+        return []
+    return [
+        "<h3>Toy cases</h3>",
+        f'<p id="enconda-toy">{toy["passed"]} of {toy["cases"]} toy cases ran</p>',
+    ]
+
+
 TASK_KINDS.register(
     TaskKind(
         "toy",
@@ -267,6 +284,7 @@ TASK_KINDS.register(
         outputs=("setup.sh",),
         prompt=TaskPrompt("What to leave behind", "Write `$output_dir/$setup`."),
         marker="toykind",
+        report=ReportSection(html=toy_html, summarize=toy_summary),
     )
 )
 ASPECTS.register(
@@ -291,3 +309,10 @@ def test_a_conftest_adds_a_task_kind(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines(["*toy-case*toy_runs PASSED*"])
     verdict = json.loads((run / "cases" / "toy-case" / "grading" / "toy_runs.json").read_text())
     assert verdict["message"] == "2 steps exited 0"
+    # Its report section: its numbers in summary.json under its name, its part of report.html
+    # where the built-in kinds' go (none of theirs: no case of theirs ran).
+    assert json.loads((run / "summary.json").read_text())["toy"] == {"cases": 1, "passed": 1}
+    html = (run / "report.html").read_text()
+    assert '<h3>Toy cases</h3>\n<p id="enconda-toy">1 of 1 toy cases ran</p>' in html
+    assert html.index("enconda-toy") < html.index("Averages per case")
+    assert "enconda-main" not in html and "enconda-aec" not in html
