@@ -14,7 +14,10 @@ from .record import Checkout, Ecosystem, Found, Outcome, ProfileFields, first, i
 # --- ctest ------------------------------------------------------------------------------------
 
 _CTEST_SUMMARY = re.compile(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)$")
-_CTEST_NOT_RUN = re.compile(r"^\s*\d+ - \S+ \((Skipped|Disabled|Not Run)\)$")
+# Only a skipped or disabled test is "not run" for the counts: CTest counts it among the passed
+# ("out of N"). A "(Not Run)" test (its program missing, a fixture failed) is among the failed,
+# listed under "The following tests FAILED:", and stays a failure.
+_CTEST_NOT_RUN = re.compile(r"^\s*\d+ - \S+ \((Skipped|Disabled)\)$")
 
 
 def _ctest(lines: list[str]) -> Found | None:
@@ -94,8 +97,9 @@ def _ctest_names(lines: Sequence[str]) -> Iterator[tuple[int, str, Outcome]]:
             status = match.group(3).strip()
             if status == "Passed":
                 yield index, match.group(1), "passed"
-            elif status in ("Not Run", "Skipped") or "Disabled" in status:
+            elif status == "Skipped" or "Disabled" in status:
                 yield index, match.group(1), "skipped"
+            # "Not Run" too: CTest counts it failed (its program is missing, a fixture failed).
             else:
                 yield index, match.group(1), "failed"
 
@@ -184,6 +188,19 @@ C_FAMILY = Ecosystem(
         r"g?make(?:\[\d+\])?: \*\*\* ",
         r"ninja: build stopped",
         r"CMake Error",
+    ),
+    verdict_lines=(
+        _CTEST_SUMMARY.pattern,
+        r"^No tests were found!!!$",
+        r"^\s*\d+/\d+ Test\s+#\d+: \S+ \.*\*",  # a failed or not-run test
+        _AUTOMAKE_HEAD.pattern,
+        _AUTOMAKE_COUNT.pattern,
+        r"^(?:FAIL|XPASS|ERROR): \S",
+    ),
+    count_lines=(
+        _CTEST_NOT_RUN.pattern,
+        r"^\s*\d+/\d+ Test\s+#\d+: \S+ \.*\s+Passed",
+        r"^(?:PASS|SKIP|XFAIL): \S",
     ),
     profile=_profile,
 )

@@ -23,6 +23,8 @@ _GO_OK = re.compile(r"^ok\s+\S+\s+(?:[\d.]+s|\(cached\))(.*)$")
 _GO_FAIL_PKG = re.compile(r"^FAIL\s+\S+\s+(?:[\d.]+s|\[(build|setup) failed\])")
 _GO_NO_FILES = re.compile(r"^\?\s+\S+\s+\[no test files\]$")
 _GO_TEST = re.compile(r"^--- (PASS|FAIL|SKIP): \S+ \(")
+# What a test binary prints when it dies without a failing test's line: evidence only.
+_GO_PANIC = re.compile(r"^panic: ")
 
 
 def _go(lines: list[str]) -> Found | None:
@@ -30,24 +32,36 @@ def _go(lines: list[str]) -> Found | None:
     verbose = any(line.startswith("=== RUN ") for line in lines)
     packages = ran_packages = 0
     tests = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+    # A package's `--- FAIL` lines come before its `FAIL <package>` line (go test prints each
+    # package's output whole). A failing package with none of them failed without a failing
+    # test: the test binary panicked on `-timeout`, crashed, or its TestMain exited non-zero.
+    failures_since_package = 0
     for line in lines:
         if match := _GO_OK.match(line):
             packages += 1
             if "[no tests to run]" not in match.group(1):
                 ran_packages += 1
             found.evidence.append(line)
+            failures_since_package = 0
         elif match := _GO_FAIL_PKG.match(line):
             packages += 1
             if match.group(1):
                 found.compile_error = True
             else:
                 ran_packages += 1
+                if not failures_since_package:
+                    found.add("errors", 1)
             found.evidence.append(line)
+            failures_since_package = 0
         elif _GO_NO_FILES.match(line):
             packages += 1
+            failures_since_package = 0
         elif match := _GO_TEST.match(line):
             # Only top-level tests: subtests print indented and fail with their parent.
             tests[match.group(1)] += 1
+            failures_since_package += match.group(1) == "FAIL"
+        elif _GO_PANIC.match(line):
+            found.evidence.append(line)
     if not packages:
         return None
     found.summary = True
@@ -101,5 +115,7 @@ GO = Ecosystem(
     log_parsers=(_go,),
     name_parsers=(_go_names,),
     compile_errors=(source_error("go"), r"FAIL\s+\S+\s+\[build failed\]"),
+    verdict_lines=(_GO_FAIL_PKG.pattern, r"^\s*--- FAIL: ", _GO_PANIC.pattern),
+    count_lines=(_GO_OK.pattern, _GO_NO_FILES.pattern, r"^\s*--- (?:PASS|SKIP): "),
     profile=_profile,
 )
