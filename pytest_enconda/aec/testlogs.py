@@ -23,17 +23,23 @@ Several runs in one log (cargo's per-binary ``test result:`` lines, go's package
 two commands' outputs) are summed. A count is ``None`` where the log does not say it (plain
 ``go test`` names packages, not tests; a compile error prints no counts).
 
-Logs are bounded: past ``MAX_CHARS`` only the head and the tail are read (summaries sit at the end,
-banners at the start), and ``truncated`` says so. Standard library and pydantic only.
+Logs are bounded: past ``MAX_CHARS`` the head and the tail are read whole (summaries sit at the
+end, banners at the start), and of the middle only the lines a runner's parsers read: each
+ecosystem's verdict and count lines (``Ecosystem.verdict_lines``, ``count_lines``: summaries,
+failures, passing tests), up to ``MAX_KEPT_LINES`` of each kind, so that a failure in the middle
+of a long log is still read and memory stays bounded; ``truncated`` says so. Standard library and
+pydantic only.
 """
 
 from __future__ import annotations
 
+import codecs
 import io
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Literal
 
@@ -51,8 +57,14 @@ MAX_CHARS = HEAD_CHARS + TAIL_CHARS
 # minified bundle, a progress bar without newlines) is still cut before matching.
 MAX_LINE = 2_000
 # A stream (standard input, a FIFO, a device) has no end to seek to: past this much it is cut,
-# so that `test-log /dev/zero` ends.
+# so that `test-log /dev/zero` ends. A longer file's middle is read up to this much, then its tail.
 MAX_STREAM_BYTES = 1 << 30
+# Of a long log's middle, at most this many verdict lines and as many count lines are kept (each
+# cut to MAX_LINE): a log of a million failing tests still costs megabytes, not gigabytes, and a
+# failure never waits on room that passing tests' lines took.
+MAX_KEPT_LINES = 5_000
+# A long log is read in pieces of at most this many characters (a line, or part of a longer one).
+_PIECE = 1 << 16
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]")
 
@@ -113,10 +125,93 @@ def _total(values: Iterable[int | None]) -> int | None:
     return sum(known) if known else None
 
 
+def _kept_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """Every registered ecosystem's verdict lines and count lines, each as one pattern."""
+    ecosystems = ECOSYSTEMS.values()
+    verdicts = [pattern for ecosystem in ecosystems for pattern in ecosystem.verdict_lines]
+    counts = [pattern for ecosystem in ecosystems for pattern in ecosystem.count_lines]
+    # re's own cache compiles each joined pattern once while the registry stays as it is.
+    return re.compile(any_of(verdicts)), re.compile(any_of(counts))
+
+
+class _Bounder:
+    """A log fed in pieces (each a line, or part of a line longer than ``_PIECE``): its head
+    and tail whole, and of the middle only the verdict and count lines, in the log's order
+    (a runner's parser reads a package's failures before its package line)."""
+
+    def __init__(self) -> None:
+        self.verdict, self.count = _kept_patterns()
+        self.head: list[str] = []
+        self.head_chars = 0
+        self.tail: deque[tuple[str, bool]] = deque()  # (piece, whether it starts a line)
+        self.tail_chars = 0
+        self.kept: list[str] = []
+        # Past the cap, the latest verdict lines still: a run's summary follows its failures.
+        self.late: deque[str] = deque(maxlen=MAX_KEPT_LINES)
+        self.kept_verdicts = self.kept_counts = 0
+        self.cut = False
+        self.line_start = True
+
+    def feed(self, piece: str) -> None:
+        starts_line, self.line_start = self.line_start, piece.endswith(("\n", "\r"))
+        if self.head_chars < HEAD_CHARS:
+            room = HEAD_CHARS - self.head_chars
+            self.head.append(piece[:room])
+            self.head_chars += len(piece[:room])
+            piece, starts_line = piece[room:], False
+            if not piece:
+                return
+        self.tail.append((piece, starts_line))
+        self.tail_chars += len(piece)
+        while self.tail_chars > TAIL_CHARS:
+            dropped, dropped_starts = self.tail.popleft()
+            self.tail_chars -= len(dropped)
+            self.cut = True
+            self._middle(dropped, dropped_starts)
+
+    def _middle(self, piece: str, starts_line: bool) -> None:
+        # A piece may hold several lines by splitlines' reckoning (a bare "\r"); a part of a long
+        # line that does not start it is never read as a line of its own.
+        for index, raw in enumerate(piece.splitlines()):
+            if index == 0 and not starts_line:
+                continue
+            line = _ANSI.sub("", raw[:MAX_LINE]).rstrip()
+            if self.verdict.match(line):
+                if self.kept_verdicts < MAX_KEPT_LINES:
+                    self.kept_verdicts += 1
+                    self.kept.append(line)
+                else:
+                    self.late.append(line)
+            elif self.count.match(line) and self.kept_counts < MAX_KEPT_LINES:
+                self.kept_counts += 1
+                self.kept.append(line)
+
+    def text(self) -> str:
+        head = "".join(self.head)
+        tail = "".join(piece for piece, _ in self.tail)
+        if not self.cut:
+            return head + tail
+        # The head may end inside a line and the tail start inside one: newlines keep them and
+        # the kept lines apart.
+        return "\n".join([head, *self.kept, *self.late, tail])
+
+
+def _text_pieces(text: str) -> Iterator[str]:
+    start = 0
+    while start < len(text):
+        end = text.find("\n", start, start + _PIECE)
+        end = start + _PIECE if end < 0 else end + 1
+        yield text[start:end]
+        start = end
+
+
 def _bound(text: str) -> tuple[str, bool]:
     if len(text) <= MAX_CHARS:
         return text, False
-    return text[:HEAD_CHARS] + "\n" + text[-TAIL_CHARS:], True
+    bounder = _Bounder()
+    for piece in _text_pieces(text):
+        bounder.feed(piece)
+    return bounder.text(), bounder.cut
 
 
 def parse_test_log(
@@ -176,43 +271,64 @@ def parse_test_log(
 def read_log(source: str | Path) -> tuple[str, bool]:
     """A log's text from a path (``-``: standard input), bounded as ``parse_test_log`` bounds it.
 
-    Only the head and the tail of a large file are read, so a multi-gigabyte log costs as much
-    as a small one; a stream is read up to ``MAX_STREAM_BYTES``. Bytes that are not UTF-8 are
-    replaced, as logs mix encodings.
+    A large file's head and tail are read whole and its middle streamed for the lines that
+    ``parse_test_log`` keeps of it; past ``MAX_STREAM_BYTES`` of middle the rest is skipped to
+    the tail, so a multi-gigabyte file costs at most that much reading. A stream is read up to
+    ``MAX_STREAM_BYTES``. Bytes that are not UTF-8 are replaced, as logs mix encodings.
     """
     if str(source) == "-":
         return _read_stream(sys.stdin.buffer)
     # A regular file only (``ValueError`` otherwise): a FIFO without a writer would block the
     # read for ever, a device never end; a stream comes on standard input.
     with open_regular(Path(source), 1 << 62) as handle:
-        if os.fstat(handle.fileno()).st_size > MAX_CHARS:
-            head = handle.read(HEAD_CHARS)
-            handle.seek(-TAIL_CHARS, os.SEEK_END)
-            tail = handle.read(TAIL_CHARS)
-            return _decode(head) + "\n" + _decode(tail), True
-        return _read_stream(handle)
+        size = os.fstat(handle.fileno()).st_size
+        if size <= MAX_STREAM_BYTES:
+            return _read_stream(handle)
+        bounder = _Bounder()
+        for piece in _pieces(handle.read, MAX_STREAM_BYTES - TAIL_CHARS):
+            bounder.feed(piece)
+        handle.seek(-TAIL_CHARS, os.SEEK_END)
+        bounder.line_start = False  # the seek lands inside a line
+        bounder.cut = True
+        for piece in _pieces(handle.read, TAIL_CHARS):
+            bounder.feed(piece)
+        return bounder.text(), True
+
+
+def _pieces(read: Callable[[int], bytes], limit: int) -> Iterator[str]:
+    """The text of at most ``limit`` bytes from ``read``, decoded, in pieces of at most
+    ``_PIECE`` characters that end at a newline where a line is shorter."""
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    pending = ""
+    total = 0
+    while total < limit and (chunk := read(min(1 << 16, limit - total))):
+        total += len(chunk)
+        pending += decoder.decode(chunk)
+        start = 0
+        while (end := pending.find("\n", start, start + _PIECE)) >= 0 or len(
+            pending
+        ) - start >= _PIECE:
+            end = start + _PIECE if end < 0 else end + 1
+            yield pending[start:end]
+            start = end
+        pending = pending[start:]
+    pending += decoder.decode(b"", final=True)
+    if pending:
+        yield from _text_pieces(pending)
 
 
 def _read_stream(stream: io.BufferedIOBase | io.RawIOBase | object) -> tuple[str, bool]:
     read = stream.read  # type: ignore[attr-defined]
-    head = b""
-    tail = bytearray()
-    truncated = False
+    bounder = _Bounder()
     total = 0
-    while total < MAX_STREAM_BYTES and (chunk := read(1 << 16)):
+
+    def counted(size: int) -> bytes:
+        nonlocal total
+        chunk: bytes = read(size)
         total += len(chunk)
-        if len(head) < HEAD_CHARS:
-            take = HEAD_CHARS - len(head)
-            head += chunk[:take]
-            chunk = chunk[take:]
-        tail += chunk
-        if len(tail) > TAIL_CHARS:
-            del tail[: len(tail) - TAIL_CHARS]
-            truncated = True
-    truncated = truncated or total >= MAX_STREAM_BYTES
-    joiner = "\n" if truncated else ""
-    return _decode(head) + joiner + _decode(bytes(tail)), truncated
+        return chunk
 
-
-def _decode(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
+    for piece in _pieces(counted, MAX_STREAM_BYTES):
+        bounder.feed(piece)
+    truncated = bounder.cut or total >= MAX_STREAM_BYTES
+    return bounder.text(), truncated

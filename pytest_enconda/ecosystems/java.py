@@ -209,6 +209,13 @@ JAVA = Ecosystem(
         r"java\s+.*(?:junit|JUnitCore|ConsoleLauncher)\S*",
     ),
     test_command="mvn -B test",
+    verdict_lines=(
+        _JUNIT4_OK.pattern,
+        _JUNIT4_FAIL.pattern,
+        _JUNIT5_LINE.pattern,
+        r"^(?:\[(?:INFO|WARNING|ERROR)\] ?)?Tests run: \d+, Failures: \d+",
+        r"^(?:\[ERROR\] ?)?COMPILATION ERROR",
+    ),
     log_parsers=(_junit4, _junit5, _maven),
     name_parsers=(_junit5_names,),
     compile_errors=(

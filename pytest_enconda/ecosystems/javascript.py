@@ -215,6 +215,13 @@ JAVASCRIPT = Ecosystem(
         r"mocha",
     ),
     test_command="npm test",
+    verdict_lines=(
+        _NODE_COUNT.pattern,
+        _JEST_TESTS.pattern,
+        _JEST_SUITES.pattern,
+        _MOCHA.pattern,
+        _MOCHA_NO_FILES.pattern,
+    ),
     log_parsers=(_node, _jest, _mocha),
     name_parsers=(_node_names,),
     profile=_profile,

@@ -83,6 +83,7 @@ PHP = Ecosystem(
     build_commands=(r"composer\s+install",),
     test_commands=(r"phpunit",),
     test_command="vendor/bin/phpunit",
+    verdict_lines=(_PHPUNIT_OK.pattern, _PHPUNIT_TOTALS.pattern, _PHP_FATAL.pattern),
     log_parsers=(_phpunit,),
     compile_errors=(r"(?:PHP )?(?:Parse|Fatal) error: ",),
     profile=_profile,

@@ -153,6 +153,19 @@ PYTHON = Ecosystem(
         r"python3?\s+-m\s+(?:pytest|unittest)",
     ),
     test_command="python -m pytest -rA",
+    verdict_lines=(
+        _PYTEST_SUMMARY.pattern,
+        _PYTEST_COLLECT.pattern,
+        r"^ERROR collecting ",
+        r"^(?:FAILED|ERROR) \S",
+        r"^\S+ (?:FAILED|ERROR)\b",
+        _UNITTEST_RAN.pattern,
+        _UNITTEST_END.pattern,
+        r"^ImportError: Failed to import test module",
+        r"^(?:FAIL|ERROR): \w",
+    ),
+    # `path::test PASSED` (-v) and `PASSED path::test` (-rA); `\S+ ` has one way to match.
+    count_lines=(r"^\S+ (?:PASSED|SKIPPED|XFAIL|XPASS)\b", r"^(?:PASSED|SKIPPED|XFAIL|XPASS) \S"),
     log_parsers=(_pytest, _unittest),
     name_parsers=(_pytest_names, _unittest_names),
 )

@@ -125,6 +125,12 @@ class Ecosystem:
     - ``log_parsers``: its runners' summary readers (``aec.testlogs``); ``name_parsers``: its
       runners' per-test lines (``aec.testnames``); ``compile_errors``: patterns of its
       compilers' error lines, read where a log has no runner summary.
+    - ``verdict_lines`` / ``count_lines``: patterns (matched at a line's start) of the lines its
+      log parsers read: those that can decide a verdict (a run's summary, a failing test or
+      package, a compile or collection error; few per run) and the others they count (a passing
+      or skipped test's or package's line). A log too long to read whole keeps them from the
+      middle it otherwise drops (``aec.testlogs``), each kind up to its own cap, so passing
+      lines never crowd out a failure.
     - ``profile``: what a checkout of it says (version, package manager, commands); None where
       the profile reads it itself (Python).
     """
@@ -144,6 +150,8 @@ class Ecosystem:
     log_parsers: tuple[LogParser, ...] = ()
     name_parsers: tuple[NameParser, ...] = ()
     compile_errors: tuple[str, ...] = ()
+    verdict_lines: tuple[str, ...] = ()
+    count_lines: tuple[str, ...] = ()
     profile: Callable[[Checkout], ProfileFields] | None = None
 
     @property
