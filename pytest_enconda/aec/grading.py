@@ -1,18 +1,27 @@
-"""AEC's hybrid evaluation: the agent's setup replayed, its tests run, the log read, the judge
-asked only where the log cannot say.
+"""AEC's hybrid evaluation: the agent's setup replayed, the case's own tests run in a shell the
+harness builds, the log read by name against the PASS set.
 
 One ``AecGrade`` per case (``aec.json`` in the case's folder, kept for ``--resume`` and the
-report) feeds its three items:
+report) feeds its three items. The graded step (``aec.guard``) is the harness's, not the
+agent's: ``setup.sh`` is sourced in a fresh box of the task image, then every test file and test
+configuration the case's ecosystem names is restored from the checkout (the agent's diff of
+tracked files saved as ``aec/agent.diff``), the toolchain the command runs is resolved and
+checked, and the case's *reference* test command runs in a fresh ``bash`` that gets only the
+setup's exported variables (less those that script a shell or skip tests). The agent's own
+test command is recorded and shown, never run or graded.
 
-- ``aec_tests_run``: ``setup.sh`` sourced in a fresh box of the task image (``probing.execution``
-  and ``probing.shell``: what the setup exports reaches the test command), then the agent's
-  ``test_command`` (the reference one when the agent left none); passes when the log has a runner
-  summary with at least one test executed (failing tests still ran).
-- ``aec_pass_set``: with a reference PASS set, the share of it passing under the reference test
-  command (run after the agent's, in the same box); passes when all of it passes.
-- ``aec_success``: the test log's verdict (``testlogs``: success, failure, inconclusive) decides;
-  where it is inconclusive the trajectory judge (``aec.judge``) is asked. Both are recorded, each
-  with its evidence.
+- ``aec_tests_run``: passes when the log has a runner summary with at least one test executed
+  (failing tests still ran). Not gradable (skipped) without a reference test command.
+- ``aec_pass_set``: the share of the reference PASS set the log names as passed; passes when
+  all of it passes.
+- ``aec_success``: every PASS-set test reported passed by name (``testnames``) and at least as
+  many tests executed as the PASS set holds, with the tests unmodified and the toolchain
+  intact. A case without a PASS set is not gradable for success (skipped, with the reason).
+  The log's verdict (``testlogs``), and the trajectory judge's where the log is inconclusive,
+  are recorded beside it as evidence.
+
+A toolchain program that is a script the setup wrote (a fake ``python``) fails all three items:
+the log it printed proves nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from .guard import GradedIntegrity
 from .judge import TrajectoryJudgement, judge_trajectory
 from .testlogs import TestLogResult, Verdict, parse_test_log, read_log
 from .testnames import test_outcomes
@@ -31,6 +41,7 @@ if TYPE_CHECKING:
     from ..grading.verdict import ItemVerdict
 
 GRADE_FILE = "aec.json"
+INTEGRITY_FILE = "aec/integrity.json"
 # How many missing PASS-set tests a message names; the rest are counted.
 SHOWN = 10
 
@@ -47,8 +58,11 @@ class AecGrade(BaseModel):
     case_id: str
     language: str | None = None
     agent: str = ""
-    test_command: str = ""
+    test_command: str = Field(default="", description="the graded command: the reference's")
     command_source: Literal["agent", "reference", "none"] = "none"
+    agent_test_command: str = Field(
+        default="", description="the agent's own test command: recorded and shown, never graded"
+    )
     setup_exit_code: int | None = None
     setup_timed_out: bool = False
     setup_seconds: float = 0.0
@@ -64,6 +78,11 @@ class AecGrade(BaseModel):
     judge: TrajectoryJudgement | None = None
     verdict: Verdict = "inconclusive"
     decided_by: Literal["log", "judge", "neither"] = "neither"
+    integrity: GradedIntegrity | None = Field(
+        default=None, description="the graded step's checks: tests restored, toolchain"
+    )
+    success: bool = False
+    success_reason: str = ""
     agent_seconds: float = 0.0
     tokens: int = 0
     cost_usd: float = 0.0
@@ -95,20 +114,12 @@ def _grade(ctx: AspectContext) -> AecGrade:
         or outcome.usage.prompt_tokens + outcome.usage.completion_tokens,
         cost_usd=outcome.usage.cost_usd,
     )
+    grade.agent_test_command = outcome.test_command.strip()
     tests: list[tuple[str, str]] = []
-    if outcome.test_command.strip():
-        grade.test_command, grade.command_source = outcome.test_command.strip(), "agent"
-    elif reference is not None:
+    if reference is not None:
         grade.test_command, grade.command_source = reference.test_command, "reference"
-    if grade.test_command:
-        tests.append(("test", grade.test_command))
-    if (
-        reference is not None
-        and reference.pass_set
-        and reference.test_command != grade.test_command
-    ):
-        tests.append(("reference_test", reference.test_command))
-    record = _execution(ctx, outcome.setup_script, tests)
+        tests.append(("test", reference.test_command))
+    record, grade.integrity = _execution(ctx, outcome.setup_script, tests, grade.test_command)
     steps = {step.name: step for step in record.steps}
     setup = steps.get("setup")
     if setup is not None:
@@ -116,7 +127,7 @@ def _grade(ctx: AspectContext) -> AecGrade:
         grade.setup_seconds = round(setup.duration, 3)
     root = ctx.case_dir.root
     logs: dict[str, str] = {}
-    for name in ("test", "reference_test"):
+    for name in ("test",):
         if name in steps:
             try:
                 logs[name] = read_log(root / steps[name].log)[0]
@@ -129,9 +140,9 @@ def _grade(ctx: AspectContext) -> AecGrade:
         read_test_step(grade, logs["test"], test.exit_code)
     _tests_run(grade, setup_failed, setup)
     if reference is not None and reference.pass_set:
-        source = "reference_test" if "reference_test" in logs else "test"
-        grade.pass_set = _share(reference.pass_set, logs.get(source, ""), source)
+        grade.pass_set = _share(reference.pass_set, logs.get("test", ""), "test")
     _hybrid(ctx, grade, setup_failed, outcome, logs.get("test", ""))
+    judge_success(grade, setup_failed)
     write_model(path, grade)
     return grade
 
@@ -145,16 +156,28 @@ def read_test_step(grade: AecGrade, text: str, exit_code: int | None) -> None:
     grade.executed = ran + (log.errors or 0) if ran else 0
 
 
-def _execution(ctx: AspectContext, setup_script: str, tests: list[tuple[str, str]]) -> Any:
+def _execution(
+    ctx: AspectContext, setup_script: str, tests: list[tuple[str, str]], command: str
+) -> tuple[Any, GradedIntegrity | None]:
     from ..artifacts import read_model, write_model
+    from ..ecosystems import of_language
+    from ..ecosystems.testfiles import test_files
     from ..errors import harness_step
     from ..probing.execution import ExecutionRecord, run_execution
+    from .guard import GradedGuard
 
     paths = ctx.case_dir
+    saved = paths.root / INTEGRITY_FILE
     if paths.execution_record.is_file():
-        return read_model(paths.execution_record, ExecutionRecord)
+        integrity = read_model(saved, GradedIntegrity) if saved.is_file() else None
+        return read_model(paths.execution_record, ExecutionRecord), integrity
     image = ctx.task_image()
-    ctx.progress(f"{ctx.case.id}: replaying the agent's setup and its tests in a fresh box")
+    language = ctx.case.spec.aec.language if ctx.case.spec.aec is not None else None
+    ecosystem = of_language(language).name if language else None
+    guard = GradedGuard(
+        test_files(ecosystem), saved.parent, paths.root, command, language
+    ) if tests else None  # fmt: skip
+    ctx.progress(f"{ctx.case.id}: replaying the agent's setup, then the case's tests")
     with harness_step(f"AEC execution of {ctx.case.id}"):
         record = run_execution(
             ctx.backend(),
@@ -164,17 +187,21 @@ def _execution(ctx: AspectContext, setup_script: str, tests: list[tuple[str, str
             paths,
             scale=ctx.settings.budget_scale,
             tests=tests,
+            guard=guard,
         )
+    integrity = guard.record if guard is not None else None
+    if integrity is not None:
+        write_model(saved, integrity)
     write_model(paths.execution_record, record)
-    return record
+    return record, integrity
 
 
 def _tests_run(grade: AecGrade, setup_failed: bool, setup: Any) -> None:
     log = grade.test_log
     if not grade.test_command:
         grade.tests_run_reason = (
-            "no test command: the agent wrote no /enconda/output/test_command and the case has "
-            "no reference"
+            "not gradable: the case has no reference test command (the agent's own is "
+            "recorded, never graded)"
         )
     elif setup_failed:
         why = "timed out" if setup is not None and setup.timed_out else "exited"
@@ -190,6 +217,52 @@ def _tests_run(grade: AecGrade, setup_failed: bool, setup: Any) -> None:
         grade.tests_run = True
         counted = grade.executed or "some"
         grade.tests_run_reason = f"{log.framework} executed {counted} tests ({log.reason})"
+
+
+def judge_success(grade: AecGrade, setup_failed: bool) -> None:
+    """``aec_success``'s decision into ``grade``: the PASS set passed by name, enough tests
+    executed, the tests the agent's and the toolchain real. The log's and judge's verdict
+    (``decide``) is evidence beside it: a success they claim without the PASS set is none."""
+    share = grade.pass_set
+    integrity = grade.integrity
+    reasons: list[str] = []
+    if share is None:
+        grade.success, grade.success_reason = False, _NOT_GRADABLE
+        return
+    if setup_failed:
+        reasons.append(grade.tests_run_reason)
+    if integrity is not None and integrity.toolchain_problems:
+        reasons.append(_toolchain_text(integrity))
+    if integrity is not None and integrity.tests_modified:
+        reasons.append(_modified_text(integrity))
+    if share.passed < share.size:
+        reasons.append(f"{share.passed} of {share.size} PASS-set tests passed by name")
+    if grade.executed < share.size:
+        reasons.append(f"{grade.executed} tests executed, fewer than the PASS set's {share.size}")
+    grade.success = not reasons
+    grade.success_reason = (
+        "; ".join(reasons)
+        if reasons
+        else f"all {share.size} PASS-set tests passed by name; {grade.executed} tests executed"
+    )
+
+
+_NOT_GRADABLE = "not gradable for success: the case has no reference PASS set"
+
+
+def _toolchain_text(integrity: GradedIntegrity) -> str:
+    named = "; ".join(tool.problem for tool in integrity.toolchain_problems)
+    return f"toolchain not intact: {named}"
+
+
+def _modified_text(integrity: GradedIntegrity) -> str:
+    changed = [f"{c.change} {c.path}" for c in integrity.changes if c.counts]
+    return (
+        "tests modified (restored from the checkout before the tests ran): "
+        + ", ".join(changed[:SHOWN])
+        + (f" and {len(changed) - SHOWN} more" if len(changed) > SHOWN else "")
+        + (f" [diff: {integrity.diff}]" if integrity.diff else "")
+    )
 
 
 def _share(pass_set: list[str], text: str, source: str) -> PassSetShare:
@@ -259,12 +332,30 @@ def _item_tests_run(grade: AecGrade) -> ItemVerdict:
 
     where = f" [{grade.command_source} test command: {grade.test_command}]" * bool(
         grade.test_command
-    )
+    ) + _agent_command(grade)
+    if not grade.test_command:
+        return ItemVerdict(outcome="skipped", message=grade.tests_run_reason + where)
+    forged = _forged(grade)
     return ItemVerdict(
-        outcome="passed" if grade.tests_run else "failed",
-        message=grade.tests_run_reason + where + _evidence(grade),
+        outcome="passed" if grade.tests_run and not forged else "failed",
+        message=(forged + "; " if forged else "") + grade.tests_run_reason + where
+        + _evidence(grade),
         numbers=_numbers(grade),
-    )
+    )  # fmt: skip
+
+
+def _agent_command(grade: AecGrade) -> str:
+    if not grade.agent_test_command or grade.agent_test_command == grade.test_command:
+        return ""
+    return f" [the agent's own test command, not graded: {grade.agent_test_command}]"
+
+
+def _forged(grade: AecGrade) -> str:
+    """Why the log proves nothing: a toolchain program the setup replaced ("" where none)."""
+    integrity = grade.integrity
+    if integrity is None or not integrity.toolchain_problems:
+        return ""
+    return _toolchain_text(integrity)
 
 
 def _item_pass_set(grade: AecGrade) -> ItemVerdict:
@@ -274,6 +365,9 @@ def _item_pass_set(grade: AecGrade) -> ItemVerdict:
     if share is None:
         return ItemVerdict(outcome="skipped", message="the case has no reference PASS set")
     numbers = {**_numbers(grade), "pass_set": share.model_dump()}
+    forged = _forged(grade)
+    if forged:
+        return ItemVerdict(outcome="failed", message=forged, numbers=numbers)
     if share.passed == share.size:
         return ItemVerdict(
             outcome="passed", message=f"all {share.size} PASS-set tests passed", numbers=numbers
@@ -300,13 +394,45 @@ def _item_success(grade: AecGrade) -> ItemVerdict:
     numbers = _numbers(grade)
     if grade.judge is not None:
         numbers["judge"] = grade.judge.model_dump()
+    integrity = grade.integrity
+    if integrity is not None:
+        numbers["tests_modified"] = integrity.tests_modified
+        numbers["toolchain_problems"] = [t.problem for t in integrity.toolchain_problems]
+        numbers["stripped_variables"] = [v.name for v in integrity.stripped]
+    if grade.pass_set is None:
+        return ItemVerdict(
+            outcome="skipped",
+            message=_NOT_GRADABLE + _agent_command(grade) + "; " + "; ".join(parts),
+            numbers=numbers,
+        )
     return ItemVerdict(
-        outcome="passed" if grade.verdict == "success" else "failed",
-        message=f"{grade.verdict}, decided by {grade.decided_by}: "
+        outcome="passed" if grade.success else "failed",
+        message=("success: " if grade.success else "failure: ")
+        + grade.success_reason
+        + _agent_command(grade)
+        + f"; hybrid verdict {grade.verdict}, decided by {grade.decided_by}: "
         + "; ".join(parts)
+        + _stripped(integrity)
+        + _diff_evidence(grade)
         + _evidence(grade),
         numbers=numbers,
     )
+
+
+def _stripped(integrity: GradedIntegrity | None) -> str:
+    if integrity is None or not integrity.stripped:
+        return ""
+    return "; dropped from the graded shell: " + ", ".join(
+        f"{v.name} ({v.why})" for v in integrity.stripped
+    )
+
+
+def _diff_evidence(grade: AecGrade) -> str:
+    """The agent's diff of the tests where they were modified, cut to a screenful."""
+    integrity = grade.integrity
+    if integrity is None or not integrity.tests_modified or integrity.diff is None:
+        return ""
+    return f"\n--- the agent's changes ({integrity.diff}) ---\n{integrity.diff_excerpt}"
 
 
 def _evidence(grade: AecGrade) -> str:

@@ -26,6 +26,7 @@ from pydantic import BaseModel, Field
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from ..aec.guard import GradedGuard
     from ..backends.base import Backend
     from ..cases.models import Case
     from ..records import CaseDir
@@ -166,6 +167,7 @@ def run_execution(
     golden: GoldenTimer | None = None,
     tests: Sequence[tuple[str, str]] | None = None,
     restore: Mapping[str, bytes] | None = None,
+    guard: GradedGuard | None = None,
 ) -> ExecutionRecord:
     """Run setup then tests; the test step is skipped (not run) when setup fails.
 
@@ -186,6 +188,8 @@ def run_execution(
     injected errors. The tests then meet the tree the reference was verified on, and a test
     reading the README (nevergrad checks its links) does not fail on the diagnosis task's
     errors; the agent's setup has ended, so it never reads the original.
+
+    ``guard``: AEC's graded step, checks before and after the setup (``aec.guard``).
     """
     from ..errors import HarnessError
 
@@ -238,9 +242,8 @@ def run_execution(
                     ),
                 ),
             )
-    record = replay(
-        backend, image, case, setup_script, case_dir, base, tests=tests, restore=restore
-    )
+    record = replay(backend, image, case, setup_script, case_dir, base, tests=tests,
+                    restore=restore, guard=guard)  # fmt: skip
     if golden is None or not any(step.timed_out for step in record.steps):
         return record
     timing = golden(ceilings)
@@ -266,8 +269,9 @@ def run_execution(
             log.replace(moved)
             step.log = case_dir.relative(moved)
     record = replay(
-        backend, image, case, setup_script, case_dir, budgets, tests=tests, restore=restore
-    )
+        backend, image, case, setup_script, case_dir, budgets, tests=tests, restore=restore,
+        guard=guard,
+    )  # fmt: skip
     record.first_attempt = first
     record.calibration = calibration
     return record
@@ -322,6 +326,7 @@ def replay(
     folder: Path | None = None,
     tests: Sequence[tuple[str, str]] | None = None,
     restore: Mapping[str, bytes] | None = None,
+    guard: GradedGuard | None = None,
 ) -> ExecutionRecord:
     """One replay in a fresh box with the given step budgets; logs (and the JUnit report) go
     to ``folder`` (the case's ``execution/`` folder unless given). ``tests`` and ``restore``:
@@ -354,6 +359,8 @@ def replay(
         download_cache=download_cache_key(case),
     ) as container:
         container.copy_in(setup_script.encode(), SCRIPT_PATH)
+        if guard is not None:
+            guard.before_setup(container)
         # The record names the command as the user knows it; the shell plumbing that carries the
         # setup's environment into the test step (probing/shell.py) is the harness's, not theirs.
         plan = [
@@ -366,6 +373,8 @@ def replay(
             log.parent.mkdir(parents=True, exist_ok=True)
             if log.is_file():
                 log.unlink()  # a rerun's log is its own, not appended to an earlier one
+            if guard is not None and name != "setup":
+                command = guard.graded_command(container, shown)
             result = container.exec(command, timeout=budget, workdir=WORKDIR, log_path=log)
             record.steps.append(
                 StepRecord(
@@ -384,6 +393,8 @@ def replay(
             if name == "setup":
                 for path, data in (restore or {}).items():
                     container.copy_in(data, f"{WORKDIR}/{path}")
+                if guard is not None:
+                    guard.after_setup(container, WORKDIR)
         if reference is not None and len(record.steps) == 2:
             report = (folder / "junit.xml") if folder else case_dir.junit
             try:

@@ -106,7 +106,13 @@ def test_the_oracle_passes_every_item_and_the_judge_is_not_asked(tmp_path: Path)
     assert "judge: not asked" in got["aec_success"].message
     grade = grade_file(tmp_path)
     assert grade["decided_by"] == "log" and grade["judge"] is None
-    assert grade["command_source"] == "agent"  # the oracle's test command is the reference's
+    # The graded command is always the reference's; the agent's is recorded beside it.
+    assert grade["command_source"] == "reference"
+    assert grade["agent_test_command"] == REFERENCE
+    integrity = grade["integrity"]
+    assert integrity["checked"] and not integrity["tests_modified"]
+    assert integrity["test_files"] == 1 and integrity["changes"] == []
+    assert all(tool["problem"] == "" for tool in integrity["tools"]), integrity["tools"]
 
 
 def test_setup_env_reaches_the_test_command(tmp_path: Path) -> None:
@@ -126,21 +132,22 @@ def test_a_partial_environment_passes_part_of_the_pass_set(tmp_path: Path) -> No
     assert got["aec_success"].outcome == "failed"
     assert "decided by log" in got["aec_success"].message
     share = got["aec_pass_set"].numbers["pass_set"]
-    assert (share["passed"], share["size"], share["log"]) == (2, 3, "reference_test")
+    assert (share["passed"], share["size"], share["log"]) == (2, 3, "test")
     assert share["missing"] == ["test_calc.T.test_data"]
     assert "2 of 3 PASS-set tests passed" in got["aec_pass_set"].message
 
 
-def test_without_a_test_command_or_reference_it_is_inconclusive_offline(tmp_path: Path) -> None:
+def test_without_a_reference_nothing_is_gradable_for_success(tmp_path: Path) -> None:
     case = aec_case(tmp_path, reference=False)
     steps = [Step(command="python3 -m unittest", output="OK", exit_code=0)]
-    got = verdicts(pipeline(tmp_path, Scripted("true\n", "", steps)), case)
-    assert got["aec_tests_run"].outcome == "failed"
-    assert "no test command" in got["aec_tests_run"].message
+    got = verdicts(pipeline(tmp_path, Scripted("true\n", REFERENCE, steps)), case)
+    # The agent's own command is never graded: without the case's there is nothing to run.
+    assert got["aec_tests_run"].outcome == "skipped"
+    assert "no reference test command" in got["aec_tests_run"].message
     assert got["aec_pass_set"].outcome == "skipped"
     success = got["aec_success"]
-    assert success.outcome == "failed"
-    assert "inconclusive, decided by neither" in success.message
+    assert success.outcome == "skipped"
+    assert "not gradable for success: the case has no reference PASS set" in success.message
     assert "rather than a guess" in success.message
     assert grade_file(tmp_path)["judge"]["verdict"] == "inconclusive"
 
@@ -179,9 +186,13 @@ def test_an_inconclusive_log_goes_to_the_llm_judge(
     agent = Scripted("true\n", "echo all tests passed", steps)
     made = pipeline(tmp_path, agent, judge="llm:judge-model", judge_api_base=llm_server.api_base)
     got = verdicts(made, case)
-    assert got["aec_success"].outcome == outcome, got["aec_success"].message
-    assert "decided by judge" in got["aec_success"].message
+    # Without a PASS set success is not gradable; the judge's verdict is recorded as evidence.
+    assert got["aec_success"].outcome == "skipped", got["aec_success"].message
+    assert f"judge llm:judge-model: {'success' if answer else 'failure'}" in (
+        got["aec_success"].message
+    )
     grade = grade_file(tmp_path)
+    assert grade["decided_by"] == "judge" and outcome in ("passed", "failed")
     assert grade["log_verdict"] == "inconclusive"
     assert grade["judge"]["judge"] == "llm:judge-model"
     assert grade["judge"]["prompt_tokens"] == 120
