@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 GROUP = "enconda"
-_JUDGE = re.compile(r"^(offline|llm:.+|[A-Za-z_][\w.-]*)$")
+_JUDGE = re.compile(r"[A-Za-z_][\w.-]*(:.*)?", re.DOTALL)
 _NETWORK_MODES = ("bridge", "host", "none")
 
 
@@ -52,8 +52,14 @@ def _key_value(value: str) -> tuple[str, str]:
 
 
 def _judge(value: str) -> str:
-    if not _JUDGE.match(value):
-        raise pytest.UsageError(f"--judge: expected 'offline' or 'llm:<model>', got {value!r}")
+    # Only the shape here: conftest.py files register judges after options are parsed, so the
+    # name and its argument are checked against the judge's record at configure time
+    # (``settings.from_config``).
+    if not _JUDGE.fullmatch(value):
+        raise pytest.UsageError(
+            f"--judge: expected NAME or NAME:ARG of a registered judge (built-ins: offline, "
+            f"llm:<model>), got {value!r}"
+        )
     return value
 
 
@@ -305,7 +311,10 @@ OPTIONS: tuple[Option, ...] = (
         "--judge",
         type=_judge,
         default="offline",
-        help="judge of descriptions and fixes: offline (default) or llm:<model>",
+        metavar="NAME[:ARG]",
+        help="judge of descriptions and fixes: a registered judge, with its argument if it "
+        "takes one (built-ins: offline, the default, and llm:<model>; others from the "
+        "pytest_enconda.judges entry points or a conftest.py)",
     ),
     Option(
         "--judge-api-base",

@@ -113,6 +113,18 @@ def _check_backend(opt: Any) -> None:
         )
 
 
+def _check_judge(opt: Any) -> None:
+    """An unknown ``--judge`` name, or an argument its record refuses or needs, stops the run
+    here, before any agent runs. Looked up now, not as the option is parsed: a conftest.py
+    registers its judges later."""
+    from .grading.judges import check_spec
+
+    try:
+        check_spec(str(opt("judge")))
+    except ValueError as exc:
+        raise pytest.UsageError(str(exc)) from None
+
+
 def _check_agent(agent: str, opt: Any) -> None:
     """A model-driven agent without ``--model``, or with options it rejects, stops the run here:
     nothing is collected and no container starts."""
@@ -160,6 +172,7 @@ def from_config(config: pytest.Config, run_dir: Path | None = None) -> EncondaSe
         raise pytest.UsageError("--agent=replay needs --predictions PATH")
     _check_agent(agent, opt)
     _check_backend(opt)
+    _check_judge(opt)
     # Built from the option table: an option is declared once (options.py) and arrives here
     # under its own name; only values whose shape differs from the parsed one are named below.
     values: dict[str, Any] = {dest: opt(dest) for dest in declared()}

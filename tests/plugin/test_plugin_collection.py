@@ -90,7 +90,8 @@ def test_missing_files_are_named(pytester: pytest.Pytester) -> None:
         (["--agent-option", "novalue"], "--agent-option: expected KEY=VALUE"),
         (["--agent", "replay"], "--agent=replay needs --predictions PATH"),
         (["--repo-mirror", "/nonexistent/mirror"], "expected an existing directory"),
-        (["--judge", "llm:"], "--judge: expected 'offline' or 'llm:<model>'"),
+        (["--judge", "llm:"], "--judge 'llm:': expected llm:<model>, e.g. llm:gpt-4o-mini"),
+        (["--judge", "9lives"], "--judge: expected NAME or NAME:ARG of a registered judge"),
     ],
 )
 def test_invalid_options_are_usage_errors(

@@ -28,6 +28,7 @@ __all__ = [
     "JudgeStats",
     "Verdict",
     "available",
+    "check_spec",
     "create_judge",
 ]
 
@@ -132,6 +133,27 @@ def available() -> list[str]:
     return sorted(JUDGES.names())
 
 
+def check_spec(spec: str) -> tuple[JudgeRecord, str | None]:
+    """The record ``NAME[:ARG]`` names and its argument, as the record's rule reads it.
+
+    ``ValueError`` names the problem. Run start calls this once the conftest.py files have
+    registered their judges (before any case runs), and ``create_judge`` again: one rule for
+    the pytest option and the ``regrade`` command.
+    """
+    name, sep, arg = spec.strip().partition(":")
+    if name not in JUDGES:
+        raise ValueError(
+            f"--judge {spec!r}: unknown judge {name!r}; available: {', '.join(available())}"
+        )
+    record = JUDGES.get(name)
+    if record.argument == "none" and sep:
+        raise ValueError(f"--judge {spec!r}: the {name} judge takes no argument")
+    if record.argument == "required" and not arg:
+        usage = record.usage or f"{name}:<argument>"
+        raise ValueError(f"--judge {spec!r}: expected {usage}")
+    return record, arg or None
+
+
 def create_judge(
     spec: str,
     *,
@@ -144,16 +166,7 @@ def create_judge(
     ledger: Any = None,
 ) -> Judge:
     """The judge named by ``spec``; ``ValueError`` names the problem for a bad spec."""
-    name, sep, arg = spec.strip().partition(":")
-    if name not in JUDGES:
-        raise ValueError(
-            f"--judge {spec!r}: unknown judge {name!r}; available: {', '.join(available())}"
-        )
-    record = JUDGES.get(name)
-    if record.argument == "none" and sep:
-        raise ValueError(f"--judge {spec!r}: the {name} judge takes no argument")
-    if record.argument == "required" and not arg:
-        raise ValueError(f"--judge {spec!r}: expected {record.usage}")
+    record, arg = check_spec(spec)
     options = JudgeOptions(
         api_base=api_base,
         cache_dir=cache_dir,
@@ -163,10 +176,10 @@ def create_judge(
         price=price,
         ledger=ledger,
     )
-    judge = record.make(arg or None, options)
+    judge = record.make(arg, options)
     if not isinstance(judge, Judge):
         raise ValueError(
-            f"--judge {spec!r}: {record.source or name} did not return a judge "
+            f"--judge {spec!r}: {record.source or record.name} did not return a judge "
             "(needs name, judge_many(requests) and stats())"
         )
     return judge
