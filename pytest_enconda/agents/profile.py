@@ -221,11 +221,9 @@ def build_profile(repo: Path, readme_name: str = "README.md") -> CodebaseProfile
         {p for p in repo.glob("requirements*.txt")} | {p for p in repo.glob("requirements/*.txt")}
     )
     dependencies = _dependencies(repo, profile, repo_facts, requirement_files)
+    if profile.python_requires is None and repo_facts.python is not None:
+        profile.python_requires = repo_facts.python.text
     setup_text = _read(repo / "setup.py") + "\n" + _read(repo / "setup.cfg")
-    if profile.python_requires is None:
-        match = re.search(r"python_requires\s*[=:]\s*['\"]?([^'\"\n,]+)", setup_text)
-        if match:
-            profile.python_requires = match.group(1).strip()
     _installer(repo, profile, repo_facts, requirement_files)
     _tests(repo, profile, repo_facts.tools, dependencies, setup_text)
     likely: list[str] = []

@@ -7,23 +7,24 @@ constraints (``pyproject.toml`` PEP 621, ``setup.cfg``), optional extras, consol
 
 from __future__ import annotations
 
-import configparser
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..agents.readme_commands import extract_commands
 from ..repo.facts import PoetryTable, read_repository
+from ..repo.facts import RepoFacts as DeclaredFacts
 
 # The repository is downloaded data: its files are read bounded, never through a link or a FIFO.
 from ..repo.files import read_text as read_repo_file
 from ..repo.poetry import poetry_specifier
+from ..repo.python_range import POETRY, SETUP_PY
 from ..sandbox.repo import iter_tree
 
 __all__ = ["CommandLine", "RepoFacts", "Requirement", "command_lines", "read_facts"]
 
 _PROMPT = re.compile(r"^\s*(?:\([\w.@-]+\)\s*)?(?:[$%>]\s)?")
-_SETUP_NAME = re.compile(r"""\bname\s*=\s*["']([A-Za-z0-9][A-Za-z0-9._-]*)["']""")
+_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _REQ = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?\s*(.*)$")
 
 
@@ -94,12 +95,11 @@ def _poetry_facts(poetry: PoetryTable, facts: RepoFacts) -> None:
     E1 and E7 rules read them as they read [project]'s."""
     if not facts.name:
         facts.name = poetry.name or ""  # a Poetry project names itself here
-    python = {"python": poetry.python} if poetry.python is not None else {}
     declared: dict[str, Requirement] = {}
     optional: set[str] = set()
-    if python or poetry.dependencies:
+    if poetry.dependencies:
         where = "pyproject.toml [tool.poetry.dependencies]"
-        for name, value in {**python, **poetry.dependencies}.items():
+        for name, value in poetry.dependencies.items():
             constraint = value
             if isinstance(value, dict):
                 if any(key in value for key in ("git", "path", "url", "file")):
@@ -113,8 +113,7 @@ def _poetry_facts(poetry: PoetryTable, facts: RepoFacts) -> None:
             if spec is None:
                 continue
             if name.lower() == "python":
-                facts.requires_python = facts.requires_python or spec
-                continue
+                continue  # the Python range: ``_requires_python``
             declared[name.lower()] = Requirement(name=name, spec=spec, source=where)
     if not facts.dependencies:
         facts.dependencies = [r for key, r in declared.items() if key not in optional]
@@ -123,6 +122,21 @@ def _poetry_facts(poetry: PoetryTable, facts: RepoFacts) -> None:
             facts.extras[extra] = [r for n in names if (r := declared.get(n.lower())) is not None]
     if not facts.scripts:
         facts.scripts = sorted(poetry.scripts)
+
+
+def _requires_python(declared: DeclaredFacts) -> str:
+    """The first Python constraint that says something, as written: pyproject's [project],
+    Poetry's (as a PEP 440 specifier, so that the E7 rule reads it as it reads [project]'s),
+    setup.cfg's; setup.py's is not read."""
+    for declaration in declared.python_declarations:
+        text: str | None = declaration.text
+        if declaration.source == SETUP_PY:
+            continue
+        if declaration.source == POETRY:
+            text = poetry_specifier(declaration.text)
+        if text:
+            return text
+    return ""
 
 
 def read_facts(repo: Path) -> RepoFacts:
@@ -136,7 +150,6 @@ def read_facts(repo: Path) -> RepoFacts:
     project = declared.project
     if project is not None:
         facts.name = project.name or ""
-        facts.requires_python = project.requires_python or ""
         for dep in project.dependencies:
             req = _requirement(dep, "pyproject.toml [project] dependencies")
             if req:
@@ -147,23 +160,16 @@ def read_facts(repo: Path) -> RepoFacts:
         facts.scripts = sorted(project.scripts)
     if declared.poetry is not None:
         _poetry_facts(declared.poetry, facts)
-    setup_cfg = read_repo_file(repo / "setup.cfg")
-    if setup_cfg:
-        parser = configparser.ConfigParser(interpolation=None)
-        try:
-            parser.read_string(setup_cfg)
-        except configparser.Error:
-            parser = configparser.ConfigParser()
+    facts.requires_python = _requires_python(declared)
+    parser = declared.setup_cfg
+    if parser is not None:
         if parser.has_section("metadata") and not facts.name:
             facts.name = parser.get("metadata", "name", fallback="")
-        if parser.has_section("options"):
-            if not facts.requires_python:
-                facts.requires_python = parser.get("options", "python_requires", fallback="")
-            if not facts.dependencies:
-                for dep in parser.get("options", "install_requires", fallback="").splitlines():
-                    req = _requirement(dep, "setup.cfg [options] install_requires")
-                    if req:
-                        facts.dependencies.append(req)
+        if parser.has_section("options") and not facts.dependencies:
+            for dep in parser.get("options", "install_requires", fallback="").splitlines():
+                req = _requirement(dep, "setup.cfg [options] install_requires")
+                if req:
+                    facts.dependencies.append(req)
         if parser.has_section("options.extras_require") and not facts.extras:
             for extra, deps in parser.items("options.extras_require"):
                 where = f"setup.cfg [options.extras_require] {extra}"
@@ -181,8 +187,14 @@ def read_facts(repo: Path) -> RepoFacts:
             pins = [r for line in text.splitlines() if (r := _requirement(line, rel)) and r.spec]
             facts.pinned[rel] = pins
     if not facts.name:
-        # setup.py is code, never run: only a literal ``name="..."`` passed to setup() is read.
-        match = _SETUP_NAME.search(read_repo_file(repo / "setup.py"))
-        if match:
-            facts.name = match.group(1)
+        # setup.py is code, never run: the first ``name=`` a call in it passes (setup's, or
+        # the dict splatted into it), as ``repo`` reads it.
+        facts.name = next(
+            (
+                value
+                for keyword, value in declared.setup_py_calls
+                if keyword == "name" and isinstance(value, str) and _NAME.fullmatch(value)
+            ),
+            "",
+        )
     return facts

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from .files import pyproject_parses, read_pyproject, read_text
+from .files import pyproject_parses, read_ini, read_pyproject, read_text
 
 if TYPE_CHECKING:
+    import configparser
+
     from .ci_services import CiService
-    from .python_range import DeclaredPython
+    from .python_range import DeclaredPython, PythonDeclaration
     from .test_commands import TestCommand
     from .test_deps import TestRequirement
     from .vcs_version import VersionTool
@@ -151,6 +153,41 @@ class RepoFacts:
         from .python_range import declared_python
 
         return declared_python(self.root)
+
+    @functools.cached_property
+    def python_declarations(self) -> tuple[PythonDeclaration, ...]:
+        """Every Python constraint the manifests declare, as written, with its source, in the
+        order an installer trusts them (``python_range.python_declarations``); ``python`` is
+        the first that says something."""
+        from .python_range import python_declarations
+
+        return python_declarations(self.root)
+
+    # ------------------------------------------------------------------ setup.cfg, setup.py
+
+    @functools.cached_property
+    def setup_cfg(self) -> configparser.RawConfigParser | None:
+        """setup.cfg parsed (``files.read_ini``); None when there is none or it does not parse.
+        Read it, never change it: it is shared."""
+        path = self.root / "setup.cfg"
+        if not path.is_file() or path.is_symlink():
+            return None
+        return read_ini(read_text(path))
+
+    @functools.cached_property
+    def setup_py_calls(self) -> tuple[tuple[str, object], ...]:
+        """Every keyword of every call in setup.py with its value (``setup_py.call_keywords``);
+        empty when there is none or it does not parse."""
+        from .setup_py import call_keywords
+
+        return tuple(call_keywords(read_text(self.root / "setup.py")))
+
+    @functools.cached_property
+    def setup_py(self) -> dict[str, object]:
+        """The keywords of setup.py's ``setup(...)`` call (``setup_py.setup_keywords``)."""
+        from .setup_py import setup_keywords
+
+        return setup_keywords(read_text(self.root / "setup.py"))
 
     @functools.cached_property
     def extras(self) -> dict[str, list[str]]:

@@ -18,7 +18,16 @@ from .files import read_ini, read_pyproject, read_text
 from .poetry import poetry_specifier
 from .setup_py import setup_keywords
 
-__all__ = ["DeclaredPython", "declared_python"]
+__all__ = [
+    "POETRY",
+    "PYPROJECT",
+    "SETUP_CFG",
+    "SETUP_PY",
+    "DeclaredPython",
+    "PythonDeclaration",
+    "declared_python",
+    "python_declarations",
+]
 
 # Poetry's `python = "3.9"` is the 3.9 series (its marker is python_version == "3.9"), not 3.9.0.
 _SERIES = re.compile(r"\d+\.\d+")
@@ -81,31 +90,53 @@ def _setup_py(repo: Path) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def declared_python(repo: Path) -> DeclaredPython | None:
-    """The first declaration found, in the order an installer trusts them: pyproject's
-    ``[project] requires-python``, Poetry's ``[tool.poetry.dependencies] python``, setup.cfg's
-    ``[options] python_requires``, setup.py's ``python_requires=``; None when none declares one
-    (or the text is empty)."""
+PYPROJECT = "pyproject.toml [project] requires-python"
+POETRY = "pyproject.toml [tool.poetry.dependencies] python"
+SETUP_CFG = "setup.cfg [options] python_requires"
+SETUP_PY = "setup.py python_requires"
+
+
+@dataclass(frozen=True)
+class PythonDeclaration:
+    """One manifest's Python constraint as written (not stripped; may be empty), and where."""
+
+    text: str
+    source: str  # PYPROJECT, POETRY, SETUP_CFG or SETUP_PY
+
+
+def python_declarations(repo: Path) -> tuple[PythonDeclaration, ...]:
+    """Every Python constraint the manifests declare, in the order an installer trusts them:
+    pyproject's ``[project] requires-python``, Poetry's ``[tool.poetry.dependencies] python``,
+    setup.cfg's ``[options] python_requires``, setup.py's ``python_requires=``. Only a string
+    value counts; each text is as written, so a reader decides what an empty one means."""
     repo = Path(repo)
+    found: list[PythonDeclaration] = []
     pyproject = read_pyproject(repo)
     project = pyproject.get("project")
     if isinstance(project, dict) and isinstance(project.get("requires-python"), str):
-        text = project["requires-python"].strip()
-        if text:
-            return _pep440(text, "pyproject.toml [project] requires-python")
+        found.append(PythonDeclaration(project["requires-python"], PYPROJECT))
     tool = pyproject.get("tool")
     poetry = tool.get("poetry") if isinstance(tool, dict) else None
     dependencies = poetry.get("dependencies") if isinstance(poetry, dict) else None
     if isinstance(dependencies, dict) and isinstance(dependencies.get("python"), str):
-        text = dependencies["python"].strip()
-        if text and text != "*":
-            return _poetry(text, "pyproject.toml [tool.poetry.dependencies] python")
+        found.append(PythonDeclaration(dependencies["python"], POETRY))
     setup_cfg = read_ini(read_text(repo / "setup.cfg"))
     if setup_cfg is not None and setup_cfg.has_option("options", "python_requires"):
-        text = setup_cfg.get("options", "python_requires").strip()
-        if text:
-            return _pep440(text, "setup.cfg [options] python_requires")
-    text = (_setup_py(repo) or "").strip()
-    if text:
-        return _pep440(text, "setup.py python_requires")
+        found.append(PythonDeclaration(setup_cfg.get("options", "python_requires"), SETUP_CFG))
+    setup_py = _setup_py(repo)
+    if setup_py is not None:
+        found.append(PythonDeclaration(setup_py, SETUP_PY))
+    return tuple(found)
+
+
+def declared_python(repo: Path) -> DeclaredPython | None:
+    """The first declaration (``python_declarations``) that says something: an empty text, or
+    Poetry's ``*``, does not; None when none does."""
+    for declaration in python_declarations(repo):
+        text = declaration.text.strip()
+        if not text or (declaration.source == POETRY and text == "*"):
+            continue
+        if declaration.source == POETRY:
+            return _poetry(text, POETRY)
+        return _pep440(text, declaration.source)
     return None

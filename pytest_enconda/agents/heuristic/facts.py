@@ -8,7 +8,6 @@ the standard library and ``packaging``; a manifest that cannot be parsed contrib
 from __future__ import annotations
 
 import ast
-import configparser
 import difflib
 import os
 import re
@@ -21,7 +20,9 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.utils import canonicalize_name
 
 from ...repo.facts import ProjectTable, read_repository
+from ...repo.facts import RepoFacts as DeclaredFacts
 from ...repo.poetry import poetry_requirement, poetry_specifier
+from ...repo.python_range import POETRY
 from ...repo.vcs_version import PRETEND_VERSION, throwaway_tag
 
 SKIP_DIRS = frozenset(
@@ -243,9 +244,11 @@ def scan(root: Path) -> RepoFacts:
             break
     facts.files.sort()
     facts.dirs.sort()
-    _read_pyproject(root, facts)
-    _read_setup_cfg(root, facts)
-    _read_setup_py(root, facts)
+    declared = read_repository(root)
+    _read_pyproject(declared, facts)
+    _read_setup_cfg(declared, facts)
+    _read_setup_py(declared, facts)
+    facts.requires_python, facts.requires_python_source = _python(declared)
     for rel in facts.files:
         if _REQ_FILE.search(rel) and rel.count("/") <= 2:
             seen: set[str] = set()
@@ -304,9 +307,19 @@ def _text(path: Path) -> str | None:
         return None
 
 
-def _read_pyproject(root: Path, facts: RepoFacts) -> None:
+def _python(declared: DeclaredFacts) -> tuple[str | None, str | None]:
+    """The first Python constraint the manifests declare, as written (an empty one included)
+    and where; Poetry's is translated to PEP 440, a bare "3.9" read as its lowest version: what
+    the E7 rule compares against."""
+    for declaration in declared.python_declarations:
+        if declaration.source == POETRY:
+            return poetry_specifier(declaration.text, bare=">=") or "", declaration.source
+        return declaration.text, declaration.source
+    return None, None
+
+
+def _read_pyproject(declared: DeclaredFacts, facts: RepoFacts) -> None:
     """pyproject's tables, as ``repo`` reads them for every reader of the checkout."""
-    declared = read_repository(root)
     if not declared.pyproject_parses:
         return
     facts.manifests.append("pyproject.toml")
@@ -314,9 +327,6 @@ def _read_pyproject(root: Path, facts: RepoFacts) -> None:
     project = declared.project or ProjectTable()
     if project.name is not None:
         facts.names.append(canonicalize_name(project.name))
-    if project.requires_python is not None:
-        facts.requires_python = project.requires_python
-        facts.requires_python_source = "pyproject.toml [project] requires-python"
     facts.dependencies += project.dependencies
     for extra, reqs in project.optional_dependencies.items():
         facts.extras[extra] = list(reqs)
@@ -325,10 +335,6 @@ def _read_pyproject(root: Path, facts: RepoFacts) -> None:
     if poetry is not None:
         if poetry.name is not None:
             facts.names.append(canonicalize_name(poetry.name))
-        if poetry.python is not None and facts.requires_python is None:
-            # A bare "3.9" is read as its lowest version: what the E7 rule compares against.
-            facts.requires_python = poetry_specifier(poetry.python, bare=">=") or ""
-            facts.requires_python_source = "pyproject.toml [tool.poetry.dependencies] python"
         for name, spec in poetry.dependencies.items():
             facts.dependencies.append(poetry_requirement(name, spec))
         for extra, names in poetry.extras.items():
@@ -336,21 +342,13 @@ def _read_pyproject(root: Path, facts: RepoFacts) -> None:
         facts.scripts += poetry.scripts
 
 
-def _read_setup_cfg(root: Path, facts: RepoFacts) -> None:
-    text = _text(root / "setup.cfg")
-    if text is None:
-        return
-    parser = configparser.ConfigParser(interpolation=None)
-    try:
-        parser.read_string(text)
-    except configparser.Error:
+def _read_setup_cfg(declared: DeclaredFacts, facts: RepoFacts) -> None:
+    parser = declared.setup_cfg
+    if parser is None:
         return
     facts.manifests.append("setup.cfg")
     if parser.has_option("metadata", "name"):
         facts.names.append(canonicalize_name(parser.get("metadata", "name")))
-    if parser.has_option("options", "python_requires") and facts.requires_python is None:
-        facts.requires_python = parser.get("options", "python_requires").strip()
-        facts.requires_python_source = "setup.cfg [options] python_requires"
     if parser.has_option("options", "install_requires"):
         facts.dependencies += _lines(parser.get("options", "install_requires"))
     if parser.has_section("options.extras_require"):
@@ -365,105 +363,23 @@ def _lines(value: str) -> list[str]:
     return [line.strip() for line in value.splitlines() if line.strip()]
 
 
-def _value(node: ast.AST, names: dict[str, object], depth: int = 0) -> object:
-    """A literal, or one built from names ``setup.py`` assigned (``extras_require=extras``,
-    ``{"test": test_deps}``, ``base + ["pytest"]``); ``ValueError`` for anything else."""
-    if depth > 20:
-        raise ValueError("too deep")
-    if isinstance(node, ast.Name):
-        if node.id in names:
-            return names[node.id]
-        raise ValueError(node.id)
-    if isinstance(node, ast.List | ast.Tuple | ast.Set):
-        return [_value(e, names, depth + 1) for e in node.elts]
-    if isinstance(node, ast.Dict):
-        out = {}
-        for key, item in zip(node.keys, node.values, strict=True):
-            if key is None:  # ``**other``
-                merged = _value(item, names, depth + 1)
-                if isinstance(merged, dict):
-                    out.update(merged)
-                continue
-            out[_value(key, names, depth + 1)] = _value(item, names, depth + 1)
-        return out
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-        left, right = _value(node.left, names, depth + 1), _value(node.right, names, depth + 1)
-        if isinstance(left, list) and isinstance(right, list):
-            return left + right
-        if isinstance(left, str) and isinstance(right, str):
-            return left + right
-        raise ValueError("unsupported +")
-    if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in (
-        "dict", "list", "sorted", "set", "tuple",
-    ):  # fmt: skip
-        if node.func.id == "dict" and not node.args:
-            return {k.arg: _value(k.value, names, depth + 1) for k in node.keywords if k.arg}
-        if len(node.args) == 1 and not node.keywords:
-            value = _value(node.args[0], names, depth + 1)
-            return list(value) if isinstance(value, list | tuple | set) else value
-        raise ValueError("unsupported call")
-    return ast.literal_eval(node)
-
-
-def _assigned(tree: ast.Module) -> dict[str, object]:
-    """Module-level ``NAME = <value>`` (and ``NAME["key"] = <value>``) that ``_value`` can
-    work out, in order: later assignments see earlier ones."""
-    names: dict[str, object] = {}
-    for statement in tree.body:
-        if not isinstance(statement, ast.Assign | ast.AnnAssign) or statement.value is None:
-            continue
-        targets = statement.targets if isinstance(statement, ast.Assign) else [statement.target]
-        try:
-            value = _value(statement.value, names)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            continue
-        for target in targets:
-            if isinstance(target, ast.Name):
-                names[target.id] = value
-            elif (
-                isinstance(target, ast.Subscript)
-                and isinstance(target.value, ast.Name)
-                and isinstance(names.get(target.value.id), dict)
-                and isinstance(target.slice, ast.Constant)
-            ):
-                names[target.value.id][target.slice.value] = value  # type: ignore[index]
-    return names
-
-
-def _read_setup_py(root: Path, facts: RepoFacts) -> None:
-    text = _text(root / "setup.py")
-    if text is None:
+def _read_setup_py(declared: DeclaredFacts, facts: RepoFacts) -> None:
+    if not (declared.root / "setup.py").is_file():
         return
     facts.manifests.append("setup.py")
-    try:
-        tree = parse_python(text)
-    except SyntaxError:
-        return
-    names = _assigned(tree)
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.Call):
-            continue
-        for keyword in node.keywords:
-            try:
-                value = _value(keyword.value, names)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-                continue
-            if keyword.arg == "name" and isinstance(value, str):
-                facts.names.append(canonicalize_name(value))
-            elif keyword.arg == "python_requires" and isinstance(value, str):
-                if facts.requires_python is None:
-                    facts.requires_python = value
-                    facts.requires_python_source = "setup.py python_requires"
-            elif keyword.arg == "install_requires" and isinstance(value, list | tuple):
-                facts.dependencies += [v for v in value if isinstance(v, str)]
-            elif keyword.arg == "extras_require" and isinstance(value, dict):
-                for extra, reqs in value.items():
-                    if isinstance(reqs, list | tuple):
-                        facts.extras.setdefault(str(extra), [r for r in reqs if isinstance(r, str)])
-            elif keyword.arg == "entry_points" and isinstance(value, dict):
-                for line in value.get("console_scripts") or []:
-                    if isinstance(line, str):
-                        facts.scripts.append(line.split("=", 1)[0].strip())
+    for keyword, value in declared.setup_py_calls:
+        if keyword == "name" and isinstance(value, str):
+            facts.names.append(canonicalize_name(value))
+        elif keyword == "install_requires" and isinstance(value, list | tuple):
+            facts.dependencies += [v for v in value if isinstance(v, str)]
+        elif keyword == "extras_require" and isinstance(value, dict):
+            for extra, reqs in value.items():
+                if isinstance(reqs, list | tuple):
+                    facts.extras.setdefault(str(extra), [r for r in reqs if isinstance(r, str)])
+        elif keyword == "entry_points" and isinstance(value, dict):
+            for line in value.get("console_scripts") or []:
+                if isinstance(line, str):
+                    facts.scripts.append(line.split("=", 1)[0].strip())
 
 
 def _read_requirements(root: Path, rel: str, seen: set[str]) -> list[str]:
