@@ -51,7 +51,12 @@ _OLD_VALUE = (
         r"([^`]{1,200}?)(?<!\s)\s++(?:with|to|into|by)\s+(?=\S)",
         re.S,
     ),
-    re.compile(r"\binstead of\s+(`[^`]{1,300}`|[^`]{1,200}?(?=[,;]|\.\s|\.$|$))", re.S),
+    # The value stops at the next "instead of": one phrase after another would otherwise
+    # rescan up to 200 characters from each of them.
+    re.compile(
+        r"\binstead of\s+(`[^`]{1,300}`|(?:(?!instead of)[^`]){1,200}?(?=[,;]|\.\s|\.$|$))",
+        re.S,
+    ),
     # Blanks before the arrow from the start of their run only: a lazy value walking a long
     # blank run rescanned the rest of it at every step.
     re.compile(r"^(.{1,200}?)(?:(?<!\s)\s+)?(?:->|=>)\s*+(?=\S)", re.S),
