@@ -449,7 +449,7 @@ class CasePipeline:
     def facts(self, case: Case) -> dict[str, Any] | None:
         """``python_facts.py`` run by the reported interpreter (GPUs visible if any); ``None``
         when that interpreter does not run."""
-        from .stages.facts import python_facts
+        from .stages.python_facts import python_facts
 
         return self.once(  # type: ignore[no-any-return]
             case, "facts", lambda: python_facts(self.environment(case), case, self.progress)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 import shlex
 
-from .facts import RepoFacts, command_lines
+from .injection_facts import RepoFacts, command_lines
 from .models import Injection, apply_edits
 
 __all__ = ["judge_filter", "offline_filter"]

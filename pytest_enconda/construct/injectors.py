@@ -1,10 +1,10 @@
 """Rule-based injectors: one per error type, each a minimal edit with a label right by construction.
 
 Every rule reads the README's own command lines (as the literal ``readme`` agent runs them) and
-the repository's facts (``facts.py``), and proposes candidate errors; ``inject`` picks among them
-with a seeded random generator, so the same seed gives the same errors. The label's golden answer
-is the original command (or, for an order error, the two commands in their original order): undoing
-the edit is the repair, and it restores the README that ``verify`` proved to work.
+the repository's facts (``injection_facts.py``), and proposes candidate errors; ``inject`` picks
+among them with a seeded random generator, so the same seed gives the same errors. The label's
+golden answer is the original command (or, for an order error, the two commands in their original
+order): undoing the edit is the repair, and it restores the README that ``verify`` proved to work.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import re
 import shlex
 from collections.abc import Callable
 
-from .facts import CommandLine, RepoFacts, Requirement
+from .injection_facts import CommandLine, RepoFacts, Requirement
 from .models import CONSTRUCT_TYPES, ErrorLabel, Injection, LineEdit
 from .prepare import SCM_VARIABLE
 

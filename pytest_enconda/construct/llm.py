@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from ..error_types import BY_CODE
 from ..textio import JsonError, parse_json
-from .facts import RepoFacts
+from .injection_facts import RepoFacts
 from .models import ErrorLabel, Injection, LineEdit
 
 __all__ = ["LlmInjector", "build_messages", "parse_injection"]

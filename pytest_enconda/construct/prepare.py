@@ -26,7 +26,7 @@ from pathlib import Path
 
 from ..agents.readme_commands import extract_commands
 from ..repo.vcs_version import CONFIG_FILES, named_tools
-from .facts import RepoFacts, read_repo_file
+from .injection_facts import RepoFacts, read_repo_file
 
 __all__ = ["SCM_VARIABLE", "prepare_readme", "scm_versioned"]
 

@@ -20,8 +20,8 @@ from typing import Any, NamedTuple
 
 from .. import __version__
 from ..artifacts import atomic_write_text
-from .facts import command_lines, read_facts
 from .filters import judge_filter, offline_filter
+from .injection_facts import command_lines, read_facts
 from .injectors import inject
 from .levels import compose, labels, plan_levels
 from .models import ConstructReport, InstanceRecord, RepoOutcome, apply_edits

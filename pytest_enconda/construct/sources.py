@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 
 from ..cases.sidecar import ABSENT_FILES_KEPT
 from ..errors import EncondaError
-from .facts import read_facts
+from .injection_facts import read_facts
 from .models import ConstructReport
 from .options import ConstructError, ConstructInputError, ConstructOptions, Progress
 from .writer import read_repo_info, repo_key

@@ -16,7 +16,7 @@ import pytest
 
 from pytest_enconda.agents.base import AgentTask
 from pytest_enconda.agents.heuristic import agent as heuristic
-from pytest_enconda.agents.heuristic.facts import scan
+from pytest_enconda.agents.heuristic.repo_view import scan
 from pytest_enconda.agents.heuristic.steps import readme_steps
 from pytest_enconda.backends.base import started
 from pytest_enconda.backends.fake import FakeBackend

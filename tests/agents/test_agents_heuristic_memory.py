@@ -16,9 +16,9 @@ from cases_for_tests import make_case
 
 from pytest_enconda.agents.base import AgentTask
 from pytest_enconda.agents.heuristic import agent as heuristic
-from pytest_enconda.agents.heuristic.facts import scan
 from pytest_enconda.agents.heuristic.findings import Finding
 from pytest_enconda.agents.heuristic.memory import expected_to_fail
+from pytest_enconda.agents.heuristic.repo_view import scan
 from pytest_enconda.agents.heuristic.run import Run
 from pytest_enconda.agents.heuristic.steps import readme_steps
 from pytest_enconda.agents.llm import TrajectoryWriter

@@ -22,9 +22,9 @@ import pytest
 
 from pytest_enconda.agents.heuristic.classify import Context, classify
 from pytest_enconda.agents.heuristic.examples import example_findings
-from pytest_enconda.agents.heuristic.facts import RepoFacts, scan
 from pytest_enconda.agents.heuristic.findings import Finding
 from pytest_enconda.agents.heuristic.prepass import run_prepass
+from pytest_enconda.agents.heuristic.repo_view import RepoFacts, scan
 from pytest_enconda.agents.heuristic.steps import ReadmeStep, readme_steps
 from pytest_enconda.backends.base import Backend, started
 from pytest_enconda.backends.docker import DockerBackend

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.agents.heuristic.facts import scan
 from pytest_enconda.agents.heuristic.prepass import run_prepass
+from pytest_enconda.agents.heuristic.repo_view import scan
 from pytest_enconda.agents.heuristic.steps import classify_command, readme_steps
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "enconda-dev" / "instances"

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_enconda.agents.heuristic.facts import scan
 from pytest_enconda.agents.heuristic.prepass import run_prepass
+from pytest_enconda.agents.heuristic.repo_view import scan
 from pytest_enconda.agents.heuristic.steps import readme_steps
 
 FILES = {

@@ -12,8 +12,8 @@ from pydantic import ValidationError
 from pytest_enconda.agents.readme_commands import extract_commands
 from pytest_enconda.cases.audit import audit_cases
 from pytest_enconda.cases.enconda_import import load_dataset
-from pytest_enconda.construct.facts import RepoFacts, command_lines, read_facts
 from pytest_enconda.construct.filters import offline_filter
+from pytest_enconda.construct.injection_facts import RepoFacts, command_lines, read_facts
 from pytest_enconda.construct.injectors import candidates, inject
 from pytest_enconda.construct.levels import compose, plan_levels
 from pytest_enconda.construct.models import (

@@ -13,7 +13,7 @@ from scripted_llm import VERDICT_NO, ScriptedServer, completion
 from pytest_enconda.agents.readme_commands import extract_commands
 from pytest_enconda.cases.enconda_import import load_dataset
 from pytest_enconda.cases.sidecar import RepoVerification
-from pytest_enconda.construct.facts import read_facts
+from pytest_enconda.construct.injection_facts import read_facts
 from pytest_enconda.construct.llm import parse_injection
 from pytest_enconda.construct.run import (
     ConstructError,

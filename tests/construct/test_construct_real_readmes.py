@@ -15,8 +15,8 @@ from test_construct_pipeline import FakeValidator
 from pytest_enconda.agents.readme_commands import extract_commands
 from pytest_enconda.cases.audit import audit_cases
 from pytest_enconda.cases.enconda_import import load_dataset
-from pytest_enconda.construct.facts import RepoFacts, command_lines, read_facts
 from pytest_enconda.construct.filters import offline_filter
+from pytest_enconda.construct.injection_facts import RepoFacts, command_lines, read_facts
 from pytest_enconda.construct.injectors import candidates, inject
 from pytest_enconda.construct.levels import compatible, compose, labels, merge_line, plan_levels
 from pytest_enconda.construct.models import CONSTRUCT_TYPES, apply_edits

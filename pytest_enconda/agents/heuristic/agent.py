@@ -38,9 +38,9 @@ from ..readme import asks_test_command
 from ..swe_agent import head_tail
 from ..workspace import RepositoryView, agent_dir
 from .examples import example_findings
-from .facts import scan
 from .memory import MemoryConsult
 from .prepass import run_prepass
+from .repo_view import scan
 from .run import OUTPUT_CHARS, HeuristicConfig, OutOfBudget, Run
 from .steps import readme_steps
 

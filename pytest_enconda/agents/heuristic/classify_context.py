@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 from packaging.utils import canonicalize_name
 
-from .facts import RepoFacts
+from .repo_view import RepoFacts
 from .steps import ReadmeStep, words_of
 
 

@@ -9,8 +9,8 @@ import builtins
 import re
 import textwrap
 
-from .facts import RepoFacts, parse_python
 from .findings import Finding
+from .repo_view import RepoFacts, parse_python
 from .steps import python_blocks
 
 

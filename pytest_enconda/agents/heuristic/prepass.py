@@ -16,8 +16,8 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from .examples import python_syntax
-from .facts import RepoFacts, requirement_name, requirement_spec
 from .findings import Finding, missing_path
+from .repo_view import RepoFacts, requirement_name, requirement_spec
 from .steps import (
     ReadmeStep,
     activation_path,

@@ -11,9 +11,9 @@ from packaging.utils import canonicalize_name
 
 from ...repo.vcs_version import PRETEND_VERSION, VERSION_TOOLS, throwaway_git
 from .classify_context import Context, closest, installs, project_install, replace_word
-from .facts import requirement_name
 from .findings import Finding
 from .prepass import allowed, lowest_allowed, prose_about
+from .repo_view import requirement_name
 from .steps import ReadmeStep, is_pip_install, venv_target, words_of
 
 _NOT_FOUND = re.compile(r"(?:^|\n)(?:bash: )?(?:line \d+: )?(?P<tool>[\w.+-]+): command not found")

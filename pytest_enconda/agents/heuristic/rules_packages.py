@@ -12,8 +12,8 @@ from collections.abc import Callable
 from packaging.utils import canonicalize_name
 
 from .classify_context import Context, closest, installs, replace_word
-from .facts import IMPORT_NAMES, RepoFacts, requirement_name
 from .findings import Finding
+from .repo_view import IMPORT_NAMES, RepoFacts, requirement_name
 from .steps import is_pip_install, words_of
 
 _NO_MODULE = re.compile(r"No module named '?(?P<module>[\w.]+)'?")

@@ -19,10 +19,10 @@ from ..base import AgentTask, Step
 from ..llm import TrajectoryWriter
 from ..swe_agent import head_tail
 from .classify import Context, classify, missing_distribution
-from .facts import RepoFacts, canonicalize_name, requirement_name
 from .findings import Finding
 from .memory import MemoryConsult, expected_to_fail, signature
 from .prepass import installs_project
+from .repo_view import RepoFacts, canonicalize_name, requirement_name
 from .steps import SETUP_KINDS, ReadmeStep, classify_command, words_of
 
 OUTPUT_CHARS = 6_000

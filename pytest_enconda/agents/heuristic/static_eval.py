@@ -23,8 +23,8 @@ import tempfile
 from pathlib import Path
 
 from .examples import example_findings
-from .facts import scan
 from .prepass import run_prepass
+from .repo_view import scan
 from .steps import readme_steps
 
 

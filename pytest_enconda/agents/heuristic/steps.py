@@ -16,7 +16,7 @@ from pathlib import PurePath
 from ...ecosystems import ECOSYSTEMS, any_of
 from ..readme import is_test_command
 from ..readme_commands import _markdown_blocks, _rst_blocks, extract_commands
-from .facts import RepoFacts
+from .repo_view import RepoFacts
 
 # What the agent does with each kind.
 SETUP_KINDS = frozenset({"install", "env_create", "env_activate", "state", "files", "apt_update"})

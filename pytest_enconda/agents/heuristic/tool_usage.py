@@ -17,8 +17,8 @@ import difflib
 import re
 from pathlib import PurePosixPath
 
-from .facts import RepoFacts
 from .findings import Finding, missing_path
+from .repo_view import RepoFacts
 from .steps import PIP_COMMAND, ReadmeStep, strip_sudo, words_of
 
 

@@ -1,4 +1,5 @@
-"""What the repository itself declares: files, manifests, extras, Python versions, scripts.
+"""The heuristic agent's view of the repository: its files, requirement files, the standard
+library it imports, and what its manifests declare as ``repo.read_repository`` reads them.
 
 The heuristic agent compares a README with these facts (never with a golden answer or the
 original README). Everything is read from a host copy of the task container's repository with
