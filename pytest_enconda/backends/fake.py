@@ -115,7 +115,16 @@ class FakeBox:
         """``text`` with the box's own absolute paths rewritten under the root."""
         alternatives = "|".join(re.escape(p) for p in sorted(self._prefixes, key=len, reverse=True))
         pattern = re.compile(rf"(?<![\w./-])(?:{alternatives})")
-        return pattern.sub(lambda m: str(self.root) + m.group(0), text)
+        # A host path the box already gave back (a setup's ``export -p`` under a backend rooted
+        # in /tmp/enconda-fake-...) is left as it is: it is not the box's.
+        host = str(self.backend.root)
+
+        def rewrite(match: re.Match[str]) -> str:
+            if match.string.startswith(host, match.start()):
+                return match.group(0)
+            return str(self.root) + match.group(0)
+
+        return pattern.sub(rewrite, text)
 
     def _translate_bytes(self, data: bytes) -> bytes:
         """Scripts the harness writes (setup.sh, a prompt) name box paths too: text is rewritten

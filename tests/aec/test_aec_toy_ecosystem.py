@@ -145,11 +145,13 @@ def test_a_conftest_ecosystem_is_detected_read_and_graded(pytester: pytest.Pytes
     # The log parser: the toy's summary counted, the framework its own.
     assert grade["test_log"]["framework"] == "toyrun"
     assert (grade["test_log"]["passed"], grade["test_log"]["failed"]) == (2, 0)
-    # The name parser: the PASS set read from the reference command's per-test lines.
+    # The name parser: the PASS set read from the graded (the reference) command's per-test
+    # lines; the agent's own command is recorded beside it.
     assert grade["pass_set"] == {
         "size": 2,
         "passed": 2,
         "share": 1.0,
         "missing": [],
-        "log": "reference_test",
+        "log": "test",
     }
+    assert grade["command_source"] == "reference" and grade["agent_test_command"] == "./toyc test"

@@ -2,10 +2,14 @@
 files with the same judge, has every item's verdict again, AEC's included; regraded with another
 judge, the AEC item the judge decides changes as that judge says and nothing else does.
 
-The live run is a whole pytest run (pytester, in a subprocess) with a diagnosis case and an AEC
-case whose agent (recorded predictions) left a test command whose log cannot say, so the
-trajectory judge decides ``aec_success``. The judge is a test double (``verdictjudge``) registered
-from the run's conftest.py, and in this process for ``regrade``.
+The live run is a whole pytest run (pytester, in a subprocess) with a diagnosis case and two AEC
+cases. ``calc`` has a reference test command and PASS set: its tests are graded by name, the
+agent's own test command (an ``echo``) is recorded and never graded, and no judge's answer
+changes its ``aec_success``. ``shell``'s reference command names no runner, so the trajectory
+judge decides its hybrid verdict; no PASS-set test is reported passed by name, so its
+``aec_success`` fails whatever the judge says and carries that verdict as evidence. The judge
+is a test double (``verdictjudge``) registered from the run's conftest.py, and in this process
+for ``regrade``.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ class T(unittest.TestCase):
 """
 REFERENCE = "python3 -m unittest -v test_calc"
 PASS_SET = ["test_calc.T.test_add", "test_calc.T.test_sub"]
+SHELL_REFERENCE = "echo all tests passed"
 AEC_ITEMS = ("aec_tests_run", "aec_pass_set", "aec_success")
 DIAGNOSIS_ITEMS = ("execution", "error_types", "descriptions", "fixes")
 GOLDEN = {
@@ -75,6 +80,21 @@ def aec_case(root: Path) -> None:
     )
 
 
+def shell_case(root: Path) -> None:
+    """An AEC case whose reference command prints no runner's summary: its PASS set cannot be
+    read as passed by name."""
+    case_dir = root / "shell"
+    (case_dir / "repo").mkdir(parents=True)
+    (case_dir / "repo" / "README.md").write_text("# shell\n")
+    (case_dir / "case.toml").write_text(
+        'id = "shell"\nsuite = "aec"\n[repository]\nkind = "folder"\npath = "repo"\n'
+        '[aec]\nlanguage = "python"\n[aec.reference]\n'
+        f"test_command = {json.dumps(SHELL_REFERENCE)}\n"
+        'pass_set = ["test_shell.T.test_ok"]\n'
+        "[budgets]\nsetup_seconds = 60\ntest_seconds = 60\n"
+    )
+
+
 def diagnosis_case(root: Path) -> None:
     case_dir = root / "diag"
     (case_dir / "repo").mkdir(parents=True)
@@ -91,8 +111,9 @@ def diagnosis_case(root: Path) -> None:
 
 
 def predictions(path: Path) -> Path:
-    """The agent's answers: the diagnosis case's right fix, and for the AEC case a setup that
-    works with a test command whose output names no runner (the log is inconclusive)."""
+    """The agent's answers: the diagnosis case's right fix; for ``calc`` a setup that works with
+    a test command of its own that only echoes (recorded, never graded); for ``shell`` a setup
+    that works."""
     outcomes = [
         {
             "case_id": "diag",
@@ -116,6 +137,14 @@ def predictions(path: Path) -> Path:
                 {"command": "echo all tests passed", "output": "all tests passed", "exit_code": 0},
             ],
         },
+        {
+            "case_id": "shell",
+            "agent": "recorded",
+            "setup_script": "true\n",
+            "trajectory": [
+                {"command": SHELL_REFERENCE, "output": "all tests passed", "exit_code": 0},
+            ],
+        },
     ]
     path.write_text("".join(json.dumps(outcome) + "\n" for outcome in outcomes))
     return path
@@ -132,6 +161,7 @@ def judge_double() -> Iterator[None]:
 def live_run(pytester: pytest.Pytester, *options: str, diagnosis: bool = True) -> Path:
     pytester.makeconftest(CONFTEST)
     aec_case(pytester.path / "cases")
+    shell_case(pytester.path / "cases")
     if diagnosis:
         diagnosis_case(pytester.path / "cases")
     answers = predictions(pytester.path / "answers.jsonl")
@@ -144,8 +174,9 @@ def live_run(pytester: pytest.Pytester, *options: str, diagnosis: bool = True) -
         f"--run-dir={run}",
         *options,
     )
-    # aec_tests_run fails: the command's output names no runner (a failure's line is checked too).
-    result.assert_outcomes(passed=6 if diagnosis else 2, failed=1)
+    # calc passes all three; shell fails all three: its command's output names no runner, so no
+    # PASS-set test is passed by name (a failure's line is checked too).
+    result.assert_outcomes(passed=7 if diagnosis else 3, failed=3)
     return run
 
 
@@ -171,18 +202,28 @@ def test_regrade_with_the_same_judge_reproduces_every_verdict(
 ) -> None:
     run = live_run(pytester, "--backend=fake")
     live = verdicts(run)
-    assert set(live) == {("calc", i) for i in AEC_ITEMS} | {("diag", i) for i in DIAGNOSIS_ITEMS}
+    assert set(live) == {(c, i) for c in ("calc", "shell") for i in AEC_ITEMS} | {
+        ("diag", i) for i in DIAGNOSIS_ITEMS
+    }
     success = live[("calc", "aec_success")]["verdict"]
-    # The log cannot say (no runner's summary): the judge decided, as the double said.
-    assert success["numbers"]["decided_by"] == "judge" and success["outcome"] == "passed"
-    assert "the test double says yes" in success["message"]
+    # The case's own tests were graded by name, not the agent's echo; the log decided.
+    assert success["outcome"] == "passed" and success["numbers"]["decided_by"] == "log"
+    assert "all 2 PASS-set tests passed by name" in success["message"]
+    assert "the agent's own test command, not graded: echo all tests passed" in success["message"]
+    shell = live[("shell", "aec_success")]["verdict"]
+    # The log cannot say (no runner's summary): the judge decided the hybrid verdict, as the
+    # double said, and it is shown; its "yes" is no success without the PASS set by name.
+    assert shell["outcome"] == "failed" and shell["numbers"]["decided_by"] == "judge"
+    assert "0 of 1 PASS-set tests passed by name" in shell["message"]
+    assert "hybrid verdict success, decided by judge" in shell["message"]
+    assert "the test double says yes" in shell["message"]
 
     again = regraded(run, "verdict-yes", pytester.path / "again")
     assert "kept as graded" not in capsys.readouterr().out
     assert verdicts(again) == live
     assert (again / "results.jsonl").read_text() == (run / "results.jsonl").read_text()
     for name in ("aec.json", "grading/diagnosis.json"):
-        for case in ("calc", "diag"):
+        for case in ("calc", "shell", "diag"):
             before = CaseDir(run, case).root / name
             if before.is_file():
                 assert (CaseDir(again, case).root / name).read_text() == before.read_text()
@@ -201,24 +242,28 @@ def test_regrade_with_another_judge_changes_what_that_judge_decides(
     live = verdicts(run)
     other = verdicts(regraded(run, "verdict-no", pytester.path / "no"))
     changed = {key for key in live if other[key]["row"] != live[key]["row"]}
-    assert changed == {("calc", "aec_success")}
+    # calc's success is the PASS set's, which no judge changes; shell's judge was asked again,
+    # and its answer is shown, though it changes no outcome.
+    assert changed == {("shell", "aec_success")}
+    assert all(other[key]["row"]["outcome"] == live[key]["row"]["outcome"] for key in live)
     for key in set(live) - changed:
         before, after = live[key]["verdict"], other[key]["verdict"]
         assert (after["outcome"], after["message"]) == (before["outcome"], before["message"])
         # Every AEC item's numbers carry the case's hybrid verdict, which the judge changed.
-        hybrid = {"verdict": "failure"} if key[0] == "calc" else {}
+        hybrid = {"verdict": "failure"} if key[0] == "shell" else {}
         assert after["numbers"] == {**before["numbers"], **hybrid}, key
-    success = other[("calc", "aec_success")]
+    success = other[("shell", "aec_success")]
     assert success["row"]["outcome"] == success["verdict"]["outcome"] == "failed"
-    assert success["verdict"]["message"].startswith("failure, decided by judge")
+    assert "hybrid verdict failure, decided by judge" in success["verdict"]["message"]
     assert "judge verdict-no: failure (the test double says no)" in success["verdict"]["message"]
-    assert success["row"]["message"].startswith("calc::aec_success: failure, decided by judge")
     assert success["verdict"]["numbers"]["judge"]["judge"] == "verdict-no"
-    grade = json.loads((pytester.path / "no" / "cases" / "calc" / "aec.json").read_text())
+    assert success["verdict"]["numbers"]["decided_by"] == "judge"
+    grade = json.loads((pytester.path / "no" / "cases" / "shell" / "aec.json").read_text())
     assert grade["verdict"] == "failure" and grade["judge"]["judge"] == "verdict-no"
+    calc = json.loads((pytester.path / "no" / "cases" / "calc" / "aec.json").read_text())
+    assert calc["success"] and calc["judge"] is None
     summary = json.loads((pytester.path / "no" / "summary.json").read_text())
-    assert summary["aec"]["overall"]["success"] == 0
-    assert summary["items"]["aec_success"] == {"failed": 1}
+    assert summary["items"]["aec_success"] == {"passed": 1, "failed": 1}
 
 
 @pytest.mark.docker
@@ -234,5 +279,6 @@ def test_regrade_reproduces_an_aec_case_run_in_docker(
     again = regraded(run, "verdict-yes", pytester.path / "again")
     assert "kept as graded" not in capsys.readouterr().out
     assert verdicts(again) == live
-    changed = verdicts(regraded(run, "verdict-no", pytester.path / "no"))[("calc", "aec_success")]
-    assert changed["row"]["outcome"] == "failed"
+    other = verdicts(regraded(run, "verdict-no", pytester.path / "no"))
+    assert other[("calc", "aec_success")] == live[("calc", "aec_success")]
+    assert "judge verdict-no: failure" in other[("shell", "aec_success")]["verdict"]["message"]
