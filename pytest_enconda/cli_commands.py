@@ -388,8 +388,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
 
     from . import __version__
     from .agents.readme_commands import extract_commands
-    from .cases.audit import AUDIT_DIR, GRADING_FLAGS, audit_cases, write_audit
+    from .cases.audit import GRADING_FLAGS, audit_cases
     from .cases.enconda_import import load_dataset
+    from .report.audit_files import AUDIT_DIR, write_audit
 
     dataset = Path(args.dataset)
     if not dataset.is_dir():

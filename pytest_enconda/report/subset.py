@@ -39,7 +39,7 @@ def resolve_subset(explicit: Path | None, datasets: Sequence[Path]) -> Path | No
     """``--subset``, else the audit's list beside one of the ``--cases`` datasets."""
     if explicit is not None:
         return explicit
-    from ..cases.audit import find_subset
+    from .audit_files import find_subset
 
     return find_subset(datasets)
 
@@ -51,7 +51,7 @@ def add_subset(
     read is recorded with its error rather than stopping the summary."""
     if path is None:
         return summary
-    from ..cases.audit import read_subset
+    from .audit_files import read_subset
 
     try:
         ids = read_subset(path)

@@ -10,18 +10,16 @@ from typing import Any
 import pytest
 
 from pytest_enconda.agents.readme_commands import extract_commands
-from pytest_enconda.cases.audit import (
+from pytest_enconda.cases.audit import GRADING_FLAGS, AuditReport, audit_cases
+from pytest_enconda.cases.enconda_import import load_dataset
+from pytest_enconda.cli import main
+from pytest_enconda.report.audit_files import (
     AUDIT_DIR,
-    GRADING_FLAGS,
     SUBSET_TXT,
-    AuditReport,
-    audit_cases,
     find_subset,
     read_subset,
     write_audit,
 )
-from pytest_enconda.cases.enconda_import import load_dataset
-from pytest_enconda.cli import main
 
 SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "enconda-dev"
 REVISION = "0123456789abcdef0123456789abcdef01234567"

@@ -15,11 +15,11 @@ from pydantic import ValidationError
 
 from pytest_enconda import discovery
 from pytest_enconda.artifacts import MAX_NAME_CHARS, safe_name
-from pytest_enconda.cases.audit import read_subset
 from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import Budgets
 from pytest_enconda.cases.sidecar import SidecarError, read_sidecar
 from pytest_enconda.errors import CaseFormatError
+from pytest_enconda.report.audit_files import read_subset
 
 EXAMPLES = settings(
     max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
