@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar
+from pytest_enconda.verify.sidecar_writer import write_sidecar
 
 GOLDEN_ERROR = {
     "error_type": "E4",

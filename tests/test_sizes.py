@@ -4,7 +4,8 @@ A module over ``MODULE_LINES`` is split along its seams unless it is a rule tabl
 bulk is rules or word lists read top to bottom, where a split would scatter one table over files.
 Those are named in ``RULE_TABLES`` with the reason, and still stop at ``RULE_TABLE_LINES``. No
 function or method, nested ones included, is over ``FUNCTION_LINES``: the option table and the
-CLI parser are built from data, the long procedures are named steps.
+CLI parser are built from data, the long procedures are named steps. ``pytest_enconda/cases/``
+stops at ``CASES_LINES`` in all.
 """
 
 from __future__ import annotations
@@ -18,6 +19,10 @@ SOURCES = ("pytest_enconda", "probes")
 MODULE_LINES = 600
 RULE_TABLE_LINES = 1000
 FUNCTION_LINES = 120
+# cases/ holds the case formats, their loaders, the importers and the label audit; a second
+# product growing inside it (ground-truth making did, to 5.3k lines) shows here first.
+CASES_PACKAGE = "pytest_enconda/cases"
+CASES_LINES = 2800
 
 # Path (from the repository root) -> why its length is a table's, not a module doing two jobs,
 # e.g. "pytest_enconda/agents/heuristic/rules_packages.py": "the classifier's pip rules, one
@@ -56,6 +61,17 @@ def test_declared_rule_tables_exist_and_need_declaring() -> None:
         if not (ROOT / name).is_file() or _lines(ROOT / name) <= MODULE_LINES
     ]
     assert not stale, "drop from RULE_TABLES:\n" + "\n".join(stale)
+
+
+def test_the_cases_package_is_at_most_2800_lines() -> None:
+    sizes = {_name(path): _lines(path) for path in sorted((ROOT / CASES_PACKAGE).rglob("*.py"))}
+    assert sizes, f"{CASES_PACKAGE} has no modules: the check reads nothing"
+    total = sum(sizes.values())
+    listed = "\n".join(f"{name}: {lines}" for name, lines in sizes.items())
+    assert total <= CASES_LINES, (
+        f"{CASES_PACKAGE}: {total} lines, at most {CASES_LINES} (move what is not a case "
+        f"format, loader, importer or the audit to the package whose job it is):\n{listed}"
+    )
 
 
 def _functions(tree: ast.AST) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:

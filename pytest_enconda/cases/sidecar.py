@@ -1,8 +1,9 @@
 """The verification sidecar: execution ground truth of an imported dataset, one record a repository.
 
-``pytest-enconda verify`` writes it once; ``--cases`` reads it (beside the dataset, or the path
-given with ``--verification``), so every later run grades Pass@1 against the same PASS sets. It
-holds data only: commands, scripts, test ids and timings, never repository code.
+``pytest-enconda verify`` writes it once (``verify.sidecar_writer``); ``--cases`` reads it
+(beside the dataset, or the path given with ``--verification``), so every later run grades Pass@1
+against the same PASS sets. It holds data only: commands, scripts, test ids and timings, never
+repository code.
 """
 
 from __future__ import annotations
@@ -10,14 +11,12 @@ from __future__ import annotations
 import json
 import math
 import re
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .. import textio
-from ..artifacts import atomic_write_text
 from ..repo.checkout import CheckoutProof
 from ..repo.ci_services import CiService
 
@@ -32,7 +31,6 @@ __all__ = [
     "TestRun",
     "find_sidecar",
     "read_sidecar",
-    "write_sidecar",
 ]
 
 SIDECAR_NAME = "enconda-verification.json"
@@ -301,16 +299,6 @@ def read_sidecar(path: Path) -> Sidecar:
     return sidecar
 
 
-def write_sidecar(path: Path, sidecar: Sidecar) -> None:
-    """Atomically, sorted by repository so that a re-run changes only what changed."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    ordered = sidecar.model_copy(
-        update={"repositories": dict(sorted(sidecar.repositories.items()))}
-    )
-    atomic_write_text(path, ordered.model_dump_json(indent=1) + "\n")
-
-
 def find_sidecar(dataset: Path) -> Path | None:
     """The sidecar beside a dataset: in its folder (or the one holding ``repo_info.jsonl``)."""
     dataset = Path(dataset)
@@ -321,7 +309,3 @@ def find_sidecar(dataset: Path) -> Path | None:
         if (folder / "repo_info.jsonl").is_file():
             break
     return None
-
-
-def now() -> str:
-    return datetime.now(UTC).isoformat(timespec="seconds")

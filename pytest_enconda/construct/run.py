@@ -123,7 +123,8 @@ def construct(
     validator_factory: Callable[..., object] | None = None,
 ) -> ConstructReport:
     """Construct the dataset; ``validator_factory`` replaces the Docker validator (tests)."""
-    from ..cases.sidecar import SIDECAR_NAME, Sidecar, SidecarError, read_sidecar, write_sidecar
+    from ..cases.sidecar import SIDECAR_NAME, Sidecar, SidecarError, read_sidecar
+    from ..verify.sidecar_writer import write_sidecar
     from .validate import Validator
 
     options.out.mkdir(parents=True, exist_ok=True)

@@ -29,14 +29,7 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..cases.enconda_import import load_dataset
 from ..cases.models import RepoSource
-from ..cases.sidecar import (
-    RepoVerification,
-    Sidecar,
-    now,
-    read_sidecar,
-    timing_tag,
-    write_sidecar,
-)
+from ..cases.sidecar import RepoVerification, Sidecar, read_sidecar, timing_tag
 from ..errors import EncondaError, InputError
 from ..repo.ci_services import service_packages
 from ..repo.facts import RepoFacts, read_repository
@@ -44,6 +37,7 @@ from ..repo.readme import repository_readme
 from .attempt import attempt
 from .context import Progress, VerifyContext, VerifyOptions, verify_case
 from .recipes import AS_OF, as_of_script, ci_file_steps, recipe_script, with_file_steps
+from .sidecar_writer import now, write_sidecar
 
 if TYPE_CHECKING:
     from ..backends.base import Backend

@@ -15,9 +15,9 @@ from pytest_enconda.cases.sidecar import (
     SidecarError,
     find_sidecar,
     read_sidecar,
-    write_sidecar,
 )
 from pytest_enconda.sandbox.recipes import BASE_RECIPES
+from pytest_enconda.verify.sidecar_writer import write_sidecar
 
 REV_A = "a" * 40
 REV_B = "b" * 40

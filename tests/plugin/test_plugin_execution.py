@@ -263,7 +263,8 @@ def test_imported_instance_runs_from_a_local_mirror(pytester: pytest.Pytester) -
         json.dumps({"repository": "acme/widget", "revision": revision}) + "\n"
     )
     # An imported instance's execution item runs only against a verified reference.
-    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar
+    from pytest_enconda.verify.sidecar_writer import write_sidecar
 
     reference = RepoVerification(
         repository="acme/widget",

@@ -194,7 +194,8 @@ def test_a_budget_the_golden_setup_cannot_meet_is_a_harness_error(
 ) -> None:
     """The sidecar says the reference setup took 1,200 s; the imported case's budget is 900 s:
     the execution item is an error naming both, before any agent runs or image is built."""
-    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar, write_sidecar
+    from pytest_enconda.cases.sidecar import SIDECAR_NAME, RepoVerification, Sidecar
+    from pytest_enconda.verify.sidecar_writer import write_sidecar
 
     data = pytester.path / "DATA"
     folder = data / "instances" / "error_gen_o_a" / "o_a_error_readme_1"
