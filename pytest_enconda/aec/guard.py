@@ -43,7 +43,7 @@ from .graded_env import (
 )
 
 if TYPE_CHECKING:
-    from ..sandbox.containers import Sandbox
+    from ..backends.base import Box
 
 WORK = "/tmp/enconda/graded"
 PRISTINE = f"{WORK}/pristine"
@@ -129,7 +129,7 @@ class GradedGuard:
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.case_root).as_posix()
 
-    def _exec(self, box: Sandbox, command: str, log: Path | None = None) -> str:
+    def _exec(self, box: Box, command: str, log: Path | None = None) -> str:
         from ..errors import HarnessError
 
         if log is not None:
@@ -143,7 +143,7 @@ class GradedGuard:
             )
         return log.read_text(errors="replace") if log is not None else result.output
 
-    def before_setup(self, box: Sandbox) -> None:
+    def before_setup(self, box: Box) -> None:
         self.record = GradedIntegrity()
         skip = " ".join(f"--exclude={shlex.quote(name)}" for name in SKIPPED_DIRS)
         manifest = self._exec(
@@ -164,7 +164,7 @@ class GradedGuard:
         box.copy_out(f"{WORK}/tests.tar", tar)
         self.record.restored = self._relative(tar)
 
-    def after_setup(self, box: Sandbox, workdir: str) -> None:
+    def after_setup(self, box: Box, workdir: str) -> None:
         after = parse_manifest(
             self._exec(box, _manifest_script(), self.folder / "after-setup.sha256")
         )
@@ -202,7 +202,7 @@ class GradedGuard:
         test = self.files.matches(path)
         return TrackedChange(path=path, change=change, test=test, counts=test)
 
-    def _judge_sections(self, box: Sandbox, changed: list[TrackedChange]) -> None:
+    def _judge_sections(self, box: Box, changed: list[TrackedChange]) -> None:
         """A configuration only part of which is the tests' counts only where that part
         changed (a dependency pinned in pyproject.toml is not a change to the tests)."""
         from .test_sections import test_part
@@ -224,7 +224,7 @@ class GradedGuard:
                 continue
             change.counts = test_part(name, before) != test_part(name, now)
 
-    def _restore(self, box: Sandbox, added_sources: list[str]) -> None:
+    def _restore(self, box: Box, added_sources: list[str]) -> None:
         if added_sources:
             box.copy_in(_nul_list(added_sources), f"{WORK}/added.lst")
             self._exec(box, f"xargs -0 -r rm -f -- < {WORK}/added.lst")
@@ -234,7 +234,7 @@ class GradedGuard:
             # A file the setup replaced with a folder or link is replaced back.
             self._exec(box, f"tar --overwrite --recursive-unlink -xpf {WORK}/restore.tar")
 
-    def _saved_env(self, box: Sandbox) -> str:
+    def _saved_env(self, box: Box) -> str:
         from ..probing.shell import SETUP_ENV_PATH
 
         saved = self.folder / "setup-env.sh"
@@ -246,7 +246,7 @@ class GradedGuard:
             return ""
         return saved.read_text(errors="replace")
 
-    def graded_command(self, box: Sandbox, command: str) -> str:
+    def graded_command(self, box: Box, command: str) -> str:
         """The shell line the replay runs for the graded step."""
         box.copy_in(launcher(self._env, command).encode(), f"{WORK}/graded.sh")
         return f"bash --noprofile --norc {WORK}/graded.sh"
