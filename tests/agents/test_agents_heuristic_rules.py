@@ -563,6 +563,7 @@ file = "minitool/_version.py"
 """
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_versioningit_without_git_gets_a_tagged_throwaway_repository(tmp_path, box_for):
     # cclib's failure in the sandbox (2026-11-27): the checkout has no .git, and versioningit

@@ -106,6 +106,7 @@ def _pipeline(
     )
 
 
+@pytest.mark.slow
 def test_a_slow_image_build_does_not_eat_the_agents_budget(
     tmp_path: Path, server: ScriptedServer
 ) -> None:

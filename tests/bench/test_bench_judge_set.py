@@ -159,6 +159,7 @@ def test_main_refuses_a_folder_without_instances(
     assert "no EnConda-Bench data" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 @pytest.mark.shared_data
 def test_judge_figures_on_the_shared_data(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]

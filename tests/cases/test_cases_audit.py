@@ -376,6 +376,7 @@ def test_cli_audit_writes_the_report(
 # ----------------------------------------------------------------------------- the dev split
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not SHARED.is_dir(), reason=f"{SHARED} is absent (shared EnConda-Bench data)")
 def test_the_dev_split() -> None:
     load = load_dataset(SHARED)

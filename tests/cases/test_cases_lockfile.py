@@ -204,6 +204,7 @@ enconda-no-such-package-4711 = "^1.0"
 """
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_fallback_installs_the_checkout_without_its_dependencies(
     tmp_path: Path, sandbox, base_image

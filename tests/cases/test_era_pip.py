@@ -61,6 +61,7 @@ def test_the_dated_recipe_ends_with_the_pip_of_the_day_only_when_asked() -> None
     assert era.index("echo setup") < era.index("pip download -q --no-deps")
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_box_ends_with_the_pip_uploaded_before_the_day(
     tmp_path: Path, sandbox, base_image

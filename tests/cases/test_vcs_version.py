@@ -129,6 +129,7 @@ def test_a_dotted_name_is_spelled_as_each_setuptools_scm_release_reads_it() -> N
     }
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_setuptools_scm_dependency_keeps_its_own_version(
     tmp_path: Path, sandbox, base_image
@@ -281,6 +282,7 @@ def test_a_fallback_that_is_no_version_is_overridden_for_the_project_alone(
         assert line.endswith("""='{fallback_version = "0.0.0"}'""")
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_newest_setuptools_scm_builds_a_checkout_whose_fallback_is_no_version(
     tmp_path: Path, sandbox, base_image

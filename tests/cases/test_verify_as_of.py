@@ -141,6 +141,7 @@ def test_an_imported_case_carries_the_cutoff_into_grading(tmp_path: Path) -> Non
     assert case.reference is not None and case.reference.packages_before == WHEN
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_dated_recipe_installs_what_pip_offered_that_day(
     tmp_path: Path, sandbox, base_image

@@ -97,6 +97,7 @@ def _before_and_after_steps(
     return outcomes
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_copied_settings_file_lets_the_django_tests_run(
     tmp_path: Path, sandbox, base_image
@@ -119,6 +120,7 @@ def test_the_copied_settings_file_lets_the_django_tests_run(
     assert outcomes[0].startswith("no JUnit report") and "configuration" in outcomes[0], outcomes
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_recipe_of_a_distutils_checkout_imports_the_checkouts_distutils(
     tmp_path: Path, sandbox, base_image

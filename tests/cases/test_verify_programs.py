@@ -125,6 +125,7 @@ def test_the_recipe_after_a_run_that_lacked_protoc_installs_protobuf_compiler(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_test_calling_protoc_passes_once_the_recipe_installs_its_package(
     tmp_path: Path, sandbox, base_image, sandbox_settings
@@ -270,6 +271,7 @@ def test_a_setup_whose_build_lacks_a_program_names_it_for_the_next_recipe(
     assert record.attempts[-1].startswith("recipe: setup exited with 1: ")
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_build_that_needs_protoc_installs_once_the_recipe_has_its_package(
     tmp_path: Path, sandbox, base_image, sandbox_settings

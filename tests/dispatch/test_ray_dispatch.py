@@ -157,6 +157,7 @@ def test_gpu_cases_go_only_to_the_node_that_declares_gpus(cluster: Any, tmp_path
         assert record["node_id"] == _gpu_node(cluster), (case.id, record)
 
 
+@pytest.mark.slow
 def test_a_case_on_a_node_that_dies_is_retried_on_another(cluster: Any, tmp_path: Path) -> None:
     victim = cluster.add_node(num_cpus=1, resources={"victim": 1}, object_store_memory=STORE)
     cluster.wait_for_nodes()

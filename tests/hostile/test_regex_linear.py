@@ -31,6 +31,8 @@ from re import _constants as C  # type: ignore[attr-defined]
 from re import _parser  # type: ignore[attr-defined]
 from typing import Any
 
+import pytest
+
 import pytest_enconda
 
 SIZE = 1 << 20
@@ -384,6 +386,7 @@ def run_trials(named: dict[str, re.Pattern[Any]]) -> tuple[list[str], int]:
     return slow, trials
 
 
+@pytest.mark.slow
 def test_every_regex_is_linear_on_adversarial_text() -> None:
     named = patterns()
     assert len(named) > 200, "the package's patterns were not found"

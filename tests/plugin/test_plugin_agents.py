@@ -31,6 +31,7 @@ class AlwaysE1:
 """
 
 
+@pytest.mark.slow
 def test_third_party_agent_from_an_entry_point(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -66,6 +66,7 @@ def test_unrelated_suite_keeps_xdist_load_scheduling(pytester: pytest.Pytester) 
     assert (pytester.path / "scheduler.txt").read_text() == "LoadScheduling"
 
 
+@pytest.mark.slow
 def test_benchmark_under_xdist_groups_items_by_case(pytester: pytest.Pytester) -> None:
     for name in ("one", "two", "three"):
         write_case(pytester.path, name, errors=[golden_error("E4")])
@@ -104,6 +105,7 @@ def test_plain_run_creates_no_session(pytester: pytest.Pytester) -> None:
     assert (pytester.path / "modules.txt").read_text() == "False"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["empty", "project"])
 def test_cases_reach_every_xdist_worker(
     pytester: pytest.Pytester, tmp_path_factory: pytest.TempPathFactory, where: str

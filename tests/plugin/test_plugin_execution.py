@@ -107,6 +107,7 @@ def _agent_runs(run_dir: Path) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow
 def test_xdist_runs_each_agent_once_with_serial_outcomes(pytester: pytest.Pytester) -> None:
     for index, kind in enumerate(["E1", "E2", "E4", "E6"]):
         write_case(
@@ -137,6 +138,7 @@ def test_xdist_runs_each_agent_once_with_serial_outcomes(pytester: pytest.Pytest
     assert workers <= {"gw0", "gw1"} and workers
 
 
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_same_outcomes(pytester: pytest.Pytester) -> None:
     for index in range(3):
         write_case(pytester.path, f"case{index}", setup="sleep 2\ntouch ok\n")
@@ -207,6 +209,7 @@ def test_interrupted_run_removes_its_containers(pytester: pytest.Pytester, sig: 
     assert _run_containers(RunDir(run).run_id) == []
 
 
+@pytest.mark.slow
 def test_image_builds_show_steps_and_log_everything(pytester: pytest.Pytester) -> None:
     marker = f"enconda-env-{os.getpid()}-{time.time_ns()}"  # a new layer: it must be built
     write_case(
@@ -340,6 +343,7 @@ def test_containers_still_open_are_removed_at_session_end(
     assert left.stdout.strip() == ""
 
 
+@pytest.mark.slow
 def test_proxy_credentials_stay_out_of_the_container_when_stripped(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

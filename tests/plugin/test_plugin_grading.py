@@ -84,6 +84,7 @@ def test_replayed_wrong_predictions_fail_with_reasons(pytester: pytest.Pytester)
     assert result.ret == pytest.ExitCode.TESTS_FAILED
 
 
+@pytest.mark.slow
 def test_parallel_diagnosis_equals_serial(pytester: pytest.Pytester) -> None:
     for index, kind in enumerate(["E1", "E2", "E4", "E6", "E7", "E8"]):
         write_case(pytester.path, f"c{index}", errors=[golden_error(kind)])

@@ -99,6 +99,7 @@ def test_the_graded_repositorys_pytest_config_is_not_pytests(
     assert not (repo / ".pytest_cache").exists()  # the repository is not pytest's rootdir
 
 
+@pytest.mark.slow
 def test_from_inside_the_repository_under_xdist(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:

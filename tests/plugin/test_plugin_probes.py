@@ -104,6 +104,7 @@ def test_a_case_probe_symlinked_outside_is_refused(pytester: pytest.Pytester) ->
     result.assert_outcomes(errors=1)
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.usefixtures("base_image")
 def test_pyramid_oracle_passes_readme_fails_with_the_missing_module(
@@ -137,6 +138,7 @@ def test_pyramid_oracle_passes_readme_fails_with_the_missing_module(
     assert "ModuleNotFoundError: No module named 'helper_mod'" in result.stdout.str()
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.usefixtures("base_image")
 def test_probes_under_xdist_match_serial(pytester: pytest.Pytester) -> None:
@@ -206,6 +208,7 @@ JSON
 """
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.usefixtures("base_image")
 def test_c0_counts_the_missing_module_and_c5_catches_false_claims(

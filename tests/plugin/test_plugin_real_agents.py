@@ -142,6 +142,7 @@ def run_swe_agent(pytester: pytest.Pytester, server: ScriptedServer, run_dir: Pa
     )
 
 
+@pytest.mark.slow
 def test_swe_agent_repairs_a_shipped_case_and_is_graded(
     pytester: pytest.Pytester, llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -215,6 +216,7 @@ def test_swe_agent_repairs_a_shipped_case_and_is_graded(
     assert len(llm_server.requests) == before
 
 
+@pytest.mark.slow
 def test_swe_agent_under_xdist_two_cases(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:

@@ -74,6 +74,7 @@ ZERO_SHOT_ANSWERS = {
 }
 
 
+@pytest.mark.slow
 def test_zero_shot_parses_answers_and_fails_what_is_missing(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:
@@ -159,6 +160,7 @@ IN_CONTAINER = (
 )
 
 
+@pytest.mark.slow
 def test_command_agent_on_the_host_and_inside_the_container(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -276,6 +278,7 @@ def run_swe(pytester: pytest.Pytester, server: ScriptedServer, run_dir: Path, *e
     )
 
 
+@pytest.mark.slow
 def test_step_limit_ends_the_agent_and_grading_uses_what_it_left(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:
@@ -296,6 +299,7 @@ def test_step_limit_ends_the_agent_and_grading_uses_what_it_left(
     assert leftover_containers(run_dir) == []
 
 
+@pytest.mark.slow
 def test_wall_clock_limit_kills_a_long_command(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:
@@ -317,6 +321,7 @@ def test_wall_clock_limit_kills_a_long_command(
     assert leftover_containers(run_dir) == []
 
 
+@pytest.mark.slow
 def test_cost_limit_per_case_with_a_priced_model(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:
@@ -342,6 +347,7 @@ def test_cost_limit_per_case_with_a_priced_model(
     assert summary["agent_usage"]["cost_usd"] == pytest.approx(outcome["usage"]["cost_usd"])
 
 
+@pytest.mark.slow
 def test_run_wide_max_cost_holds_across_xdist_workers(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:
@@ -399,6 +405,7 @@ def test_malformed_and_missing_output_files_fail_what_they_feed(pytester: pytest
     assert leftover_containers(run_dir) == []
 
 
+@pytest.mark.slow
 def test_a_failing_model_is_a_harness_error_not_the_agents_failure(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:
@@ -415,6 +422,7 @@ def test_a_failing_model_is_a_harness_error_not_the_agents_failure(
     assert leftover_containers(run_dir) == []
 
 
+@pytest.mark.slow
 def test_zero_shot_server_errors_are_retried_then_a_harness_error(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:

@@ -106,6 +106,7 @@ def make_bench(root: Path) -> Path:
     return root / "bench"
 
 
+@pytest.mark.slow
 def test_swe_agent_on_research_cases_is_graded_by_the_pyramid(
     pytester: pytest.Pytester, llm_server: ScriptedServer
 ) -> None:

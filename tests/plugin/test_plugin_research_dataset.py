@@ -85,6 +85,7 @@ def test_unavailable_revision_is_a_short_harness_error(pytester: pytest.Pytester
     assert pyramid["C0"]["errors"] == 1
 
 
+@pytest.mark.slow
 def test_research_dataset_runs_on_the_repositorys_own_readme(pytester: pytest.Pytester) -> None:
     mirror = pytester.path / "mirror"
     commit = make_repository(mirror / "lab_tiny")

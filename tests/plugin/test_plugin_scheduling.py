@@ -67,6 +67,7 @@ def test_case_scope_reads_the_case_node_from_the_id(tmp_path: Path) -> None:
     assert case_scope(case, tmp_path) is None  # the case file itself is no item
 
 
+@pytest.mark.slow
 def test_host_backend_items_of_a_research_case_share_a_worker(
     pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -104,6 +105,7 @@ def test_host_backend_items_of_a_research_case_share_a_worker(
     assert len(lines) == 6  # C1..C5 and the user's probe
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.usefixtures("base_image")
 def test_docker_agent_runs_once_per_research_case_under_xdist(

@@ -160,6 +160,7 @@ def test_an_offline_setting_the_setup_made_is_kept() -> None:
     assert values == {"HF_HUB_OFFLINE": "0", "HF_DATASETS_OFFLINE": "", "TRANSFORMERS_OFFLINE": ""}
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_the_hub_client_in_a_box_that_cannot_reach_it_is_offline(
     tmp_path: Path, sandbox, base_image
@@ -379,6 +380,7 @@ def test_distributions_installed_from_the_checkout_are_listed_as_pins(tmp_path: 
     assert sorted(listed.stdout.split()) == ["qibo==0.3", "sdk-part==0.3"]
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_test_requirement_never_replaces_the_checkout_or_breaks_its_dependencies(
     tmp_path: Path, sandbox, base_image
@@ -424,6 +426,7 @@ def _order(report: Path) -> list[str]:
     return [case.get("name") or "" for case in ET.parse(report).iter("testcase")]
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_a_projects_test_order_plugins_draw_the_same_order_in_every_run(
     tmp_path: Path, sandbox, base_image
@@ -508,6 +511,7 @@ def test_tests_parametrized_with_random_draws_are_the_same_each_run(tmp_path: Pa
     assert collected[2] != collected[3]
 
 
+@pytest.mark.slow
 def test_what_a_test_draws_does_not_hang_on_the_run_or_the_tests_before_it(
     tmp_path: Path,
 ) -> None:

@@ -196,6 +196,7 @@ def regraded(run: Path, judge: str, out: Path) -> Path:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("judge_double")
 def test_regrade_with_the_same_judge_reproduces_every_verdict(
     pytester: pytest.Pytester, capsys: pytest.CaptureFixture[str]
@@ -266,6 +267,7 @@ def test_regrade_with_another_judge_changes_what_that_judge_decides(
     assert summary["items"]["aec_success"] == {"passed": 1, "failed": 1}
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.usefixtures("judge_double", "base_image")
 def test_regrade_reproduces_an_aec_case_run_in_docker(

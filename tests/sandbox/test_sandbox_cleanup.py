@@ -95,6 +95,7 @@ def test_remove_leftovers_of_one_run_only(base_image: str, docker_client, sandbo
         docker_client.containers.get(b.id)
 
 
+@pytest.mark.slow
 def test_prune_snapshots_by_age_and_size_keeps_bases(
     base_image: str, docker_client, sandbox_settings
 ) -> None:

@@ -200,6 +200,7 @@ def _make_repo(root: Path) -> Path:
     return repo
 
 
+@pytest.mark.slow
 @pytest.mark.docker
 def test_task_image_layout_overrides_and_cache(
     base_image: str, image_builder: ImageBuilder, sandbox: Sandbox, tmp_path: Path
