@@ -1,7 +1,7 @@
 """``--agent=swe-agent`` on AEC cases, end to end in Docker: a scripted OpenAI-compatible server
 plays the agent (through litellm's real HTTP path) and the trajectory judge. One agent leaves a
-real test command (the log decides); the other a command whose output is prose (the log is
-inconclusive, so the judge decides, and says failure)."""
+real test command, the other one whose output is prose: both are recorded and never graded, the
+case's reference command is, and its log decides both cases."""
 
 from __future__ import annotations
 
@@ -100,14 +100,16 @@ def test_swe_agent_on_aec_cases(
     assert found[("honest", "aec_tests_run")] == "passed"
     assert found[("honest", "aec_pass_set")] == "passed"
     assert found[("honest", "aec_success")] == "passed"
-    assert found[("prose", "aec_tests_run")] == "failed"
-    assert found[("prose", "aec_success")] == "failed"
+    # The agent's echo is recorded, never run: the reference command grades this case too.
+    assert found[("prose", "aec_tests_run")] == "passed"
+    assert found[("prose", "aec_success")] == "passed"
     prose = json.loads((run_dir / "cases" / "prose" / "aec.json").read_text())
-    assert prose["log_verdict"] == "inconclusive" and prose["decided_by"] == "judge"
-    assert prose["judge"]["reason"] == "no test ran, only an echo"
+    assert prose["agent_test_command"] == "echo all tests passed"
+    assert prose["command_source"] == "reference" and prose["decided_by"] == "log"
     honest = json.loads((run_dir / "cases" / "honest" / "aec.json").read_text())
     assert honest["decided_by"] == "log" and honest["judge"] is None
-    assert honest["command_source"] == "agent" and honest["tokens"] > 0
+    assert honest["command_source"] == "reference" and honest["tokens"] > 0
+    assert honest["agent_test_command"] == "python3 -m unittest -v"
     first = prompt_text(llm_server.requests[0])
     assert "{{Codebase_Profile}}" not in first and "CI configuration" in first
     assert "test_command" in first and "diagnosis.json" not in first
@@ -117,4 +119,4 @@ def test_swe_agent_on_aec_cases(
     given = json.loads((run_dir / "cases" / "honest" / "agent" / "memory.json").read_text())
     assert [hit["action"] for hit in given["given"]] == ["apt-get install -y python3-venv"]
     summary = json.loads((run_dir / "summary.json").read_text())["aec"]
-    assert summary["overall"]["decided_by"] == {"log": 1, "judge": 1, "neither": 0}
+    assert summary["overall"]["decided_by"] == {"log": 2, "judge": 0, "neither": 0}

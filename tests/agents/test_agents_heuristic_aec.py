@@ -160,7 +160,8 @@ def test_memory_repairs_a_failing_build_step_on_aec(fake: FakeBackend, tmp_path:
 @pytest.mark.docker
 def test_heuristic_passes_a_shipped_aec_case_in_docker(tmp_path: Path) -> None:
     """Real Docker: the heuristic agent on the Go case (Debian's golang-go, `go build`,
-    `go test -v ./...`): all three AEC items pass, graded from its own test command."""
+    `go test -v ./...`): all three AEC items pass, graded by the case's reference command; the
+    agent's own is recorded."""
     run_dir = tmp_path / "run"
     subprocess.run(
         [sys.executable, "-m", "pytest", "benchmark_cases/aec/aec-go-gostack", "-q",
@@ -174,5 +175,7 @@ def test_heuristic_passes_a_shipped_aec_case_in_docker(tmp_path: Path) -> None:
     )
     case = run_dir / "cases" / "aec-go-gostack"
     assert (case / "agent" / "output" / "test_command").read_text().strip() == "go test -v ./..."
-    assert json.loads((case / "aec.json").read_text())["command_source"] == "agent"
+    grade = json.loads((case / "aec.json").read_text())
+    assert grade["command_source"] == "reference"
+    assert grade["agent_test_command"] == "go test -v ./..."
     assert json.loads((case / "case.json").read_text())["repository"] == "../../repos/aec/gostack"
