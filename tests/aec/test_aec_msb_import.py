@@ -279,5 +279,7 @@ def test_a_real_instance_passes_with_the_oracle_in_docker(tmp_path: Path, docker
     assert {row["item"]: row["outcome"] for row in rows_} == {
         "aec_tests_run": "passed",
         "aec_pass_set": "skipped",  # the record found has no p2p_tests
-        "aec_success": "passed",
+        # Success needs a PASS set to name the tests that must pass: without one it is not
+        # gradable (issue 46), whatever the log says.
+        "aec_success": "skipped",
     }
