@@ -40,17 +40,36 @@ def _variant(config: pytest.Config, case: Case) -> Case:
     return case.with_repository_readme()
 
 
-def case_timeout(case: Case) -> float:
-    """A safety net for one item: the agent, setup, tests and the pyramid's stages in turn
-    (each stage of the case's kind that declares a budget: ``Stage.budget``)."""
+def case_timeout(case: Case, scale: float = 1.0) -> float:
+    """A safety net for one item, above every budget the case's steps can get, so that a budget,
+    never pytest-timeout, ends a slow step: the agent, the setup and tests with ``scale``
+    (``--budget-scale``) and, where the replay is calibrated on the golden setup (a diagnosis
+    case), the worst the calibration allows (the first replay, the golden measured with
+    ``CALIBRATION_FACTOR`` x its budget, the replay again with ``CALIBRATION_FACTOR`` x the
+    golden's time), then the pyramid's stages (each stage of the case's kind that declares a
+    budget: ``Stage.budget``), scaled too."""
+    from .probing.execution import CALIBRATION_FACTOR
     from .stages import STAGES
 
     budgets = case.spec.budgets
-    total = budgets.agent_seconds + budgets.setup_seconds + budgets.test_seconds
+    kind = TASK_KINDS.get(case.spec.suite)
+    if kind.graded_by_probes:
+        execution = budgets.setup_seconds * scale  # a research setup is not calibrated
+    elif case.spec.aec is not None:
+        # Not calibrated either; the agent's recorded test command, then the reference one.
+        execution = (budgets.setup_seconds + 2 * budgets.test_seconds) * scale
+    else:
+        factor = 1 + CALIBRATION_FACTOR + CALIBRATION_FACTOR**2
+        execution = (budgets.setup_seconds + budgets.test_seconds) * scale * factor
+    total = budgets.agent_seconds + execution
     for stage in STAGES.values():
         if stage.task_kind == case.spec.suite and stage.has_budget:
-            total += stage.budget(case)
+            total += stage.budget(case) * scale
     return total + BUILD_ALLOWANCE_SECONDS
+
+
+def _budget_scale(config: pytest.Config) -> float:
+    return session_of(config).settings.budget_scale
 
 
 def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | pytest.Collector]:
@@ -58,7 +77,7 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | p
     case = _variant(parent.config, case)
     parent.case = case  # type: ignore[attr-defined]  # probes' fixtures find their case here
     parent.extra_keyword_matches.update(case.keywords())
-    timeout = case_timeout(case)
+    timeout = case_timeout(case, _budget_scale(parent.config))
     yield from probe_modules(parent, case)
     # A kind graded by probes alone (research) has no aspects of its own.
     kind = TASK_KINDS.get(case.spec.suite)
@@ -292,7 +311,8 @@ def _mark_probe(item: pytest.Item, case: Case, label: str) -> None:
         item.extra_keyword_matches.add(stage)
         _mark_gpu_stage(item, stage)
     item.add_marker(TASK_KINDS.get(case.spec.suite).marker)
-    item.add_marker(pytest.mark.timeout(case_timeout(case), method="signal"))
+    timeout = case_timeout(case, _budget_scale(item.config))
+    item.add_marker(pytest.mark.timeout(timeout, method="signal"))
 
 
 def _mark_gpu_stage(item: pytest.Item, stage: str) -> None:
