@@ -76,3 +76,22 @@ def test_a_fallback_is_decided_after_every_other_ecosystem() -> None:
     order = [eco.name for eco in detection_order()]
     assert order.index("javascript") == len(order) - 1
     assert ECOSYSTEMS.names().index("javascript") < ECOSYSTEMS.names().index("php")
+
+
+def test_every_builtin_record_names_its_test_files_and_toolchain() -> None:
+    # The graded step reads both from the record (aec.guard, aec.graded_env): a record without
+    # them would restore no test and check no program of its language.
+    from pytest_enconda.aec.graded_env import interpreters, language_toolchain, toolchain_names
+    from pytest_enconda.ecosystems.testfiles import COMMON, test_files
+
+    for ecosystem in ECOSYSTEMS.values():
+        assert ecosystem.test_files.paths and ecosystem.test_files.sources, ecosystem.name
+        assert ecosystem.toolchain and set(ecosystem.toolchain) <= interpreters(), ecosystem.name
+        assert set(ecosystem.test_tools) <= toolchain_names() - interpreters(), ecosystem.name
+        merged = test_files(ecosystem.name)
+        assert merged.is_config("Makefile") and merged.paths == ecosystem.test_files.paths
+        for language in ecosystem.languages:
+            assert language_toolchain(language) == ecosystem.toolchain
+    assert test_files("no-such-ecosystem") == COMMON and test_files(None) == COMMON
+    assert language_toolchain("cpp") == of_language("c++").toolchain
+    assert language_toolchain("cobol") == ()

@@ -58,22 +58,6 @@ _SUSPICIOUS = {
     "CTEST_ARGS": re.compile(r"."),
     "RUSTFLAGS": re.compile(r"--cfg\s*test"),
 }
-# Program names a test command of each language runs besides its first word.
-TOOLCHAIN = (
-    "python", "python3", "pytest", "cargo", "rustc", "go", "node", "npm", "npx", "java",
-    "javac", "cmake", "ctest", "make", "mvn", "gradle", "php", "composer", "meson", "ninja",
-)  # fmt: skip
-_LANGUAGE_TOOLS = {
-    "python": ("python", "python3"),
-    "rust": ("cargo", "rustc"),
-    "go": ("go",),
-    "javascript": ("node",),
-    "typescript": ("node",),
-    "java": ("java", "javac"),
-    "c": ("cmake", "ctest", "make", "cc"),
-    "c++": ("cmake", "ctest", "make", "c++"),
-    "php": ("php",),
-}
 _DECLARE = re.compile(r'declare -x ([A-Za-z_][A-Za-z0-9_]*)(?:="((?:[^"\\]|\\.)*)")?\n', re.S)
 _UNESCAPE = re.compile(r"\\(.)", re.S)
 _OPERATORS = re.compile(r"&&|\|\||[;|&()\n]")
@@ -131,9 +115,38 @@ def launcher(env: Mapping[str, str], command: str) -> str:
     )
 
 
+def toolchain_names() -> frozenset[str]:
+    """Every registered ecosystem's toolchain and test tools: the program names a test command
+    is searched for besides its first word."""
+    from ..ecosystems import ECOSYSTEMS
+
+    return frozenset(
+        name for eco in ECOSYSTEMS.values() for name in (*eco.toolchain, *eco.test_tools)
+    )
+
+
+def language_toolchain(language: str | None) -> tuple[str, ...]:
+    """The toolchain of the ecosystem of ``language`` (a hint, any spelling); () if unknown."""
+    from ..ecosystems import canonical_language, of_language
+
+    canonical = canonical_language(language) if language else None
+    return of_language(canonical).toolchain if canonical else ()
+
+
+def interpreters() -> frozenset[str]:
+    """Programs that are never scripts: a wrapper in their place is how a fake test run is
+    printed. Every ecosystem's toolchain, and the graded shell's own."""
+    from ..ecosystems import ECOSYSTEMS
+
+    return frozenset(
+        ("bash", "env", *(name for eco in ECOSYSTEMS.values() for name in eco.toolchain))
+    )
+
+
 def tools_to_check(command: str, language: str | None) -> list[str]:
     """Each simple command's first word, the toolchain names the command holds, and the
     language's own tools (a Makefile's ``java``)."""
+    known = toolchain_names()
     names: list[str] = []
     for part in _OPERATORS.split(command):
         try:
@@ -143,8 +156,8 @@ def tools_to_check(command: str, language: str | None) -> list[str]:
         words = [w for w in words if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", w)]
         if words and words[0] not in ("env", "exec", "timeout", "cd"):
             names.append(words[0].rsplit("/", 1)[-1])
-        names += [w for w in words if w in TOOLCHAIN]
-    names += _LANGUAGE_TOOLS.get(language or "", ())
+        names += [w for w in words if w in known]
+    names += language_toolchain(language)
     names += ["bash", "env"]
     return [n for n in dict.fromkeys(names) if re.fullmatch(r"[A-Za-z0-9_.+-]+", n)]
 
@@ -206,13 +219,6 @@ def check_tools(output: str) -> list[ToolCheck]:
     return checks
 
 
-# Never a script: a wrapper in their place is how a fake test run is printed.
-INTERPRETERS = frozenset(
-    ("python", "python3", "node", "java", "javac", "go", "cargo", "rustc", "cmake", "ctest",
-     "make", "php", "bash", "env", "cc", "c++")
-)  # fmt: skip
-
-
 def _problem(check: ToolCheck, kind: str, elf: bool, changed: str, repo: str, shebang: str) -> str:
     real = check.resolved or ""
     scratch = [repo, "/tmp", "/var/tmp", "/dev/shm"]
@@ -231,6 +237,6 @@ def _problem(check: ToolCheck, kind: str, elf: bool, changed: str, repo: str, sh
     # A package manager's own launchers: pip's console scripts (`pytest` in a venv run by its
     # python, itself checked) and npm's (nvm's `npm` in node_modules/).
     launcher_script = "python" in shebang or "/node_modules/" in real
-    if check.name not in INTERPRETERS and check.script and launcher_script:
+    if check.name not in interpreters() and check.script and launcher_script:
         return ""
     return f"{check.path} -> {real}: a script the setup wrote, not the real program"

@@ -10,6 +10,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from .record import Checkout, Ecosystem, Found, Outcome, ProfileFields, first, ints, source_error
+from .testfiles import TestFiles
 
 # --- ctest ------------------------------------------------------------------------------------
 
@@ -172,6 +173,14 @@ C_FAMILY = Ecosystem(
     markers=("Makefile",),
     debian_packages=("build-essential", "cmake"),
     programs=("cmake", "ctest", "make", "meson", "ninja", "gcc", "g++", "cc"),
+    test_files=TestFiles(
+        paths=("tests/", "test/"),
+        configs=("CMakeLists.txt", "CTestTestfile.cmake", "CTestCustom.cmake", "meson.build"),
+        sections=("CMakeLists.txt", "meson.build"),
+        sources=("*.c", "*.cc", "*.cpp", "*.cxx", "*.h", "*.hpp"),
+    ),
+    toolchain=("cmake", "ctest", "make", "cc", "c++"),
+    test_tools=("meson", "ninja"),
     build_commands=(
         r"cmake(?:\s|$)",
         r"meson\s+(?:setup|compile)",

@@ -16,6 +16,7 @@ from .record import (
     first,
     source_error,
 )
+from .testfiles import TestFiles
 
 # --- go test ----------------------------------------------------------------------------------
 
@@ -108,6 +109,8 @@ GO = Ecosystem(
     manifests=("go.mod",),
     debian_packages=("golang-go",),
     programs=("go",),
+    test_files=TestFiles(paths=("*_test.go", "testdata/"), sources=("*_test.go",)),
+    toolchain=("go",),
     build_commands=(r"go\s+(?:build|mod\s+download|get|vet)",),
     test_commands=(r"go\s+test",),
     # Verbose, uncached: every test's line is printed, every time.

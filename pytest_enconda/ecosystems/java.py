@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from .record import Checkout, Ecosystem, Found, Outcome, ProfileFields, first, ints, source_error
+from .testfiles import TestFiles
 
 # --- JUnit 4 (JUnitCore) ----------------------------------------------------------------------
 
@@ -198,6 +199,14 @@ JAVA = Ecosystem(
     manifests=("pom.xml", "build.gradle", "build.gradle.kts"),
     debian_packages=("default-jdk-headless",),
     programs=("java", "javac", "mvn", "gradle"),
+    test_files=TestFiles(
+        paths=("src/test/", "test/", "tests/"),
+        configs=("pom.xml", "build.gradle", "build.gradle.kts"),
+        sections=("pom.xml", "build.gradle", "build.gradle.kts"),
+        sources=("*.java", "*.kt"),
+    ),
+    toolchain=("java", "javac"),
+    test_tools=("mvn", "gradle"),
     build_commands=(
         r"mvn\s+(?:\S+\s+)*(?:compile|package|install)",
         r"(?:\./)?gradlew?\s+(?:\S+\s+)*(?:build|assemble)",

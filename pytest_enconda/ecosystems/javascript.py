@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from .record import Checkout, Ecosystem, Found, Outcome, ProfileFields, table
+from .testfiles import TestFiles
 
 # --- node --test ------------------------------------------------------------------------------
 
@@ -202,6 +203,14 @@ JAVASCRIPT = Ecosystem(
     fallback=True,
     debian_packages=("nodejs",),
     programs=("node", "npm", "npx", "yarn", "pnpm"),
+    test_files=TestFiles(
+        paths=("test/", "tests/", "__tests__/", "*.test.[jt]s", "*.spec.[jt]s", "*.test.mjs"),
+        configs=("package.json", "jest.config.*", ".mocharc*", "vitest.config.*"),
+        sections=("package.json",),
+        sources=("*.js", "*.mjs", "*.cjs", "*.ts", "*.mts"),
+    ),
+    toolchain=("node",),
+    test_tools=("npm", "npx"),
     build_commands=(
         r"(?:npm|pnpm)\s+(?:install|ci|i)(?:\s|$)",
         r"yarn(?:\s+install)?$",

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from .record import Checkout, Ecosystem, Found, ProfileFields, table
+from .testfiles import TestFiles
 
 # --- PHPUnit ----------------------------------------------------------------------------------
 
@@ -80,6 +81,13 @@ PHP = Ecosystem(
     manifests=("composer.json",),
     debian_packages=("php-cli",),
     programs=("php", "composer", "phpunit"),
+    test_files=TestFiles(
+        paths=("tests/", "test/"),
+        configs=("phpunit.xml", "phpunit.xml.dist"),
+        sources=("*.php",),
+    ),
+    toolchain=("php",),
+    test_tools=("composer",),
     build_commands=(r"composer\s+install",),
     test_commands=(r"phpunit",),
     test_command="vendor/bin/phpunit",

@@ -11,6 +11,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from .record import Ecosystem, Found, Outcome
+from .testfiles import TestFiles
 
 # --- pytest -----------------------------------------------------------------------------------
 
@@ -145,6 +146,14 @@ PYTHON = Ecosystem(
     manifests=("pyproject.toml", "setup.py", "setup.cfg", "Pipfile", "requirements.txt"),
     debian_packages=("python3", "python3-pip", "python3-venv"),
     programs=("python3", "pip3"),
+    test_files=TestFiles(
+        paths=("tests/", "test/", "testing/", "test_*.py", "*_test.py", "conftest.py"),
+        configs=("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"),
+        sections=("setup.cfg", "pyproject.toml"),
+        sources=("*.py",),
+    ),
+    toolchain=("python", "python3"),
+    test_tools=("pytest",),
     test_commands=(
         r"pytest",
         r"py\.test",

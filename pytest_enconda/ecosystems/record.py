@@ -23,6 +23,7 @@ from typing import Any, Literal
 
 from ..registry import Registry
 from ..textio import parse_json
+from .testfiles import TestFiles
 
 ENTRY_POINT_GROUP = "pytest_enconda.ecosystems"
 
@@ -131,6 +132,14 @@ class Ecosystem:
       or skipped test's or package's line). A log too long to read whole keeps them from the
       middle it otherwise drops (``aec.testlogs``), each kind up to its own cap, so passing
       lines never crowd out a failure.
+    - ``test_files``: what its test discovery reads (test folders and file globs, the test
+      configuration): the files AEC's graded step restores from the checkout after the agent's
+      setup (``aec.guard``); what every ecosystem shares (a Makefile) is added to it.
+    - ``toolchain``: the programs any test command of it runs (its interpreter, compiler or
+      build tool, named or not: a Makefile's ``java``), which the graded step resolves and
+      checks and which are never scripts; ``test_tools``: programs its test commands may name
+      (``pytest``, ``npm``), checked where the command names them (a package manager's launcher
+      script is one).
     - ``profile``: what a checkout of it says (version, package manager, commands); None where
       the profile reads it itself (Python).
     """
@@ -152,6 +161,9 @@ class Ecosystem:
     compile_errors: tuple[str, ...] = ()
     verdict_lines: tuple[str, ...] = ()
     count_lines: tuple[str, ...] = ()
+    test_files: TestFiles = field(default_factory=TestFiles)
+    toolchain: tuple[str, ...] = ()
+    test_tools: tuple[str, ...] = ()
     profile: Callable[[Checkout], ProfileFields] | None = None
 
     @property

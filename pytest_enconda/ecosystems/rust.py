@@ -7,6 +7,7 @@ import re
 from collections.abc import Iterator, Sequence
 
 from .record import Checkout, Ecosystem, Found, Outcome, ProfileFields, first, ints, source_error
+from .testfiles import TestFiles
 
 # --- cargo test -------------------------------------------------------------------------------
 
@@ -73,6 +74,10 @@ RUST = Ecosystem(
     # Debian's cargo brings rustc with it.
     debian_packages=("cargo",),
     programs=("cargo", "rustc"),
+    # Cargo's integration tests; unit tests live in src/ beside the code (#[cfg(test)]), which
+    # is not restored: the agent's build may need its own src/ (a generated file).
+    test_files=TestFiles(paths=("tests/",), configs=(".cargo/config.toml",), sources=("*.rs",)),
+    toolchain=("cargo", "rustc"),
     build_commands=(r"cargo\s+(?:\+\S+\s+)?(?:build|fetch)",),
     test_commands=(r"cargo\s+(?:\+\S+\s+)?test",),
     test_command="cargo test",

@@ -2,9 +2,9 @@
 checkout after the agent's setup (``aec.guard``), so the tests graded are the case's, not the
 agent's.
 
-A table beside the records rather than fields of them: a third party's ecosystem registers its
-own with ``TEST_FILES[name] = TestFiles(...)`` (an ecosystem without an entry restores only
-what every ecosystem shares, ``COMMON``). Standard library only, as the records.
+Each ecosystem's record holds its own (``Ecosystem.test_files``), so a third party's ecosystem
+gets them by registering its record; one without them restores only what every ecosystem
+shares, ``COMMON``. Standard library only, as the records.
 """
 
 from __future__ import annotations
@@ -74,43 +74,11 @@ class TestFiles:
 # are how many repositories run their tests.
 COMMON = TestFiles(configs=("Makefile", "GNUmakefile"), sections=("Makefile", "GNUmakefile"))
 
-TEST_FILES: dict[str, TestFiles] = {
-    "python": TestFiles(
-        paths=("tests/", "test/", "testing/", "test_*.py", "*_test.py", "conftest.py"),
-        configs=("pytest.ini", "tox.ini", "setup.cfg", "pyproject.toml", "noxfile.py"),
-        sections=("setup.cfg", "pyproject.toml"),
-        sources=("*.py",),
-    ),
-    # Cargo's integration tests; unit tests live in src/ beside the code (#[cfg(test)]), which
-    # is not restored: the agent's build may need its own src/ (a generated file).
-    "rust": TestFiles(paths=("tests/",), configs=(".cargo/config.toml",), sources=("*.rs",)),
-    "go": TestFiles(paths=("*_test.go", "testdata/"), sources=("*_test.go",)),
-    "c-family": TestFiles(
-        paths=("tests/", "test/"),
-        configs=("CMakeLists.txt", "CTestTestfile.cmake", "CTestCustom.cmake", "meson.build"),
-        sections=("CMakeLists.txt", "meson.build"),
-        sources=("*.c", "*.cc", "*.cpp", "*.cxx", "*.h", "*.hpp"),
-    ),
-    "java": TestFiles(
-        paths=("src/test/", "test/", "tests/"),
-        configs=("pom.xml", "build.gradle", "build.gradle.kts"),
-        sections=("pom.xml", "build.gradle", "build.gradle.kts"),
-        sources=("*.java", "*.kt"),
-    ),
-    "javascript": TestFiles(
-        paths=("test/", "tests/", "__tests__/", "*.test.[jt]s", "*.spec.[jt]s", "*.test.mjs"),
-        configs=("package.json", "jest.config.*", ".mocharc*", "vitest.config.*"),
-        sections=("package.json",),
-        sources=("*.js", "*.mjs", "*.cjs", "*.ts", "*.mts"),
-    ),
-    "php": TestFiles(
-        paths=("tests/", "test/"),
-        configs=("phpunit.xml", "phpunit.xml.dist"),
-        sources=("*.php",),
-    ),
-}
-
 
 def test_files(ecosystem: str | None) -> TestFiles:
-    """The test files of an ecosystem (by name), with what every ecosystem shares."""
-    return COMMON | TEST_FILES.get(ecosystem or "", TestFiles())
+    """The test files of a registered ecosystem (by name), with what every ecosystem shares."""
+    # Imported here: the records import this module for TestFiles.
+    from .record import ECOSYSTEMS
+
+    record = ECOSYSTEMS.get(ecosystem) if ecosystem and ecosystem in ECOSYSTEMS else None
+    return COMMON | (record.test_files if record is not None else TestFiles())

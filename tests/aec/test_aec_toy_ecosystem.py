@@ -17,6 +17,7 @@ TOY = r"""
 import re
 
 from pytest_enconda.ecosystems import ECOSYSTEMS, Ecosystem, Found, ProfileFields
+from pytest_enconda.ecosystems.testfiles import TestFiles
 
 SUMMARY = re.compile(r"^toy: (\d+) good, (\d+) bad$")
 CASE = re.compile(r"^TOY (\S+) (good|bad)$")
@@ -62,6 +63,8 @@ ECOSYSTEMS.register(
         log_parsers=(toy_log,),
         name_parsers=(toy_names,),
         profile=toy_profile,
+        test_files=TestFiles(paths=("*.toytest",), configs=("toy.mod",)),
+        toolchain=("toyc", "sh"),
     )
 )
 """
@@ -104,6 +107,7 @@ def _write_case(root: Path) -> Path:
     repo = case / "repo"
     repo.mkdir(parents=True)
     (repo / "toy.mod").write_text("toy 1\n")
+    (repo / "alpha.toytest").write_text("alpha\n")
     (repo / "toyc").write_text(TOYC)
     (repo / "toyc").chmod(0o755)
     # The README builds and never tests: the test command can only come from the profile.
@@ -155,3 +159,9 @@ def test_a_conftest_ecosystem_is_detected_read_and_graded(pytester: pytest.Pytes
         "log": "test",
     }
     assert grade["command_source"] == "reference" and grade["agent_test_command"] == "./toyc test"
+    # The record's test files and toolchain reach the graded step: its test file and manifest
+    # are saved to be restored, and its toolchain is resolved in the graded shell.
+    integrity = grade["integrity"]
+    assert integrity["test_files"] == 2 and integrity["checked"], integrity
+    checked = {tool["name"]: tool for tool in integrity["tools"]}
+    assert {"toyc", "sh"} <= set(checked) and checked["sh"]["path"], checked
