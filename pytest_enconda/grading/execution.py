@@ -42,6 +42,14 @@ def grade_execution(
                 calibration = record.calibration
                 if calibration is not None and calibration.note.startswith("the golden setup "):
                     why += f" ({calibration.note})"
+                elif calibration is not None and step.name in calibration.golden_stopped:
+                    # Its time is the limit's, not what the golden setup needs here.
+                    why += (
+                        " (the golden setup was itself stopped at its limit of "
+                        f"{calibration.golden_stopped[step.name]:g} s here; budget "
+                        f"max({calibration.case_budgets[step.name]:g} s, "
+                        f"{calibration.factor:g} x that))"
+                    )
                 elif calibration is not None and step.name in calibration.golden_seconds:
                     why += (
                         f" (the golden setup took {calibration.golden_seconds[step.name]:.0f} s "

@@ -78,6 +78,10 @@ class Calibration(BaseModel):
         default_factory=dict, description="each step's time in the golden run on this machine"
     )
     budgets: dict[str, float] = Field(description="each step's budget the replay ran with")
+    golden_stopped: dict[str, float] = Field(
+        default_factory=dict,
+        description="steps where the golden run itself was stopped at its limit, with that limit",
+    )
     golden: str | None = Field(
         default=None, description="the golden run's record, relative to the case folder"
     )
@@ -232,6 +236,7 @@ def run_execution(
                 calibration=Calibration(
                     case_budgets=base,
                     golden_seconds={s.name: s.duration for s in timing.steps},
+                    golden_stopped={s.name: s.budget for s in timing.steps if s.timed_out},
                     budgets=budgets,
                     golden=case_dir.relative(case_dir.golden_record),
                     note=(
@@ -253,6 +258,7 @@ def run_execution(
     calibration = Calibration(
         case_budgets=base,
         golden_seconds={s.name: s.duration for s in timing.steps},
+        golden_stopped={s.name: s.budget for s in timing.steps if s.timed_out},
         budgets=budgets,
         golden=case_dir.relative(case_dir.golden_record),
     )
