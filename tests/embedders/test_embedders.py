@@ -60,7 +60,7 @@ def cosine(a: Sequence[float], b: Sequence[float]) -> float:
 def test_specs_are_checked_against_the_records() -> None:
     assert check_spec("local")[1] is None
     assert check_spec("litellm:e5-query")[1] == "e5-query"
-    with pytest.raises(ValueError, match="unknown embedder 'nope'; available: .*local"):
+    with pytest.raises(ValueError, match=r"unknown embedder 'nope'; available: .*local"):
         check_spec("nope")
     with pytest.raises(ValueError, match="the local embedder takes no argument"):
         check_spec("local:big")
