@@ -8,7 +8,7 @@ the other way round. Standard library only at import, as the registries that use
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .errors import EncondaError, HarnessError
@@ -54,6 +54,12 @@ class StepMemo:
                     )
                 raise
         return self.done[key]
+
+    def forget(self, case_id: str, steps: Sequence[str]) -> None:
+        """Drop the case's kept results of ``steps``: the next asker produces them again."""
+        for step in steps:
+            self.done.pop((case_id, step), None)
+            self.failures.pop((case_id, step), None)
 
     def failures_of(self, case_id: str) -> dict[str, BaseException]:
         """The case's steps that failed, by step name."""

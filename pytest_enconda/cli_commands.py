@@ -52,12 +52,9 @@ def _output(option: str, path: Path, folder: bool) -> None:
 
 
 def _human(size: int) -> str:
-    value = float(size)
-    for unit in ("B", "KB", "MB", "GB"):
-        if value < 1024:
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} TB"
+    from .diskspace import human
+
+    return human(size)
 
 
 def _settings(args: argparse.Namespace) -> SandboxSettings:

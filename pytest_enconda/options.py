@@ -497,6 +497,12 @@ OPTIONS: tuple[Option, ...] = (
         switch=True,
         help="do not remove task containers (debugging)",
     ),
+    Option(
+        "--keep-snapshots",
+        switch=True,
+        help="keep each case's final-state snapshot image after its items are graded (removed "
+        "by default: a research environment is gigabytes; --resume rebuilds one it needs)",
+    ),
 )
 
 

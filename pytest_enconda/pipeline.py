@@ -305,6 +305,28 @@ class CasePipeline:
 
         return self.once(case, "final_state", produce)  # type: ignore[no-any-return]
 
+    def release_snapshot(self, case: Case) -> None:
+        """The case's items are graded here: its final-state snapshot goes (a research
+        environment is gigabytes), unless ``--keep-snapshots`` or ``--keep-containers`` keeps
+        it. A later asker (``--resume``, an item run out of order) rebuilds it from the saved
+        setup, as for any snapshot that is gone."""
+        from .probing.final_state import FinalState
+
+        backend = self._backend
+        path = self.case_dir(case).final_state
+        if self.settings.keep_snapshots or backend is None or backend.keep or not path.is_file():
+            return
+        try:
+            state = read_model(path, FinalState)
+            removed = backend.remove_snapshot(state.image)
+        except (HarnessError, ValueError, OSError) as exc:
+            # The run's results stand; a snapshot left behind is for `pytest-enconda prune`.
+            self.progress(f"{case.id}: its snapshot is left: {exc}")
+            return
+        self._steps.forget(case.id, ("final_state", "environment", "interpreter"))
+        if removed:
+            self.progress(f"{case.id}: removed its snapshot {state.image} (--keep-snapshots)")
+
     def self_report(self, case: Case) -> dict[str, Any] | None:
         """The agent's self-report as it wrote it (``None`` when there is none)."""
 

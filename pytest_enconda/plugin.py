@@ -307,6 +307,15 @@ def enconda_stage(request: pytest.FixtureRequest, enconda_case: Any) -> Any:
     return result
 
 
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    # After the fixtures' teardown: the case's environment is no longer in use.
+    if getattr(item, "enconda_item", False):
+        active = active_session(item.config)
+        if active is not None:
+            active.item_done(item, nextitem)
+
+
 def pytest_sessionfinish(session: pytest.Session) -> None:
     active = active_session(session.config)
     if active is not None:

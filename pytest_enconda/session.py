@@ -310,6 +310,16 @@ class EncondaSession:
         else:
             self.run_paths.results_file.append(row)
 
+    def item_done(self, item: pytest.Item, nextitem: pytest.Item | None) -> None:
+        """After a case's last item in this process (the scheduler keeps a case's items on one
+        worker, in a row), its snapshot is released."""
+        case: Case | None = getattr(item, "case", None)
+        if case is None:
+            return
+        following: Case | None = getattr(nextitem, "case", None) if nextitem is not None else None
+        if following is None or following.id != case.id:
+            self.pipeline.release_snapshot(case)
+
     def record_import_problems(self, problems: list[ImportProblem]) -> None:
         """Keep what a dataset import could not read; xdist's controller reads it from the file."""
         self.import_problems.extend((problem.file, problem.reason) for problem in problems)

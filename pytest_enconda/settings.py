@@ -55,6 +55,7 @@ class EncondaSettings(BaseModel):
     image_registry: str | None = None
     gpus: str = "none"
     keep_containers: bool = False
+    keep_snapshots: bool = False
     strip_proxy_credentials: bool = False
     memory: Path | None = None
     dispatch: str | None = None

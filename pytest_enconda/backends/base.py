@@ -95,6 +95,11 @@ class Box(Protocol):
         """Bytes the box added to its image (what the agent installed or wrote)."""
         ...
 
+    def free_bytes(self) -> int | None:
+        """Free bytes where ``snapshot`` writes its image; None where that cannot be told
+        (``diskspace``: then nothing is checked)."""
+        ...
+
     def remove(self) -> None:
         """End the box and free what it holds; idempotent."""
         ...
@@ -147,6 +152,15 @@ class Backend(Protocol):
         ...
 
     def image_exists(self, image: str) -> bool: ...
+
+    def free_bytes(self) -> int | None:
+        """Free bytes where task images and snapshots are written; None where unknown."""
+        ...
+
+    def remove_snapshot(self, image: str) -> bool:
+        """Remove a snapshot ``Box.snapshot`` made (a run's own, once its grading is done);
+        any other image, or one already gone, is left. Whether it was removed."""
+        ...
 
     def task_image(
         self,

@@ -119,6 +119,12 @@ class DockerBackend:
     def image_exists(self, image: str) -> bool:
         return self.images.image_id(image) is not None
 
+    def free_bytes(self) -> int | None:
+        return self.sandbox.free_bytes()
+
+    def remove_snapshot(self, image: str) -> bool:
+        return self.sandbox.remove_snapshot(image)
+
     def _cache_identity(self, key: str) -> str:
         """The download cache's identity: a base image key names the base image's content-hash
         tag (a rebuilt base gets a fresh cache); any other key is its own identity."""

@@ -213,6 +213,9 @@ class FakeBox:
     def writable_size(self) -> int:
         return max(_dir_size(self.root) - self._base_size, 0)
 
+    def free_bytes(self) -> int | None:
+        return self.backend.free_bytes()
+
     def remove(self) -> None:
         if self.removed:
             return
@@ -236,7 +239,9 @@ class FakeBackend:
         gpus: int = 0,
         responder: Responder | None = None,
         existing: str | None = None,
+        free: int | None = None,
     ) -> None:
+        """``free``: the bytes its ``free_bytes`` reports (None: unknown, nothing checked)."""
         self._tmp: tempfile.TemporaryDirectory[str] | None = None
         if root is None:
             self._tmp = tempfile.TemporaryDirectory(prefix="enconda-fake-")
@@ -248,6 +253,7 @@ class FakeBackend:
         self.images: dict[str, Path] = {}
         self.live: dict[str, FakeBox] = {}
         self.calls: list[FakeCall] = []
+        self.free = free
 
     def image_dir(self, ref: str) -> Path:
         return self.root / "images" / re.sub(r"[^A-Za-z0-9_.-]+", "_", ref)
@@ -329,6 +335,16 @@ class FakeBackend:
 
     def image_exists(self, image: str) -> bool:
         return image in self.images
+
+    def free_bytes(self) -> int | None:
+        return self.free
+
+    def remove_snapshot(self, image: str) -> bool:
+        if not image.startswith("fake/snapshot:") or image not in self.images:
+            return False
+        self.calls.append(FakeCall("remove_snapshot", None, {"image": image}))
+        shutil.rmtree(self.images.pop(image), ignore_errors=True)
+        return True
 
     def task_image(
         self,

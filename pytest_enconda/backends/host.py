@@ -117,6 +117,9 @@ class HostBox:
     def writable_size(self) -> int:
         return 0
 
+    def free_bytes(self) -> int | None:
+        return None
+
     def remove(self) -> None:
         if self.removed:
             return
@@ -173,6 +176,13 @@ class HostBackend:
 
     def image_exists(self, image: str) -> bool:
         return image == EXISTING
+
+    def free_bytes(self) -> int | None:
+        # The existing environment is graded in place: nothing is written to check for.
+        return None
+
+    def remove_snapshot(self, image: str) -> bool:
+        return False  # the existing environment is never removed
 
     def task_image(
         self,

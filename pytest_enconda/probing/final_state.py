@@ -96,7 +96,16 @@ def freeze(box: Box, case: Case, case_dir: CaseDir, *, source: str) -> FinalStat
     except HarnessError:
         # A link or special file where the report should be: never followed; C5 sees none.
         report_file = None
+    from ..diskspace import SNAPSHOT_FACTOR, require_space
+
     writable = box.writable_size()
+    # A research environment is gigabytes: refused before the commit, not halfway through it.
+    require_space(
+        box.free_bytes(),
+        int(writable * SNAPSHOT_FACTOR),
+        f"the final-state snapshot of {case.id}",
+        "the image store",
+    )
     started = time.monotonic()
     image = box.snapshot(f"{case.id}-final")
     return FinalState(

@@ -50,6 +50,24 @@ def docker_client(timeout: float | None = 300) -> docker.DockerClient:
     return client
 
 
+def engine_free_space(client: docker.DockerClient) -> tuple[str, int] | None:
+    """The engine's data root and the bytes free there, where this host can see it: the engine
+    listens on this host's socket. None for a remote engine (``tcp://``, ``ssh://``) or a root
+    in another mount namespace (docker-in-docker)."""
+    import shutil
+
+    # docker-py names a local socket's connection ``http+docker://localhost``.
+    if str(client.api.base_url) != "http+docker://localhost":
+        return None
+    root = str(client.info().get("DockerRootDir") or "")
+    if not root:
+        return None
+    try:
+        return root, shutil.disk_usage(root).free
+    except OSError:
+        return None
+
+
 def host_id() -> str:
     """Identifies the machine that created a container, so reaping only judges its own PIDs."""
     for candidate in (Path("/etc/machine-id"), Path("/var/lib/dbus/machine-id")):

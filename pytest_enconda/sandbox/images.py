@@ -33,6 +33,7 @@ from .common import (
     TOOL,
     Progress,
     docker_client,
+    engine_free_space,
     file_lock,
     host_id,
     process_start_time,
@@ -451,12 +452,23 @@ class ImageBuilder:
             return tag
         with file_lock(self.settings.cache_dir, f"task-{digest}", progress):
             if self.image_id(tag) is None and not self._pull_shared(tag, progress):
+                self._require_space(Path(repo_dir), normalized, case_id)
                 progress(f"building task image {tag} for {case_id}")
                 self._commit_task(
                     env_ref, Path(repo_dir), normalized, case_id, tag, digest, git_deps
                 )
                 self._push_shared(tag, progress)
         return tag
+
+    def _require_space(self, repo_dir: Path, overrides: Mapping[str, bytes], case_id: str) -> None:
+        """The task image's layer is the checkout's copy: refused before it is written where
+        the engine's disk cannot hold it (``diskspace``)."""
+        from ..diskspace import require_space, tree_bytes
+
+        space = engine_free_space(self.client)
+        if space is not None:
+            expected = tree_bytes(repo_dir) + sum(len(data) for data in overrides.values())
+            require_space(space[1], expected, f"the task image of {case_id}", space[0])
 
     # ----------------------------------------------------------------- a shared registry
 
