@@ -123,6 +123,11 @@ def model_failure(exc: BaseException, model: str) -> ModelUnavailable | None:
         exc, json.JSONDecodeError | TimeoutError | ConnectionError
     ):
         return None
+    malformed = _malformed_json(exc)
+    if malformed is not None:
+        # litellm reports a reply it could not parse as its own HTTP 500, whatever the server
+        # answered: the server's fault is the unreadable body, not an internal error.
+        return ModelUnavailable(model, f"the response was malformed JSON ({malformed})"[:1500])
     status = getattr(exc, "status_code", None)
     message = str(getattr(exc, "message", None) or exc) or type(exc).__name__
     return ModelUnavailable(
@@ -130,6 +135,18 @@ def model_failure(exc: BaseException, model: str) -> ModelUnavailable | None:
         f"{type(exc).__name__}: {message}"[:1500],
         status if isinstance(status, int) else None,
     )
+
+
+def _malformed_json(exc: BaseException) -> str | None:
+    """The JSON decoding error behind ``exc`` (its causes and contexts), if there is one."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen and len(seen) < 16:
+        if isinstance(current, json.JSONDecodeError):
+            return str(current)
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return None
 
 
 def empty_reply(response: Any) -> bool:
