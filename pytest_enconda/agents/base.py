@@ -52,8 +52,9 @@ class TokenUsage(BaseModel):
     calls: int = 0
     cost_unknown: bool = Field(
         default=False,
-        description="some call had no price (litellm does not know the model): cost_usd counts "
-        "only the priced calls, and the cost is reported as unknown",
+        description="some call had no price (litellm does not know the model), or the agent's "
+        "calls are not the harness's to count (the command agent): cost_usd counts only the "
+        "priced calls, and the cost is reported as unknown",
     )
 
     def add(self, other: TokenUsage) -> TokenUsage:
@@ -136,6 +137,14 @@ class AgentTask(BaseModel):
     @property
     def budgets(self):
         return self.case.spec.budgets
+
+    @property
+    def packages_before(self) -> str:
+        """The instance's package cutoff (``package_cutoff``): its task says it, its box has
+        it set; empty where the reference needed none."""
+        from ..package_cutoff import cutoff_of
+
+        return cutoff_of(self.case)
 
 
 @runtime_checkable

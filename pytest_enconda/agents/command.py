@@ -31,7 +31,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .base import AgentOutcome, AgentTask, Step
+from .base import AgentOutcome, AgentTask, Step, TokenUsage
 from .configured import ConfiguredAgent
 from .llm import TrajectoryWriter
 from .output import OUTPUT_DIR, collect_outputs, prepare_output_dir
@@ -124,7 +124,12 @@ class CommandAgent(ConfiguredAgent):
         timeout = config.timeout or float(task.budgets.agent_seconds)
         writer = TrajectoryWriter(task.trajectory_path)
         outcome = AgentOutcome(
-            case_id=task.case.id, agent=self.name, model=config.model, config=self.describe()
+            case_id=task.case.id,
+            agent=self.name,
+            model=config.model,
+            config=self.describe(),
+            # An external CLI's model calls are its own: what it spent is unknown, never 0.
+            usage=TokenUsage(cost_unknown=True),
         )
         folder = agent_dir(task)
         assert task.start_container is not None
@@ -144,6 +149,7 @@ class CommandAgent(ConfiguredAgent):
                     readme_name=task.readme_name or PurePath(task.case.spec.readme_target).name,
                     readme_text=task.readme_text,
                     profile=profile.render(),
+                    packages_before=task.packages_before,
                 )
             )
             box.copy_in(prompt.encode("utf-8"), PROMPT_PATH)
