@@ -44,6 +44,21 @@ def _types(case: CaseRecords) -> tuple[str, str]:
     return " ".join(case.golden_types), " ".join(case.predicted_types)
 
 
+# A message's head says what failed and its tail how the output ended: both are kept.
+MAX_CSV_MESSAGE = 2000
+_CSV_MESSAGE_TAIL = 600
+
+
+def csv_message(message: str) -> str:
+    """The whole message on one line (each line break written ``\\n``), bounded: a longer one
+    keeps its head and its tail around an ellipsis, so a spreadsheet row stays one row."""
+    text = "\\n".join(line.rstrip() for line in message.strip().splitlines())
+    if len(text) <= MAX_CSV_MESSAGE:
+        return text
+    head = MAX_CSV_MESSAGE - _CSV_MESSAGE_TAIL - 3
+    return f"{text[:head]} … {text[-_CSV_MESSAGE_TAIL:]}"
+
+
 def results_csv(records: RunRecords, summary: Mapping[str, Any]) -> str:
     buffer = io.StringIO()
     writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
@@ -57,7 +72,6 @@ def results_csv(records: RunRecords, summary: Mapping[str, Any]) -> str:
             efficiency = {k: eff[k] for k in CSV_COLUMNS if k in eff}
             columns[case] = (_types(records.cases[case]), efficiency)
         (golden, predicted), eff = columns[case]
-        message = row.message.strip()
         case_time = timing.get(case, {})
         writer.writerow(
             {
@@ -75,7 +89,7 @@ def results_csv(records: RunRecords, summary: Mapping[str, Any]) -> str:
                 # The case's agent and harness time (summary.json's ``timing``), on each row.
                 **{key: case_time.get(key, "") for key in ("agent_seconds", "harness_seconds")},
                 **{key: "" if value is None else value for key, value in eff.items()},
-                "message": message.splitlines()[-1][:300] if message else "",
+                "message": csv_message(row.message),
             }
         )
     return buffer.getvalue()
