@@ -53,8 +53,10 @@ def attempt(
     script: str,
     logs: Path,
     packages: list[str],
+    distribution: str = "",
 ) -> bool:
-    """Set up once, snapshot, run the tests twice in fresh containers; True when verified."""
+    """Set up once, snapshot, run the tests twice in fresh containers; True when verified.
+    ``packages`` and ``distribution`` (the declared name) are what the checkout proof looks for."""
     options = ctx.options
     tag = timing_tag(label)
     phase = time.monotonic()
@@ -83,11 +85,16 @@ def attempt(
                 # package is retried as a test's would be.
                 record.undeclared_programs = _missing_programs(logs / f"{tag}-setup.log")
                 return False
-            proof = checkout_proof(box, packages, logs / f"{tag}-checkout.json")
-            record.checkout_proof = proof
-            if proof.refuses:
-                record.attempts.append(f"{label}: not a reference of the checkout: {proof.detail}")
-                return False
+            if packages or distribution:
+                # A repository with nothing to look for never reaches an attempt: the ladder
+                # records it unverified first (``no-packages`` proves nothing).
+                proof = checkout_proof(box, packages, logs / f"{tag}-checkout.json", distribution)
+                record.checkout_proof = proof
+                if proof.refuses:
+                    record.attempts.append(
+                        f"{label}: not a reference of the checkout: {proof.detail}"
+                    )
+                    return False
             snapshot = box.snapshot(f"verify-{record.repository}")
         runs, record_runs, missing = _two_runs(ctx, record, snapshot, label, tag, logs)
         record.timings[f"{tag}_tests_s"] = round(time.monotonic() - phase, 1)

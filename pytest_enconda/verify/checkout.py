@@ -18,22 +18,33 @@ from .. import textio
 from ..backends.base import Box
 from ..probing.scripts import probe_script
 from ..probing.shell import in_setup_env
-from ..repo.checkout import CheckoutProof, ModuleOrigin
+from ..repo.checkout import CheckoutProof, DistributionOrigin, ModuleOrigin
 
 __all__ = ["checkout_proof", "judge_checkout"]
 
 
-def checkout_proof(box: Box, packages: list[str], out: Path) -> CheckoutProof:
-    """Run ``checkout_proof.py`` where the tests will run: the setup's environment, from the
-    project folder."""
-    if not packages:
+def checkout_proof(
+    box: Box, packages: list[str], out: Path, distribution: str = ""
+) -> CheckoutProof:
+    """Run ``checkout_proof.py`` in the setup's environment, from a folder of its own: the
+    project folder is on the path only where the reference put it, so the checkout cannot
+    shadow an installed release. ``distribution`` is the project's declared name, a proof of
+    its own when no module names the checkout."""
+    if not packages and not distribution:
         return judge_checkout(packages, None)
+    # The probe's folder is taken off its path; it runs from an empty folder of its own.
     target = "/tmp/enconda/checkout_proof.py"
+    folder = "/tmp/enconda/checkout-proof"
     box.copy_in(probe_script("checkout_proof.py"), target)
     names = " ".join(shlex.quote(name) for name in packages)
+    # The declared name is the repository's data: an option-shaped one is not passed at all.
+    named = f"--distribution={shlex.quote(distribution)} " if _plain(distribution) else ""
     result = box.exec(
         # "--": the names come from the repository's metadata and stay operands.
-        in_setup_env(f"python {target} --project /data/project -- {names} 2>/dev/null"),
+        in_setup_env(
+            f"mkdir -p {folder} && cd {folder} && "
+            f"python {target} --project /data/project {named}-- {names} 2>/dev/null"
+        ),
         timeout=120,
     )
     report = None
@@ -46,18 +57,26 @@ def checkout_proof(box: Box, packages: list[str], out: Path) -> CheckoutProof:
             break
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return judge_checkout(packages, report)
+    return judge_checkout(packages, report, distribution if _plain(distribution) else "")
 
 
-def judge_checkout(packages: list[str], report: dict[str, Any] | None) -> CheckoutProof:
-    """The verdict on the probe's report (``None`` when the probe did not run)."""
-    if not packages:
-        return CheckoutProof(
-            verdict="no-packages", detail="no top-level package or module found in the checkout"
-        )
+def _plain(name: str) -> bool:
+    return bool(name) and not name.startswith("-") and "\n" not in name
+
+
+def judge_checkout(
+    packages: list[str], report: dict[str, Any] | None, distribution: str = ""
+) -> CheckoutProof:
+    """The verdict on the probe's report (``None`` when the probe did not run). With no module
+    to look for, only the project's distribution (``distribution``, its declared name) installed
+    from the checkout proves it."""
+    if not packages and not distribution:
+        return CheckoutProof(verdict="no-packages", detail=NO_PACKAGES)
     if report is None or report.get("error"):
         why = (report or {}).get("error") or "the probe did not run"
         return CheckoutProof(verdict="unmeasured", detail=str(why)[:500])
+    if not packages:
+        return _judge_distribution(report.get("distribution"))
     origins = [
         ModuleOrigin.model_validate({k: v for k, v in m.items() if k in ModuleOrigin.model_fields})
         for m in report.get("modules", [])
@@ -74,6 +93,9 @@ def judge_checkout(packages: list[str], report: dict[str, Any] | None) -> Checko
             modules=origins,
         )
     if not found:
+        dist = _judge_distribution(report.get("distribution"))
+        if dist.verdict == "checkout":
+            return dist.model_copy(update={"modules": origins})
         return CheckoutProof(
             verdict="not-importable",
             detail="none of " + ", ".join(packages) + " is importable by the test interpreter",
@@ -82,4 +104,33 @@ def judge_checkout(packages: list[str], report: dict[str, Any] | None) -> Checko
     names = ", ".join(m.name for m in found)
     return CheckoutProof(
         verdict="checkout", detail=f"{names} imported from the checkout", modules=origins
+    )
+
+
+NO_PACKAGES = (
+    "no package, module, entry point or subproject found in the checkout, and no distribution "
+    "installed from it: nothing proves the reference uses the checkout"
+)
+
+
+def _judge_distribution(raw: object) -> CheckoutProof:
+    if not isinstance(raw, dict):
+        return CheckoutProof(verdict="no-packages", detail=NO_PACKAGES)
+    dist = DistributionOrigin.model_validate(
+        {k: v for k, v in raw.items() if k in DistributionOrigin.model_fields}
+    )
+    if dist.from_checkout:
+        return CheckoutProof(
+            verdict="checkout",
+            detail=f"distribution {dist.name} installed from the checkout ({dist.direct_url})",
+            distribution=dist,
+        )
+    if dist.error:
+        detail = f"{NO_PACKAGES} (distribution {dist.name}: {dist.error})"
+        return CheckoutProof(verdict="no-packages", detail=detail[:500], distribution=dist)
+    where = dist.direct_url or "an index: no PEP 610 record"
+    return CheckoutProof(
+        verdict="release",
+        detail=f"distribution {dist.name} is installed from {where}, not from the checkout",
+        distribution=dist,
     )

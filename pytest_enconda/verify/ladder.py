@@ -35,7 +35,9 @@ from ..repo.ci_services import service_packages
 from ..repo.facts import RepoFacts, read_repository
 from ..repo.readme import repository_readme
 from .attempt import attempt
+from .checkout import judge_checkout
 from .context import Progress, VerifyContext, VerifyOptions, verify_case
+from .own_tools import project_requirements, without_own_tools
 from .recipes import AS_OF, as_of_script, ci_file_steps, recipe_script, with_file_steps
 from .sidecar_writer import now, write_sidecar
 
@@ -208,6 +210,11 @@ def _verify(ctx: VerifyContext, record: RepoVerification) -> None:
             return
         facts = _describe(ctx, record, repo_dir)
         packages = facts.packages
+        if not packages and not facts.name:
+            # No setup could be proven to use the checkout: none is tried.
+            record.checkout_proof = judge_checkout([], None)
+            record.reason = f"checkout proof: {record.checkout_proof.detail}"
+            return
         readme_name, readme_text = repository_readme(repo_dir)
         git_deps = mirrored_dependencies(repo_dir, options.repo_mirror)
         record.git_dependencies = [dep.url for dep in git_deps]
@@ -376,10 +383,14 @@ def _climb(
             continue
         # The test step's installs are held to the same day as the setup's.
         record.packages_before = record.revision_date if label.startswith(AS_OF) else ""
-        if attempt(ctx, record, ladder.image, label, script, logs, packages):
+        if attempt(ctx, record, ladder.image, label, script, logs, packages, facts.name):
             return
         record.packages_before = ""
-        added = _program_packages(ctx, record, ladder.programs) if options.recipe_fallback else []
+        added = (
+            _program_packages(ctx, record, facts, ladder.programs)
+            if options.recipe_fallback
+            else []
+        )
         if added:
             ladder.programs += added
             ctx.progress(
@@ -441,20 +452,22 @@ def _programs_retry(label: str) -> str:
     return f"{base}{WITH_PROGRAMS}{done + 1 if done else ''}"
 
 
-def _program_packages(ctx: VerifyContext, record: RepoVerification, have: list[str]) -> list[str]:
+def _program_packages(
+    ctx: VerifyContext, record: RepoVerification, facts: RepoFacts, have: list[str]
+) -> list[str]:
     """Debian packages of the programs the last attempt's tests called and the image lacked
     (``record.undeclared_programs``), not yet installed by a recipe; none when the release's
-    index cannot be had (said on the progress line)."""
+    index cannot be had (said on the progress line). A program the project's own Python
+    requirements provide (pytest, tox, nox) is pip's to install, never Debian's."""
     from ..sandbox.debian_programs import ContentsError, program_packages
 
-    if not record.undeclared_programs:
+    programs = without_own_tools(record.undeclared_programs, project_requirements(record, facts))
+    if not programs:
         return []
     settings = ctx.settings
     try:
         release = ctx.recipe(record.base_image).release
-        found = program_packages(
-            record.undeclared_programs, release, settings.debian_mirror, settings.cache_dir
-        )
+        found = program_packages(programs, release, settings.debian_mirror, settings.cache_dir)
     except (ContentsError, EncondaError) as exc:
         ctx.progress(f"{record.repository}: no Debian index of programs: {exc}")
         return []

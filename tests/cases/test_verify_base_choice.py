@@ -22,6 +22,9 @@ def snapshot(tmp_path: Path, pyproject: str, **files: str) -> tuple[Path, str]:
     origin.mkdir()
     git(origin, "init", "--quiet", "--initial-branch=main")
     (origin / "pyproject.toml").write_text(pyproject)
+    # A package for the checkout proof to look for: without one no attempt is made.
+    (origin / "n").mkdir()
+    (origin / "n" / "__init__.py").write_text("")
     for name, text in files.items():
         (origin / name.replace("_", ".")).write_text(text)
     git(origin, "add", "-A")

@@ -15,19 +15,34 @@ from pytest_enconda.repo.checkout import checkout_packages
 from pytest_enconda.verify.checkout import judge_checkout
 
 
-def _probe(project: Path, *modules: str, site: Path | None = None) -> dict:
+def _probe(
+    project: Path,
+    *modules: str,
+    site: Path | None = None,
+    cwd: Path | None = None,
+    pythonpath: str = "",
+    distribution: str = "",
+) -> dict:
+    """The probe as verify runs it: from a neutral folder (``cwd``; the project folder itself
+    in the shadowing tests), with ``site`` and ``pythonpath`` on ``PYTHONPATH``."""
     env = {"PATH": "/usr/bin:/bin", "PYTHONNOUSERSITE": "1"}
-    if site is not None:
-        env["PYTHONPATH"] = str(site)
+    paths = [p for p in (pythonpath, str(site) if site else "") if p]
+    if paths:
+        env["PYTHONPATH"] = ":".join(paths)
+    named = [f"--distribution={distribution}"] if distribution else []
+    neutral = cwd or project.parent / "neutral"
+    neutral.mkdir(exist_ok=True)
     done = subprocess.run(
         [
             sys.executable,
             str(probe_script("checkout_proof.py")),
             "--project",
             str(project),
+            *named,
+            "--",
             *modules,
         ],
-        cwd=project,
+        cwd=neutral,
         env=env,
         capture_output=True,
         text=True,
@@ -50,16 +65,19 @@ def _release(site: Path, name: str, direct_url: str | None = None) -> None:
         (info / "direct_url.json").write_text(json.dumps({"url": direct_url, "dir_info": {}}))
 
 
-def test_a_flat_package_is_imported_from_the_checkout(tmp_path: Path) -> None:
+def test_a_flat_package_is_imported_from_the_checkout_where_the_reference_put_it(
+    tmp_path: Path,
+) -> None:
     project = tmp_path / "project"
     (project / "demo").mkdir(parents=True)
     (project / "demo" / "__init__.py").write_text("")
     site = tmp_path / "site"
-    _release(site, "demo")  # the checkout wins: its folder is first, as under python -m pytest
-    report = _probe(project, "demo", site=site)
-    (module,) = report["modules"]
-    assert module["under_checkout"] and module["from_checkout"]
-    assert judge_checkout(["demo"], report).verdict == "checkout"
+    _release(site, "demo")
+    for pythonpath in (str(project), "."):  # "." is the project folder the tests run from
+        report = _probe(project, "demo", site=site, pythonpath=pythonpath)
+        (module,) = report["modules"]
+        assert module["under_checkout"] and module["from_checkout"], pythonpath
+        assert judge_checkout(["demo"], report).verdict == "checkout"
 
 
 def test_a_src_layout_with_the_release_installed_is_refused(tmp_path: Path) -> None:
