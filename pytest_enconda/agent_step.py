@@ -135,12 +135,15 @@ class AgentStep:
     def _agent_box(self, case: Case) -> Iterator[Box]:
         from .backends.base import download_cache_key, started
 
+        from .package_cutoff import cutoff_env
+
         image = self.images.task_image(case)
         with started(
             self.backend(),
             image,
             case_id=case.id,
             role="agent",
+            env=cutoff_env(case),
             download_cache=download_cache_key(case),
         ) as box:
             yield box

@@ -10,6 +10,7 @@ from string import Template
 
 from ..error_types import prompt_lines
 from ..kinds import TASK_KINDS, TaskKind
+from ..package_cutoff import cutoff_note
 from .output import DIAGNOSIS, OUTPUT_DIR, REPORT, SETUP, TEST_COMMAND
 
 SUBMIT = "COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
@@ -49,6 +50,13 @@ def _section(title: str, body: str) -> str:
     return f"## {title}\n\n{body.strip() or '(none)'}\n"
 
 
+def _cutoff_section(packages_before: str) -> list[str]:
+    """The instance's package cutoff (``package_cutoff``), where its reference needed one."""
+    if not packages_before:
+        return []
+    return [_section("Packages as of the reference's day", cutoff_note(packages_before))]
+
+
 def _fill(text: str, *, workdir: str, readme_name: str) -> str:
     """A kind's prompt text (``kinds.TaskPrompt``) with this case's names filled in."""
     fields = {
@@ -80,6 +88,7 @@ def instance_prompt(
     readme_text: str,
     profile: str,
     prior_knowledge: str = "",
+    packages_before: str = "",
 ) -> str:
     """The task message: what to set up, the codebase profile and what to leave behind (the
     case's kind says what, ``TaskKind.prompt``)."""
@@ -88,6 +97,7 @@ def instance_prompt(
         "tests and entry points run.\n",
         _section("Codebase profile (found automatically; check it)", profile),
         _section("Prior knowledge", prior_knowledge),
+        *_cutoff_section(packages_before),
     ]
     kind = TASK_KINDS.get(suite)
     prompt = kind.prompt
@@ -117,6 +127,7 @@ def zero_shot_prompt(
     file_tree: str,
     environment: str,
     profile: str,
+    packages_before: str = "",
 ) -> str:
     parts = [
         f"# Task {case_id}\n\nThe repository is checked out at `{workdir}` in a fresh Linux "
@@ -126,6 +137,7 @@ def zero_shot_prompt(
         _section("Base environment", environment),
         _section("File tree", file_tree),
         _section("Codebase profile (found automatically)", profile),
+        *_cutoff_section(packages_before),
         _section(f"README ({readme_name})", readme_text),
     ]
     kind = TASK_KINDS.get(suite)

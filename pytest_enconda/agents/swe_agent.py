@@ -493,6 +493,7 @@ def _prompts(task: AgentTask, profile: Any, memory: str | None) -> tuple[str, st
         workdir=task.workdir,
         readme_name=task.readme_name or PurePath(spec.readme_target).name,
         readme_text=task.readme_text,
+        packages_before=task.packages_before,
         profile=profile.render(),
     )
     return prompt, SYSTEM_PROMPT

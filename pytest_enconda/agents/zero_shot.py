@@ -214,6 +214,7 @@ class ZeroShotAgent(ConfiguredAgent):
             workdir=task.workdir,
             readme_name=task.readme_name or PurePath(task.case.spec.readme_target).name,
             readme_text=task.readme_text,
+            packages_before=task.packages_before,
             file_tree=tree,
             environment=environment,
             profile=profile.render(),

@@ -340,6 +340,7 @@ def replay(
     from ..backends import as_backend
     from ..backends.base import download_cache_key
     from ..backends.base import started as box_of
+    from ..package_cutoff import cutoff_env
     from .junit import JUNIT_PATH, run_tests_command
     from .shell import in_setup_env, setup_command
 
@@ -362,6 +363,8 @@ def replay(
         image,
         case_id=case.id,
         role="execution",
+        # The reference's package cutoff is the instance's: the replay's installs see it too.
+        env=cutoff_env(case),
         download_cache=download_cache_key(case),
     ) as container:
         container.copy_in(setup_script.encode(), SCRIPT_PATH)
