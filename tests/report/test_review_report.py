@@ -115,7 +115,11 @@ def test_results_csv_has_one_row_per_item(run: Path) -> None:
         for i in ("execution", "error_types", "descriptions", "fixes")
     }
     gamma = next(r for r in rows if r["case"] == "gamma-e6" and r["item"] == "execution")
-    assert gamma["outcome"] == "failed" and gamma["message"] == "exit 2"
+    # The whole message, its line breaks written \n (issue 48: not its last line alone).
+    assert gamma["outcome"] == "failed" and gamma["message"] == (
+        "setup step exited with 2: bash -eo pipefail /tmp/enconda/setup.sh\\n--- last output of "
+        "setup (execution/setup.log) ---\\nsetup output\\nexit 2"
+    )
     assert gamma["golden_types"] == "E6" and gamma["predicted_types"] == ""
 
 
