@@ -93,6 +93,57 @@ def _misspell(name: str, rng_index: int) -> str:
     return name[:i] + name[i + 1] + name[i] + name[i + 2 :]
 
 
+# pip options whose next word is their value, not a requirement.
+_PIP_VALUE_OPTIONS = {
+    "-r",
+    "--requirement",
+    "-c",
+    "--constraint",
+    "-i",
+    "--index-url",
+    "--extra-index-url",
+    "-f",
+    "--find-links",
+    "-t",
+    "--target",
+    "--prefix",
+    "--root",
+    "--src",
+    "--platform",
+    "--python-version",
+    "--implementation",
+    "--abi",
+    "--trusted-host",
+    "--upgrade-strategy",
+    "--progress-bar",
+    "--config-settings",
+    "-C",
+}
+_WORD = re.compile(r"\S+")
+
+
+def _requirement_words(args: str) -> list[tuple[str, int, int]]:
+    """The requirement words of pip install's arguments ``args`` (everything after ``install``),
+    each with its span in ``args``: options, their values, paths, files and URLs left out; the
+    words stop at a shell operator (``&&``, ``;``, ``|``)."""
+    found: list[tuple[str, int, int]] = []
+    skip = False
+    for match in _WORD.finditer(args):
+        word = match.group()
+        if word in ("&&", "||", ";", "|") or word.startswith(("#", ">", "<")):
+            break
+        if skip:
+            skip = False
+            continue
+        if word.startswith("-"):
+            skip = word in _PIP_VALUE_OPTIONS
+            continue
+        if "/" in word or word.endswith(".txt") or word.startswith((".", "$", "'", '"')):
+            continue
+        found.append((word, match.start(), match.end()))
+    return found
+
+
 # ----------------------------------------------------------------------------- E1
 
 
@@ -168,14 +219,15 @@ def rules_e1(readme: str, cmds: list[CommandLine], facts: RepoFacts) -> list:
                         ),
                     )
                 )
-        if _PIP.match(cmd.command) and local is None:
-            for word in words[2:]:
-                req = None
-                if not word.startswith("-") and "/" not in word and not word.endswith(".txt"):
-                    req = word
-                if req and re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]+", req):
+        pip = _PIP.match(cmd.command)
+        if pip and local is None:
+            head, tail = cmd.command[: pip.end()], cmd.command[pip.end() :]
+            for req, start, end in _requirement_words(tail):
+                if re.fullmatch(r"[A-Za-z][A-Za-z0-9_.-]+", req):
                     wrong = _misspell(req, len(req))
-                    new = cmd.command.replace(req, wrong, 1)
+                    # The word itself is replaced, never an earlier occurrence of its letters:
+                    # in `python -m pip install --upgrade pip` the first "pip" is the module.
+                    new = head + tail[:start] + wrong + tail[end:]
                     out.append(
                         (
                             f"misspell-{req}",

@@ -1,0 +1,107 @@
+"""Each injector's label says what its edit changes (issue 47 item 6): checked word by word on
+README lines written as real READMEs write them, and on the dev split's READMEs when present."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_enconda.construct.injection_facts import RepoFacts, command_lines
+from pytest_enconda.construct.injectors import candidates
+from pytest_enconda.construct.models import CONSTRUCT_TYPES, Injection
+
+DEV = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "enconda-dev" / "instances"
+_QUOTED = re.compile(r"`([^`\n]+)`")
+
+
+def _changed(injection: Injection) -> list[tuple[str, str]]:
+    """(old word, new word) of each word the edit replaced in place."""
+    out: list[tuple[str, str]] = []
+    for edit in injection.edits:
+        old, new = edit.old.strip("`").split(), edit.new.strip("`").split()
+        if len(old) == len(new):
+            out += [(a, b) for a, b in zip(old, new, strict=True) if a != b]
+    return out
+
+
+def _check_misspelling(injection: Injection) -> None:
+    """E1 ``misspell-NAME``: exactly the word NAME, an argument after ``install``, became the
+    misspelling the label quotes."""
+    (changed,) = _changed(injection)
+    quoted = _QUOTED.findall(injection.label.error_description)
+    name = injection.rule.removeprefix("misspell-")
+    assert changed == (name, quoted[1]), (injection.edits, injection.label)
+    assert quoted[2] == name
+    old, new = injection.edits[0].old.split(), injection.edits[0].new.split()
+    at = next(i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b)
+    assert any(word.startswith("install") for word in old[:at]), (old, at)
+
+
+def _misspellings(readme: str) -> list[Injection]:
+    cmds = command_lines(readme)
+    return [
+        i
+        for i in candidates("o/n", readme, cmds, RepoFacts(), "E1")
+        if i.rule.startswith("misspell-") and not i.rule.startswith("misspell-system-")
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "names"),
+    [
+        # The forms the dev split's READMEs use (pip upgraded by python -m, an index option).
+        ("python -m pip install --upgrade pip", ["pip"]),
+        ("python3 -m pip install -U pip setuptools wheel", ["pip", "setuptools", "wheel"]),
+        ("pip install numpy -i https://pypi.org/simple", ["numpy"]),
+        ("pip install --extra-index-url https://download.pytorch.org/whl/cpu torch", ["torch"]),
+        ("pip install -c constraints.txt requests && pytest", ["requests"]),
+        ("pip3 install pip-tools $EXTRA", ["pip-tools"]),
+    ],
+)
+def test_e1_misspells_a_requirement_never_the_module_after_m(line: str, names: list[str]) -> None:
+    """more-itertools: ``python -m ppi install --upgrade pip`` was labelled as installing
+    ``ppi``; the module after ``-m`` had been misspelled, and ``install`` was a candidate."""
+    found = _misspellings(f"```\n{line}\n```\n")
+    assert sorted(i.rule.removeprefix("misspell-") for i in found) == sorted(names)
+    for injection in found:
+        _check_misspelling(injection)
+        upto = line.split().index("install") + 1
+        assert injection.edits[0].new.split()[:upto] == line.split()[:upto]
+
+
+def test_the_edit_and_label_agree_for_every_rule(tmp_path: Path) -> None:
+    """Every rule's quoted erroneous command is the line the edit writes."""
+    readme = (
+        "```bash\npython3.11 -m venv .venv\n. .venv/bin/activate\n"
+        "python -m pip install --upgrade pip\npip install -e '.[test]'\n"
+        "pip install -r requirements.txt\nsudo apt-get install libxml2-dev\n```\n"
+    )
+    cmds = command_lines(readme)
+    seen = set()
+    for error_type in CONSTRUCT_TYPES:
+        for injection in candidates("o/n", readme, cmds, RepoFacts(), error_type):
+            seen.add(error_type)
+            new_lines = [edit.new.strip() for edit in injection.edits]
+            first = _QUOTED.findall(injection.label.error_description)
+            if first and error_type in ("E1", "E2"):
+                assert any(first[0] in line for line in new_lines), injection
+            if injection.rule.startswith("misspell-") and "system" not in injection.rule:
+                _check_misspelling(injection)
+    assert {"E1", "E2"} <= seen
+
+
+def _dev_readmes() -> list[Path]:
+    return sorted(DEV.glob("*/*/README*"))[:400] if DEV.is_dir() else []
+
+
+@pytest.mark.skipif(not DEV.is_dir(), reason="the dev split (../shared/data) is absent")
+def test_e1_labels_match_their_edits_on_the_dev_splits_readmes() -> None:
+    checked = 0
+    for path in _dev_readmes():
+        text = path.read_text(encoding="utf-8", errors="replace")
+        for injection in _misspellings(text):
+            _check_misspelling(injection)
+            checked += 1
+    assert checked > 0
