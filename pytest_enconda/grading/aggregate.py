@@ -36,6 +36,13 @@ DEFINITIONS = {
         "(scipy linear_sum_assignment) maximising accepted descriptions and fixes; description "
         "(fix) accuracy = accepted matched pairs / golden errors, summed over instances (micro)."
     ),
+    "missing_diagnosis": (
+        "A case whose agent left no readable diagnosis.json (none, or malformed). paper: left "
+        "out of every number, as the official evaluator evaluates only the prediction files it "
+        "finds and skips one it cannot parse. per_error: graded as no prediction, so each of its "
+        "golden errors is a false negative and an unaccepted description and fix. Either way it "
+        "lowers diagnosis_coverage (cases with a readable diagnosis / diagnosis cases run)."
+    ),
     "judge_errors": (
         "A pair the judge could not grade is left out of both numerator and denominator of the "
         "accuracies and counted in the judge_error fields, never scored as 'not similar'."
@@ -55,6 +62,23 @@ class CaseResult(BaseModel):
     execution_passed: bool | None = Field(
         default=None, description="None: not run, or a harness error"
     )
+    diagnosis_missing: bool = Field(
+        default=False,
+        description="its diagnosis items ran and the agent left no readable diagnosis.json",
+    )
+    diagnosis_ungraded: bool = Field(
+        default=False,
+        description="its diagnosis items ran but no grade was made (a harness or judge error)",
+    )
+    golden_types: list[str] = Field(
+        default_factory=list,
+        description="the case's golden error types: what a missing diagnosis failed to find",
+    )
+
+    @property
+    def diagnosis_ran(self) -> bool:
+        """Whether the case counts in the diagnosis coverage's denominator."""
+        return self.diagnosis is not None or self.diagnosis_missing or self.diagnosis_ungraded
 
 
 class PRF(BaseModel):
@@ -135,6 +159,8 @@ class Block(BaseModel):
 
     cases: int = 0
     diagnosed: int = 0
+    diagnosis_cases: int = 0
+    missing_diagnosis: int = 0
     paper: PaperMetrics = Field(default_factory=PaperMetrics)
     per_error: PerErrorMetrics = Field(default_factory=PerErrorMetrics)
     per_type: dict[str, TypeMetrics] = Field(default_factory=dict)
@@ -152,6 +178,13 @@ class Block(BaseModel):
         return {
             "cases": self.cases,
             "diagnosed_cases": self.diagnosed,
+            "diagnosis_coverage": {
+                "cases": self.diagnosis_cases,
+                "diagnosed": self.diagnosed,
+                "missing": self.missing_diagnosis,
+                "ungraded": self.diagnosis_cases - self.diagnosed - self.missing_diagnosis,
+                "rate": _ratio(self.diagnosed, self.diagnosis_cases),
+            },
             "paper": {
                 **paper.type.as_dict("type_"),
                 "description_acc": paper.description_acc,
@@ -198,8 +231,11 @@ def _block(results: Iterable[CaseResult]) -> Block:
         if result.execution_passed is not None:
             block.executed += 1
             block.execution_passed += int(result.execution_passed)
+        block.diagnosis_cases += int(result.diagnosis_ran)
         grade = result.diagnosis
         if grade is None:
+            if result.diagnosis_missing:
+                _add_missing(block, result.golden_types)
             continue
         block.diagnosed += 1
         paper, per = grade.paper, grade.per_error
@@ -238,6 +274,18 @@ def _block(results: Iterable[CaseResult]) -> Block:
     block.paper.fix_acc = _mean(fix_shares)
     block.invalid_types = dict(sorted(invalid.items()))
     return block
+
+
+def _add_missing(block: Block, golden_types: Sequence[str]) -> None:
+    """No diagnosis, no prediction (per-error only): every golden error is missed, and none of
+    their descriptions or fixes accepted. The paper's numbers leave the case out."""
+    block.missing_diagnosis += 1
+    block.per_error.type.add(0, 0, len(golden_types))
+    block.per_error.golden_errors += len(golden_types)
+    for error_type, count in Counter(golden_types).items():
+        if error_type in block.per_type:
+            block.per_type[error_type].per_error.add(0, 0, count)
+            block.per_type[error_type].golden += count
 
 
 def _mean(values: Sequence[float]) -> float | None:

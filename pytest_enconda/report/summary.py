@@ -10,12 +10,13 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ..agents.output import DIAGNOSIS as DIAGNOSIS_FILE
 from ..artifacts import atomic_write_text
 from ..aspects import DIAGNOSIS_ASPECTS
 from ..grading.aggregate import CaseResult, aggregate
 from ..kinds import TASK_KINDS
 from ..records import ResultRow, RunDir
-from .runrecords import RunRecords
+from .runrecords import CaseRecords, RunRecords
 from .tables import render_markdown
 
 
@@ -38,6 +39,9 @@ def _case_results(records: RunRecords) -> list[CaseResult]:
         # carry the verdicts.
         graded = any(item in items for item in DIAGNOSIS_ASPECTS)
         diagnosis = records.cases[case].diagnosis if graded else None
+        # Diagnosis items all skipped (the cost ceiling, --python): not run, not in the coverage.
+        ran = any(items[i].outcome != "skipped" for i in DIAGNOSIS_ASPECTS if i in items)
+        missing = ran and diagnosis is None and _diagnosis_missing(records.cases[case])
         execution = items["execution"].outcome if "execution" in items else ""
         # The case's first row says its level (every item of a case carries the same one).
         level = rows[0].level
@@ -49,9 +53,17 @@ def _case_results(records: RunRecords) -> list[CaseResult]:
                 level=level,
                 diagnosis=diagnosis,
                 execution_passed={"passed": True, "failed": False}.get(execution),
+                diagnosis_missing=missing,
+                diagnosis_ungraded=ran and diagnosis is None and not missing,
+                golden_types=records.cases[case].golden_types if missing else [],
             )
         )
     return out
+
+
+def _diagnosis_missing(case: CaseRecords) -> bool:
+    """Whether the agent left no readable ``diagnosis.json`` (its saved outcome says so)."""
+    return case.outcome is not None and DIAGNOSIS_FILE in case.outcome.output_problems
 
 
 def run_summary(

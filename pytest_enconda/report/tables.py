@@ -183,8 +183,29 @@ def agreement_note(summary: Mapping[str, Any]) -> str | None:
     return agreement_line(figures) if isinstance(figures, Mapping) else None
 
 
+def coverage_note(summary: Mapping[str, Any]) -> str | None:
+    """How many diagnosis cases the diagnosis metrics speak for, and what the rest count as."""
+    coverage = summary.get("diagnosis_coverage")
+    if not isinstance(coverage, Mapping) or not coverage.get("cases"):
+        return None
+    cases, diagnosed = coverage["cases"], coverage.get("diagnosed", 0)
+    line = (
+        f"diagnosis coverage: {diagnosed} of {cases} cases with a readable diagnosis.json "
+        f"({_pct(coverage.get('rate'))} %)"
+    )
+    missing, ungraded = coverage.get("missing", 0), coverage.get("ungraded", 0)
+    if missing:
+        line += (
+            f"; {missing} without one: per-error counts each of their golden errors as missed, "
+            "paper leaves them out (as the official evaluator does)"
+        )
+    if ungraded:
+        line += f"; {ungraded} not graded (a harness or judge error): left out of both"
+    return line
+
+
 def notes(summary: Mapping[str, Any]) -> list[str]:
-    out = []
+    out = list(filter(None, [coverage_note(summary)]))
     without = _get(summary, "paper.instances_without_errors")
     if without:
         out.append(
