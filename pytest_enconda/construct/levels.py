@@ -1,19 +1,23 @@
 """Split and merge: validated errors of one repository composed into READMEs of several levels.
 
-Errors compose when they edit different lines of the original README, or the same line in
-places that do not overlap (word-level: ``pip instal .`` and ``PIP_NO_INDEX=1 pip install .`` make
-``PIP_NO_INDEX=1 pip instal .``). Real READMEs often have a single install line, and without the
-second kind they could not reach level 2. Each error's own erroneous text must survive the merge
-(the label quotes it; the audit would drop the instance otherwise). ``plan_levels`` groups them,
-deterministically for a seed:
+A level counts independent errors: errors on different lines (different steps) of the original
+README, each needing its own fix. Edits of one line could be merged word by word (``pip instal .``
+and ``PIP_NO_INDEX=1 pip install .`` make ``PIP_NO_INDEX=1 pip instal .``), but one fix of that
+line repairs them all: "level 3" on a one-line README was three edits of one command. So a group
+of two or more errors never shares a line, and a README with one install line stays at level 1,
+with the reason in the notes. Each error's own erroneous text must survive (the label quotes it;
+the audit would drop the instance otherwise). ``plan_levels`` groups them, deterministically for a
+seed:
 
-- ``<key>_error_readme_N``: ``per_readme`` errors (distinct types where possible), EnConda-Bench's
-  generated README;
+- ``<key>_error_readme_N``: up to ``per_readme`` independent errors (distinct types where
+  possible), EnConda-Bench's generated README;
 - ``<key>_error_readme_N_only_EX``: each of its errors alone (level 1), when level 1 is asked for;
+  a second error of the same type is ``..._only_EX_2``;
 - ``error_gen_<key>_error_readme_merge_kL``: ``L`` errors from several READMEs, for each asked
   level ``L`` above ``per_readme``.
 
-The same set of errors is never written twice (the same README with the same labels).
+The same set of errors is never written twice (the same README with the same labels), and an
+instance name is never given twice: a collision is an error, never an overwrite.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 
 from .models import ErrorLabel, Injection, LineEdit, apply_edits
 
-__all__ = ["Planned", "compatible", "compose", "labels", "plan_levels"]
+__all__ = ["Planned", "compatible", "compose", "independent", "labels", "plan_levels"]
 
 
 @dataclass(frozen=True)
@@ -90,6 +94,12 @@ def compatible(errors: list[Injection]) -> bool:
     return _merged_edits(errors) is not None
 
 
+def independent(errors: list[Injection]) -> bool:
+    """Whether the errors compose and each needs its own fix: no two edit the same line."""
+    lines = [line for error in errors for line in error.lines]
+    return len(lines) == len(set(lines)) and compatible(errors)
+
+
 def compose(original: str, errors: list[Injection]) -> str:
     """The README with every error's edit applied, edits of one line merged word by word."""
     edits = _merged_edits(errors)
@@ -131,7 +141,7 @@ def labels(errors: list[Injection]) -> list[ErrorLabel]:
 
 
 def _group(pool: list[Injection], size: int, rng: random.Random) -> list[Injection] | None:
-    """``size`` compatible errors from ``pool``, preferring distinct types."""
+    """``size`` independent errors from ``pool``, preferring distinct types."""
     order = list(pool)
     rng.shuffle(order)
     chosen: list[Injection] = []
@@ -143,7 +153,7 @@ def _group(pool: list[Injection], size: int, rng: random.Random) -> list[Injecti
                 continue
             if prefer_new_type and error.error_type in {e.error_type for e in chosen}:
                 continue
-            if compatible([*chosen, error]):
+            if independent([*chosen, error]):
                 chosen.append(error)
     return chosen if len(chosen) == size else None
 
@@ -158,24 +168,32 @@ def plan_levels(
     notes: list[str] = []
     seen: set[frozenset[str]] = set()
 
+    names: set[str] = set()
+
     def add(name: str, group: list[Injection]) -> None:
         ident = frozenset(e.key for e in group)
         if ident in seen:
             return
+        if name in names:
+            raise ValueError(f"instance name {name} planned twice: one would overwrite the other")
         seen.add(ident)
+        names.add(name)
         planned.append(Planned(instance=name, errors=tuple(group)))
 
     number = 0
     while remaining:
-        group = _group(remaining, min(per_readme, len(remaining)), rng)
-        if group is None:
-            group = [remaining[0]]
+        group = None
+        for size in range(min(per_readme, len(remaining)), 1, -1):
+            group = _group(remaining, size, rng)
+            if group is not None:
+                break
+        group = group or [remaining[0]]
         number += 1
         base = f"{key}_error_readme_{number}"
         add(base, group)
         if len(group) > 1 and 1 in levels:
-            for error in group:
-                add(f"{base}_only_{error.error_type}", [error])
+            for name, error in _only_names(base, group):
+                add(name, [error])
         remaining = [e for e in remaining if e not in group]
     for level in sorted(set(levels)):
         if level <= per_readme:
@@ -183,20 +201,40 @@ def plan_levels(
         group = _group(errors, level, rng)
         if group is None:
             notes.append(
-                f"level {level}: only {_max_compatible(errors)} of the {len(errors)} kept errors "
-                "compose (edit different lines or different words of a line)"
+                f"level {level}: only {_max_independent(errors)} of the {len(errors)} kept "
+                "errors are independent (edit different lines of the README)"
             )
             continue
         add(f"error_gen_{key}_error_readme_merge_k{level}", group)
+    made = {plan.level for plan in planned}
+    for level in sorted(set(levels) - made):
+        if 1 < level <= per_readme and len(errors) >= level:
+            notes.append(
+                f"level {level}: only {_max_independent(errors)} of the {len(errors)} kept "
+                "errors are independent (edit different lines of the README)"
+            )
     return planned, notes
 
 
-def _max_compatible(errors: list[Injection]) -> int:
+def _only_names(base: str, group: list[Injection]) -> list[tuple[str, Injection]]:
+    """Each error of ``group`` with its level-1 name: ``<base>_only_E2``, and for a second error
+    of the same type ``<base>_only_E2_2`` (two E2 errors both became ``..._only_E2``)."""
+    counts: dict[str, int] = {}
+    out: list[tuple[str, Injection]] = []
+    for error in group:
+        counts[error.error_type] = counts.get(error.error_type, 0) + 1
+        number = counts[error.error_type]
+        suffix = f"_{number}" if number > 1 else ""
+        out.append((f"{base}_only_{error.error_type}{suffix}", error))
+    return out
+
+
+def _max_independent(errors: list[Injection]) -> int:
     best = 0
     for start in range(len(errors)):
         chosen: list[Injection] = []
         for error in errors[start:] + errors[:start]:
-            if compatible([*chosen, error]):
+            if independent([*chosen, error]):
                 chosen.append(error)
         best = max(best, len(chosen))
     return best

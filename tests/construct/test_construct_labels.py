@@ -105,3 +105,30 @@ def test_e1_labels_match_their_edits_on_the_dev_splits_readmes() -> None:
             _check_misspelling(injection)
             checked += 1
     assert checked > 0
+
+
+def _e2(readme: str) -> list[Injection]:
+    return candidates("o/n", readme, command_lines(readme), RepoFacts(), "E2")
+
+
+def test_two_errors_of_one_type_get_two_names_and_levels_count_lines() -> None:
+    """Two E2 errors in one README both became ``..._only_E2``: one overwrote the other, and
+    the report counted 21 instances where 20 existed."""
+    from pytest_enconda.construct.levels import compose, independent, plan_levels
+
+    readme = "```\npip install -r requirements.txt\npython -m pip install -e .\n```\n"
+    pool = _e2(readme)
+    first = next(i for i in pool if i.lines == {1} and i.rule == "pip-missing-r")
+    second = next(i for i in pool if i.lines == {2} and i.rule == "pip-subcommand")
+    same_line = next(i for i in pool if i.lines == {1} and i.rule == "pip-subcommand")
+    assert independent([first, second]) and not independent([first, same_line])
+    planned, notes = plan_levels("o_n", [first, second], 2, [1, 2], 0)
+    names = [plan.instance for plan in planned]
+    assert names == [
+        "o_n_error_readme_1",
+        "o_n_error_readme_1_only_E2",
+        "o_n_error_readme_1_only_E2_2",
+    ]
+    assert notes == []
+    two = compose(readme, list(planned[0].errors)).split("\n")
+    assert two[1] == "pip install requirements.txt" and two[2] == "python -m pip instal -e ."
