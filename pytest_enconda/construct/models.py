@@ -193,6 +193,11 @@ class RepoOutcome(BaseModel):
         default_factory=list, description="model answers that were not a valid injection"
     )
     notes: list[str] = Field(default_factory=list, description="levels that could not be made")
+    not_injected: dict[str, str] = Field(
+        default_factory=dict,
+        description="error type -> why none of it was injected (what its rules need and the "
+        "README lacks)",
+    )
 
 
 class ConstructReport(BaseModel):

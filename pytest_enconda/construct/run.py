@@ -20,6 +20,7 @@ from typing import Any, NamedTuple
 
 from .. import __version__
 from ..artifacts import atomic_write_text
+from .absent_types import not_injected
 from .filters import judge_filter, offline_filter
 from .injection_facts import command_lines, read_facts
 from .injectors import inject
@@ -241,6 +242,24 @@ def _inject(run: _Run, outcome: RepoOutcome, original: str, readme_name: str, fa
                         outcome.injected.append(proposal)
         run.save()
     run.progress(f"{repository}: {len(outcome.injected)} errors injected by {options.injector}")
+    if run.llm is None:
+        outcome.not_injected = not_injected(
+            repository,
+            original,
+            command_lines(original, readme_name),
+            facts,
+            list(options.types),
+            {injection.error_type for injection in outcome.injected},
+        )
+    else:
+        made = {injection.error_type for injection in outcome.injected}
+        outcome.not_injected = {
+            t: "the model's proposals were not valid injections (failed_proposals)"
+            for t in options.types
+            if t not in made
+        }
+    for error_type, why in outcome.not_injected.items():
+        run.progress(f"{repository}: no {error_type}: {why}")
 
 
 def _filter(
@@ -423,6 +442,8 @@ def summary_lines(report: ConstructReport) -> list[str]:
                 levels[record.level] = levels.get(record.level, 0) + 1
         if not outcome.accepted:
             lines.append(f"construct: {outcome.repository} refused: {outcome.reason}")
+        for error_type, why in sorted(outcome.not_injected.items()):
+            lines.append(f"construct: {outcome.repository}: no {error_type}: {why}")
     cells = ", ".join(f"level {k}: {v}" for k, v in sorted(levels.items())) or "none"
     lines.append(f"construct: {sum(levels.values())} instances kept ({cells})")
     return lines

@@ -132,3 +132,25 @@ def test_two_errors_of_one_type_get_two_names_and_levels_count_lines() -> None:
     assert notes == []
     two = compose(readme, list(planned[0].errors)).split("\n")
     assert two[1] == "pip install requirements.txt" and two[2] == "python -m pip instal -e ."
+
+
+def test_a_plain_pip_install_readme_says_why_no_e6_or_e7() -> None:
+    from pytest_enconda.construct.absent_types import not_injected
+    from pytest_enconda.construct.injectors import inject
+    from pytest_enconda.construct.models import ConstructReport, RepoOutcome
+    from pytest_enconda.construct.run import summary_lines
+
+    readme = "# box\n\n```\npip install -e .\n```\n"
+    cmds, facts = command_lines(readme), RepoFacts(name="python-box")
+    picked = inject("o/n", readme, cmds, facts, list(CONSTRUCT_TYPES), 1, 0)
+    made = {injection.error_type for injection in picked}
+    assert "E6" not in made and "E7" not in made
+    reasons = not_injected("o/n", readme, cmds, facts, list(CONSTRUCT_TYPES), made)
+    assert set(reasons) == set(CONSTRUCT_TYPES) - made
+    assert reasons["E6"].startswith("no rule applies: it needs two steps where the later needs")
+    assert "lower bound or pin" in reasons["E7"] and "1 command line(s)" in reasons["E7"]
+    outcome = RepoOutcome(
+        repository="o/n", revision="r", accepted=True, injected=picked, not_injected=reasons
+    )
+    report = ConstructReport(repositories={"o/n": outcome})
+    assert f"construct: o/n: no E6: {reasons['E6']}" in summary_lines(report)
