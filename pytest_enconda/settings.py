@@ -58,6 +58,8 @@ class EncondaSettings(BaseModel):
     keep_snapshots: bool = False
     strip_proxy_credentials: bool = False
     memory: Path | None = None
+    embedder: str | None = None
+    embedding_api_base: str | None = None
     dispatch: str | None = None
 
     @property
@@ -88,6 +90,23 @@ def takes_memory(agent: str) -> bool:
     except Exception:  # an entry point that does not import: it cannot take memory either
         return False
     return model is not None and "memory" in getattr(model, "model_fields", {})
+
+
+def embedder_options(agent: str, embedder: str | None, api_base: str | None) -> dict[str, str]:
+    """``--embedder`` and ``--embedding-api-base`` as the agent's options, for an agent whose
+    memory lookups take them (heuristic); a bad embedder spec stops the run here."""
+    from .agents import registry
+    from .embedders import NONE, check_spec
+
+    if embedder is not None and embedder != NONE:
+        try:
+            check_spec(embedder)
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+    model = getattr(registry.factory_of(agent), "config_model", None)
+    fields = getattr(model, "model_fields", {})
+    given = {"embedder": embedder, "embedding_api_base": api_base}
+    return {key: value for key, value in given.items() if value is not None and key in fields}
 
 
 def _check_backend(opt: Any) -> None:
@@ -146,6 +165,7 @@ def _check_agent(agent: str, opt: Any) -> None:
                 f"{', '.join(name for name in registry.available() if takes_memory(name))})"
             )
         options["memory"] = str(opt("memory"))
+        options.update(embedder_options(agent, opt("embedder"), opt("embedding_api_base")))
     try:
         registry.check_options(agent, **options)
     except KeyError as exc:

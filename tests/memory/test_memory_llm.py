@@ -11,7 +11,9 @@ from scripted_llm import ScriptedServer, completion, prompt_text
 from test_memory_store import HEURISTIC, write_run
 
 from pytest_enconda.cli import main
-from pytest_enconda.memory.retrieve import completer, embedder, llm_queries, retrieve
+from pytest_enconda.embedders import create_embedder
+from pytest_enconda.memory.hybrid import embed_triples
+from pytest_enconda.memory.retrieve import completer, llm_queries, retrieve
 from pytest_enconda.memory.store import MemoryStore
 
 ANSWER = {
@@ -99,9 +101,14 @@ def test_embedding_retrieval(tmp_path: Path, llm_server: ScriptedServer) -> None
             ),
             Provenance(repository="filesniff"),
         )
-        embed = embedder("emb", llm_server.api_base)
-        assert store.embed_missing("emb", embed) == 2
-        found = retrieve(store, ["where is libmagic"], 1, (), embed, "emb")
-        assert found.method == "embedding" and [h.id for h in found.hits] == [magic]
-        guarded = retrieve(store, ["where is libmagic"], 1, ["filesniff"], embed, "emb")
+        embed = create_embedder("litellm:emb", api_base=llm_server.api_base, cache_dir=tmp_path)
+        assert embed_triples(store, embed) == 2
+        assert store.meta()["embedder"] == "litellm:emb"
+        assert store.meta()["embedding_dim:litellm:emb"] == "2"
+        found = retrieve(store, ["where is libmagic"], 1, (), embed)
+        assert found.method == "hybrid" and [h.id for h in found.hits] == [magic]
+        assert (found.ranked[0].bm25_rank, found.ranked[0].dense_rank) == (1, 1)
+        # The other triple's cosine (0) is under the dense list's floor: it is in no list.
+        assert len(retrieve(store, ["where is libmagic"], 5, (), embed).hits) == 1
+        guarded = retrieve(store, ["where is libmagic"], 1, ["filesniff"], embed)
         assert [h.id for h in guarded.hits] != [magic]

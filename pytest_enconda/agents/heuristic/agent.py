@@ -76,8 +76,9 @@ class HeuristicAgent(ConfiguredAgent):
             run.default_test = default_test
             if self.config.memory:
                 run.memory = MemoryConsult.open(
-                    self.config.memory, task, facts.names, self.config.memory_same_repository
-                )
+                    self.config.memory, task, facts.names, self.config.memory_same_repository,
+                    self.config.embedder, self.config.embedding_api_base,
+                )  # fmt: skip
             run.note(
                 f"repository: {len(facts.files)} files; manifests {facts.manifests or 'none'}; "
                 f"project {facts.names or 'unnamed'}; requires-python "

@@ -1,8 +1,10 @@
 """What the heuristic agent takes from a memory file, and two judgements about README text.
 
-A failing command's error signature is looked up in the memory (BM25, leakage guard on); a
-triple whose stored signature says the same thing has its action tried before any rule. Every
-lookup is recorded (``agent/memory.json``): which triples were given, which used, which helped.
+A failing command's error signature is looked up in the memory: BM25 and, when the file holds
+vectors, dense retrieval, fused by reciprocal rank (``memory/hybrid.py``), leakage guard on. The
+best triple whose fused score reaches ``FUSED_MIN`` per list has its action tried before any
+rule. Every lookup is recorded (``agent/memory.json``): which triples were given with their
+ranks, which used, which helped.
 """
 
 from __future__ import annotations
@@ -13,22 +15,18 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ...memory.normalise import concrete, generalise, project_key, signature, tokens
+from ...memory.hybrid import RRF_K
+from ...memory.normalise import concrete, generalise, project_key, signature
 
 __all__ = ["MemoryConsult", "expected_to_fail", "signature"]
 
-# Share of the failure's words a stored signature must share: BM25 ranks, it does not decide
-# whether two errors are the same one.
-MATCH = 0.5
-
-
-def _words(text: str) -> set[str]:
-    return {t.lower() for t in tokens(text) if len(t) > 2}
-
-
-def overlap(failure: str, stored: str) -> float:
-    mine, theirs = _words(failure), _words(stored)
-    return len(mine & theirs) / len(mine | theirs) if mine and theirs else 0.0
+# The fused score a triple needs, per list the lookup fused (BM25 alone: one; hybrid: two), to
+# have its action tried: the score of rank MATCH_RANK in each list. With two lists it exceeds
+# anything one list alone gives (1 / (RRF_K + 1)), so a hybrid match needs both: the words and
+# the meaning (a dense list holds only triples over hybrid.MIN_COSINE). Chosen on the labelled
+# pairs (docs/how-to/memory.md, "The heuristic agent's threshold").
+MATCH_RANK = 3
+FUSED_MIN = 1.0 / (RRF_K + MATCH_RANK)
 
 
 def case_repository(task: Any) -> str:
@@ -36,8 +34,11 @@ def case_repository(task: Any) -> str:
 
 
 class MemoryConsult:
-    def __init__(self, store: Any, names: Sequence[str], repository: str, guard: bool) -> None:
+    def __init__(
+        self, store: Any, names: Sequence[str], repository: str, guard: bool, embedder: Any = None
+    ) -> None:
         self.store = store
+        self.embedder = embedder
         self.names = [n for n in names if n]
         self.name = self.names[0] if self.names else project_key(repository)
         self.exclude = [repository, *self.names] if guard else []
@@ -46,32 +47,52 @@ class MemoryConsult:
 
     @classmethod
     def open(
-        cls, path: str, task: Any, names: Sequence[str], same_repository: bool
+        cls,
+        path: str,
+        task: Any,
+        names: Sequence[str],
+        same_repository: bool,
+        embedder: str | None = None,
+        embedding_api_base: str | None = None,
     ) -> MemoryConsult:
+        """The memory file and its embedder: ``embedder`` (``none``: BM25 alone), else the one
+        the file was built with (a file without vectors: BM25 alone)."""
+        from ...memory.hybrid import resolve_embedder
         from ...memory.store import MemoryStore
 
         store = MemoryStore(path, readonly=True)
-        return cls(store, names, case_repository(task), guard=not same_repository)
+        try:
+            chosen = resolve_embedder(store, embedder, embedding_api_base)
+        except BaseException:
+            store.close()
+            raise
+        return cls(store, names, case_repository(task), not same_repository, chosen)
 
     def action_for(self, command: str, output: str) -> tuple[str | None, Any]:
-        """The action of the best triple for this failure, if its signature matches."""
+        """The action of the best triple for this failure, if its fused score is enough."""
+        from ...memory.hybrid import fuse
+
         failure = generalise(signature(output), self.names)
         if not failure:
             return None, None
-        hits = self.store.search(failure, k=3, exclude_repositories=self.exclude)
+        ranked = fuse(self.store, [failure], self.exclude, self.embedder)[:3]
+        lists = 1 if self.embedder is None else 2
         event: dict[str, Any] = {
             "command": command,
             "signature": failure,
-            "given": [hit.id for hit in hits],
+            "method": "bm25" if self.embedder is None else "hybrid",
+            "given": [entry.hit.id for entry in ranked],
+            "ranks": [entry.to_json() for entry in ranked],
             "used": None,
             "helped": None,
         }
         self.events.append(event)
-        for hit in hits:
+        for entry in ranked:
+            hit = entry.hit
             action = concrete(hit.action, self.name)
             if action in self.tried or action.strip() == command.strip():
                 continue
-            if overlap(failure, hit.signature) < MATCH:
+            if entry.fused < lists * FUSED_MIN:
                 continue
             self.tried.add(action)
             event["used"] = hit.id
@@ -92,6 +113,7 @@ class MemoryConsult:
         given = sorted({i for e in self.events for i in e["given"]})
         summary = {
             "memory": str(self.store.path),
+            "embedder": None if self.embedder is None else self.embedder.name,
             "excluded": self.exclude,
             "given": given,
             "used": sorted({e["used"] for e in self.events if e["used"] is not None}),

@@ -52,6 +52,14 @@ class HeuristicConfig(BaseModel):
         description="let the memory return triples learnt on this case's own repository "
         "(off: the leakage guard)",
     )
+    embedder: str | None = Field(
+        default=None,
+        description="the embedder memory lookups use (--embedder): default, the one the memory "
+        "file was built with; none: BM25 alone",
+    )
+    embedding_api_base: str | None = Field(
+        default=None, description="OpenAI-compatible embeddings server (--embedding-api-base)"
+    )
 
 
 class OutOfBudget(Exception):
