@@ -129,12 +129,15 @@ def fuse(
     exclude_repositories: Sequence[str] = (),
     embedder: Any = None,
     depth: int = DEPTH,
+    bm25: bool = True,
 ) -> list[Ranked]:
-    """Every triple any list found, best fused score first (ties: lower id first)."""
+    """Every triple any list found, best fused score first (ties: lower id first).
+    ``bm25=False`` leaves the BM25 lists out (dense alone: the retrieval benchmark's baseline)."""
     found: dict[int, Ranked] = {}
     vectors = embedder.embed(list(queries), "query") if embedder is not None and queries else []
     for n, query in enumerate(queries):
-        for rank, hit in enumerate(store.search(query, depth, exclude_repositories), 1):
+        lexical = store.search(query, depth, exclude_repositories) if bm25 else []
+        for rank, hit in enumerate(lexical, 1):
             entry = found.setdefault(hit.id, Ranked(hit))
             entry.fused += 1.0 / (RRF_K + rank)
             entry.bm25_rank = min(rank, entry.bm25_rank or rank)
