@@ -99,7 +99,8 @@ class EncondaSession:
         cluster stops the run before collection)."""
         if settings.dispatch is None:
             return None
-        if self.worker_id is not None:
+        # Refused on the controller, before xdist starts a worker (each would fail apart).
+        if self.worker_id is not None or self.config.getoption("numprocesses", None):
             raise pytest.UsageError("--dispatch ray replaces xdist's workers: drop -n")
         try:
             from .dispatch.ray import RayDispatcher
@@ -117,7 +118,7 @@ class EncondaSession:
         """Submit the collected (and selected) cases to the cluster, before any item runs, so
         nodes work while the items wait in order."""
         dispatcher = self.pipeline.dispatcher
-        if dispatcher is None:
+        if dispatcher is None or self.config.option.collectonly:
             return
         cases: dict[str, tuple[Case, list[str]]] = {}
         for item in items:

@@ -12,6 +12,11 @@ the items grade without running anything here.
 One actor, pinned to the driver's node, is the run's cost ledger (the driver's
 ``cost-ledger.json``) and its progress board: a cluster run has one ledger, as an xdist run does.
 
+A task holds its CPU while it works: Ray frees a task's CPU while the task's *main thread* waits
+in ``ray.get`` (another case could then start on a node declared for one), so every call a task
+makes to the board waits in a helper thread (``board.wait_in_thread``). A task Ray retries after
+its node died starts from the driver's files in a clean, recreated case folder.
+
 ``ray`` is imported inside functions only: the plugin's import stays cheap without it.
 """
 
@@ -30,8 +35,9 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..errors import EncondaError, HarnessError
+from ..errors import EncondaError, HarnessError, RunStopped
 from ..kinds import TASK_KINDS
+from .board import BoardLedger, RunBoard, wait_in_thread
 
 if TYPE_CHECKING:
     from ..backends.base import Box
@@ -121,6 +127,8 @@ class CaseResult:
     files: dict[str, bytes] = field(default_factory=dict)
     large: list[dict[str, Any]] = field(default_factory=list)
     failures: dict[str, str] = field(default_factory=dict)
+    # Steps the cost ceiling stopped (``RunStopped``): not finished on the driver too.
+    stopped: dict[str, str] = field(default_factory=dict)
     seconds: float = 0.0
 
 
@@ -168,62 +176,6 @@ def node_run_dir(driver_run_dir: Path) -> Path:
     return base / "enconda-ray" / f"{driver_run_dir.name}-{tag}"
 
 
-# ----------------------------------------------------------------------------- the run's actor
-
-
-class RunBoard:
-    """The run's cost ledger and progress board (a Ray actor on the driver's node)."""
-
-    def __init__(self, run_dir: str, max_cost: float | None) -> None:
-        from ..agents.llm import CostLedger
-
-        self.ledger = CostLedger(Path(run_dir), max_cost)
-        self.running: dict[str, str] = {}
-        self.attempts: dict[str, list[str]] = {}
-
-    def started(self, case_id: str, node: str) -> None:
-        self.running[case_id] = node
-        self.attempts.setdefault(case_id, []).append(node)
-
-    def finished(self, case_id: str) -> None:
-        self.running.pop(case_id, None)
-
-    def snapshot(self) -> tuple[dict[str, str], dict[str, list[str]]]:
-        return dict(self.running), {key: list(value) for key, value in self.attempts.items()}
-
-    def ledger_add(self, cost: float | None) -> Any:
-        return self.ledger.add(cost)
-
-    def ledger_state(self) -> Any:
-        return self.ledger.state()
-
-    def ledger_exhausted(self) -> str | None:
-        return self.ledger.exhausted()
-
-
-class BoardLedger:
-    """``CostLedger``'s interface on a node, answered by the run's one ledger on the driver."""
-
-    def __init__(self, board: Any, max_cost: float | None) -> None:
-        self.board = board
-        self.max_cost = max_cost
-
-    def add(self, cost: float | None) -> Any:
-        import ray
-
-        return ray.get(self.board.ledger_add.remote(cost))
-
-    def state(self) -> Any:
-        import ray
-
-        return ray.get(self.board.ledger_state.remote())
-
-    def exhausted(self) -> str | None:
-        import ray
-
-        return ray.get(self.board.ledger_exhausted.remote())  # type: ignore[no-any-return]
-
-
 # ----------------------------------------------------------------------------- on the node
 
 
@@ -250,21 +202,24 @@ def run_case(
 
     node_id = ray.get_runtime_context().get_node_id()
     node = f"{node_id[:8]} ({socket.gethostname()})"
-    ray.get(board.started.remote(case.id, node))
+    wait_in_thread(board.started.remote(case.id, node))
     started = time.monotonic()
     run_dir = node_run_dir(Path(settings.run_dir))
     local = settings.model_copy(update={"run_dir": run_dir})
     paths = CaseDir(run_dir, case.id)
-    # The driver's files are the truth: a resumed case continues from them, not from whatever
-    # an earlier attempt left on this node.
+    # The driver's files are the truth: a resumed or retried case continues from them, not from
+    # whatever an earlier attempt (on this node, or a node sharing its disk) left behind.
     if paths.root.exists():
         import shutil
 
         shutil.rmtree(paths.root)
+    paths.root.mkdir(parents=True)
     write_case_files(paths.root, shipped)
     log = paths.root / "dispatch.log"
 
     def progress(message: str) -> None:
+        # Reaping a dead attempt's containers says so before any step has written here.
+        log.parent.mkdir(parents=True, exist_ok=True)
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"{time.strftime('%H:%M:%S')} {message.rstrip()}\n")
 
@@ -276,6 +231,7 @@ def run_case(
         made = get_backend(backend[0], **backend[1])
     pipeline = CasePipeline(local, progress=progress, worker_id=f"ray-{node_id[:8]}", backend=made)
     failures: dict[str, str] = {}
+    stopped: dict[str, str] = {}
     try:
         for kind, name in steps:
             try:
@@ -288,11 +244,14 @@ def run_case(
             except EncondaError:
                 pass  # kept in the pipeline's failures, sent below
         for step, exc in pipeline.failures_of(case).items():
-            failures[step] = f"{exc} (on node {node})"
+            if isinstance(exc, RunStopped):
+                stopped[step] = str(exc)
+            else:
+                failures[step] = f"{exc} (on node {node})"
     finally:
         llm.LEDGER_FACTORY = previous_factory
         pipeline.close()  # this case's boxes go with it, cancelled or not
-        ray.get(board.finished.remote(case.id))
+        wait_in_thread(board.finished.remote(case.id))
     files, large = read_case_files(paths.root)
     return CaseResult(
         case_id=case.id,
@@ -301,6 +260,7 @@ def run_case(
         files=files,
         large=large,
         failures=failures,
+        stopped=stopped,
         seconds=time.monotonic() - started,
     )
 
@@ -497,11 +457,20 @@ class RayDispatcher:
             "seconds": round(result.seconds, 3),
             "large_files": result.large,
             "failures": result.failures,
+            "not_finished": result.stopped,
         }
         write_case_files(root, {"dispatch.json": (json.dumps(record, indent=2) + "\n").encode()})
         for step, message in result.failures.items():
             pipeline.adopt_failure(case, step, HarnessError(message))
+        for step, message in result.stopped.items():
+            pipeline.adopt_failure(case, step, RunStopped(message))
         self._report(force=True)
+
+    def peaks(self) -> dict[str, int]:
+        """The most cases each node ran at once (by node, as ``attempts`` names them)."""
+        import ray
+
+        return dict(ray.get(self._board.peaks.remote(), timeout=10))
 
     def attempts(self, case_id: str) -> list[str]:
         import ray
@@ -522,11 +491,13 @@ class RayDispatcher:
         self._last_poll = now
         try:
             running, _attempts = ray.get(self._board.snapshot.remote(), timeout=10)
+            finished = set(ray.get(self._board.finished_cases.remote(), timeout=10))
         except Exception:
             return
-        done = len(self._results)
+        # Finished on its node, whether or not an item has fetched it yet.
+        done = len((finished & set(self._pending)) | set(self._results))
         busy = {case for case in running if case not in self._results}
-        queued = len(self._pending) - done - len(busy)
+        queued = max(0, len(self._pending) - done - len(busy))
         per_node: dict[str, int] = {}
         for case in busy:
             per_node[running[case]] = per_node.get(running[case], 0) + 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -232,3 +233,95 @@ def test_a_case_lost_twice_is_a_harness_error_naming_both_nodes(
     assert "after 2 attempt(s)" in message
     for node in killed:
         assert node in message
+
+
+def test_a_leftover_case_folder_on_the_node_is_replaced_by_a_clean_one(
+    cluster: Any, tmp_path: Path
+) -> None:
+    """What a dead attempt left in the node's case folder is gone, and the case runs from a
+    recreated folder (it crashed on its ``dispatch.log`` when the folder was only deleted)."""
+    case = diagnosis_case(tmp_path, "stale", "echo built > built.txt\n")
+    settings = _settings(tmp_path)
+    left = CaseDir(node_run_dir(settings.run_dir), "stale").root
+    left.mkdir(parents=True)
+    (left / "left-by-a-dead-attempt.txt").write_text("stale\n")
+    try:
+        pipeline, dispatcher = _driver(tmp_path, settings)
+        dispatcher.submit([(case, ASPECTS)])
+        got = {aspect: pipeline.verdict(case, aspect).outcome for aspect in ASPECTS}
+    finally:
+        import shutil
+
+        shutil.rmtree(node_run_dir(settings.run_dir), ignore_errors=True)
+    assert got == dict.fromkeys(ASPECTS, "passed")
+    root = CaseDir(tmp_path / "run", "stale").root
+    assert not (root / "left-by-a-dead-attempt.txt").exists()
+    assert (root / "dispatch.log").is_file()
+
+
+def _blocks_in_get(board: Any, in_thread: bool) -> tuple[float, float]:
+    """A task that waits on the board three times (as a case waits on the run's ledger)."""
+    from pytest_enconda.dispatch.board import wait_in_thread
+
+    began = time.time()
+    for _ in range(3):
+        ref = board.ledger_state.remote()
+        wait_in_thread(ref) if in_thread else ray.get(ref)
+        time.sleep(0.3)
+    return began, time.time()
+
+
+# The two helpers above and below run in Ray's workers, which cannot import this test module.
+ray.cloudpickle.register_pickle_by_value(sys.modules[__name__])
+
+
+@ray.remote(num_cpus=0)
+class _SlowBoard:
+    def ledger_state(self) -> int:
+        time.sleep(1.0)
+        return 0
+
+
+@pytest.mark.parametrize("in_thread", [True, False])
+def test_a_task_keeps_its_cpu_while_it_waits_on_the_board(cluster: Any, in_thread: bool) -> None:
+    """Two one-CPU tasks on a one-CPU node: waiting through ``wait_in_thread`` they run one
+    after the other; a plain ``ray.get`` in the task's main thread lets Ray free the CPU and
+    start the second meanwhile (why a node declared for one case ran two)."""
+    cluster.add_node(num_cpus=1, resources={"solo": 1}, object_store_memory=STORE)
+    cluster.wait_for_nodes()
+    board = _SlowBoard.remote()
+    task = ray.remote(_blocks_in_get).options(num_cpus=1, resources={"solo": 0.01})
+    (s1, e1), (s2, e2) = ray.get([task.remote(board, in_thread) for _ in range(2)], timeout=120)
+    overlap = s2 < e1 and s1 < e2
+    assert overlap is not in_thread, ((s1, e1), (s2, e2))
+
+
+def test_a_one_cpu_node_runs_one_case_at_a_time_and_done_cases_are_counted(
+    cluster: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import pytest_enconda.dispatch.ray as dispatch
+
+    plain = dispatch.case_resources
+
+    def on_the_single_node(case: Case, gpus: float) -> dict[str, Any]:
+        # A sliver of the node's own resource: only its one CPU bounds how many run.
+        return {**plain(case, gpus), "resources": {"single": 0.01}}
+
+    monkeypatch.setattr(dispatch, "case_resources", on_the_single_node)
+    cluster.add_node(num_cpus=1, resources={"single": 1}, object_store_memory=STORE)
+    cluster.wait_for_nodes()
+    cases = [
+        diagnosis_case(tmp_path, f"one-{n}", "sleep 1; echo built > built.txt\n") for n in range(3)
+    ]
+    pipeline, dispatcher = _driver(tmp_path, _settings(tmp_path))
+    dispatcher.submit([(case, ASPECTS) for case in cases])
+    assert pipeline.verdict(cases[0], "execution").outcome == "passed"
+    # The others finish on the node while no item has asked for them yet: done, not queued.
+    deadline = time.monotonic() + 120
+    while len(ray.get(dispatcher._board.finished_cases.remote())) < 3:
+        assert time.monotonic() < deadline, dispatcher.messages  # type: ignore[attr-defined]
+        time.sleep(0.5)
+    dispatcher._report(force=True)
+    messages = dispatcher.messages  # type: ignore[attr-defined]
+    assert "ray: 0 queued, 0 running (none), 3 done" in messages, messages
+    assert list(dispatcher.peaks().values()) == [1]
