@@ -280,8 +280,8 @@ COMMANDS: tuple[Command, ...] = (
             arg(
                 "sources",
                 nargs="+",
-                help="repository folders, or datasets (repo_info.jsonl) whose "
-                "repositories --repo-mirror holds",
+                help="repository folders, datasets (repo_info.jsonl) whose "
+                "repositories --repo-mirror holds, or OWNER/NAME[@REVISION] it holds",
             ),
             arg("--out", required=True, help="the dataset folder to write"),
             arg("--types", help="error types, e.g. E1,E4 (default: all six)"),

@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 from ..cases.sidecar import ABSENT_FILES_KEPT
 from ..errors import EncondaError
 from .injection_facts import read_facts
-from .models import ConstructReport
+from .models import ConstructReport, RepoOutcome
 from .options import ConstructError, ConstructInputError, ConstructOptions, Progress
 from .writer import read_repo_info, repo_key
 
@@ -173,9 +173,9 @@ def resolve_sources(
     """Every repository snapshotted into ``OUT/mirror`` with its README prepared: a folder as it
     is, a dataset's repository at its pinned revision from ``--repo-mirror``. A dataset
     repository that ``report`` (a run being resumed) snapshotted from the same upstream revision
-    keeps that snapshot: its validations stay valid even if the preparation rules changed since."""
-    from ..sandbox.repo import describe_absent
-
+    keeps that snapshot: its validations stay valid even if the preparation rules changed since.
+    ``OWNER/NAME`` (optionally ``@REVISION``) names one repository the mirror holds, at the
+    mirror's ``HEAD`` when no revision is given."""
     found = Sources()
     previous = report.repositories if report is not None else {}
     local_mirror = options.out / MIRROR
@@ -193,46 +193,11 @@ def resolve_sources(
             except (OSError, ValueError) as exc:
                 raise ConstructInputError(f"{source}: {exc}") from None
             for repository, revision in sorted(listed.items()):
-                found.upstream[repository] = revision
-                old = previous.get(repository)
-                git_dir = local_mirror / repository.replace("/", "+") / "repo"
-                # Only an accepted one: a refused repository is tried again with today's rules.
-                if (
-                    old is not None
-                    and old.accepted
-                    and old.upstream_revision == revision
-                    and git_dir.is_dir()
-                ):
-                    try:
-                        # old.revision is read back from the run's own report, a file on disk.
-                        _git(
-                            git_dir,
-                            "cat-file",
-                            "-e",
-                            "--end-of-options",
-                            f"{old.revision}^{{commit}}",
-                        )
-                    except ConstructError:
-                        pass
-                    else:
-                        found.revisions[repository] = old.revision
-                        found.prepared[repository] = list(old.prepared)
-                        found.absent[repository] = list(old.absent_files)
-                        found.absent_count[repository] = old.absent_count
-                        continue
-                progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
-                absent: list[str] = []
-                found.revisions[repository], found.prepared[repository] = snapshot_revision(
-                    repository, revision, options.repo_mirror, local_mirror, absent=absent
-                )
-                if absent:
-                    # The snapshot, its reference and its instances all go without these files.
-                    progress(
-                        f"{repository}: the upstream snapshot lacks "
-                        + describe_absent(absent, "snapshotted without them")
-                    )
-                    found.absent[repository] = absent[:ABSENT_FILES_KEPT]
-                    found.absent_count[repository] = len(absent)
+                _add_upstream(found, options, previous, repository, revision, progress)
+        elif (named := _named_repository(source, path, options.repo_mirror)) is not None:
+            # OWNER/NAME[@REVISION]: a repository the mirror holds, no repo_info.jsonl needed.
+            kinds.add("dataset")
+            _add_upstream(found, options, previous, *named, progress)
         elif path.is_dir():
             kinds.add("folder")
             repository = f"{options.owner}/{path.resolve().name}"
@@ -253,3 +218,89 @@ def resolve_sources(
     if kinds == {"dataset", "folder"} and options.repo_mirror:
         raise ConstructInputError("give either repository folders or datasets with --repo-mirror")
     return found
+
+
+def _add_upstream(
+    found: Sources,
+    options: ConstructOptions,
+    previous: dict[str, RepoOutcome],
+    repository: str,
+    revision: str,
+    progress: Progress,
+) -> None:
+    """``repository`` at ``revision`` from ``--repo-mirror``, snapshotted into ``OUT/mirror``
+    (or the snapshot a resumed run made from the same revision)."""
+    from ..sandbox.repo import describe_absent
+
+    if options.repo_mirror is None:
+        raise ConstructInputError(f"{repository}: a repository needs --repo-mirror (local clones)")
+    local_mirror = options.out / MIRROR
+    found.upstream[repository] = revision
+    old = previous.get(repository)
+    git_dir = local_mirror / repository.replace("/", "+") / "repo"
+    # Only an accepted one: a refused repository is tried again with today's rules.
+    if old is not None and old.accepted and old.upstream_revision == revision and git_dir.is_dir():
+        try:
+            # old.revision is read back from the run's own report, a file on disk.
+            _git(
+                git_dir,
+                "cat-file",
+                "-e",
+                "--end-of-options",
+                f"{old.revision}^{{commit}}",
+            )
+        except ConstructError:
+            pass
+        else:
+            found.revisions[repository] = old.revision
+            found.prepared[repository] = list(old.prepared)
+            found.absent[repository] = list(old.absent_files)
+            found.absent_count[repository] = old.absent_count
+            return
+    progress(f"{repository}: snapshotting {revision[:12]} from {options.repo_mirror}")
+    absent: list[str] = []
+    found.revisions[repository], found.prepared[repository] = snapshot_revision(
+        repository, revision, options.repo_mirror, local_mirror, absent=absent
+    )
+    if absent:
+        # The snapshot, its reference and its instances all go without these files.
+        progress(
+            f"{repository}: the upstream snapshot lacks "
+            + describe_absent(absent, "snapshotted without them")
+        )
+        found.absent[repository] = absent[:ABSENT_FILES_KEPT]
+        found.absent_count[repository] = len(absent)
+
+
+_NAMED = re.compile(
+    r"^(?P<repo>[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*)(?:@(?P<rev>[0-9a-fA-F]{7,40}))?$"
+)
+
+
+def _named_repository(source: str, path: Path, repo_mirror: Path | None) -> tuple[str, str] | None:
+    """(owner/name, revision) for a source written ``OWNER/NAME[@REVISION]`` that is no folder
+    here; the revision is the mirror's ``HEAD`` commit when none is given. None for other
+    sources; an error when the mirror is missing or does not hold it."""
+    from ..sandbox.mirrors import mirror_candidates
+
+    match = _NAMED.match(source)
+    if match is None or path.exists() or ".." in source:
+        return None
+    repository = match.group("repo")
+    if repo_mirror is None:
+        raise ConstructInputError(f"{source}: a named repository needs --repo-mirror")
+    wanted = match.group("rev") or "HEAD"
+    for candidate in mirror_candidates(repo_mirror, f"https://github.com/{repository}"):
+        if not candidate.is_dir():
+            continue
+        try:
+            head = _git(
+                candidate, "rev-parse", "--verify", "--end-of-options", f"{wanted}^{{commit}}"
+            )
+        except ConstructError:
+            continue
+        if re.fullmatch(r"[0-9a-f]{40}", head):
+            return repository, head
+    raise ConstructInputError(
+        f"{source}: {repo_mirror} holds no git repository for {repository} with {wanted}"
+    )

@@ -154,3 +154,38 @@ def test_a_plain_pip_install_readme_says_why_no_e6_or_e7() -> None:
     )
     report = ConstructReport(repositories={"o/n": outcome})
     assert f"construct: o/n: no E6: {reasons['E6']}" in summary_lines(report)
+
+
+def test_a_repository_named_owner_slash_name_needs_no_repo_info(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``construct OWNER/NAME --repo-mirror DIR``: the mirror's HEAD, or ``@REVISION``."""
+    from test_construct_pipeline import FakeValidator
+    from test_construct_real_readmes import _upstream
+
+    from pytest_enconda.construct.options import ConstructInputError, ConstructOptions
+    from pytest_enconda.construct.run import construct
+
+    mirror, revision = _upstream(tmp_path)
+    monkeypatch.chdir(tmp_path)  # "neurogym/neurogym" is no folder here
+    for source in ("neurogym/neurogym", f"neurogym/neurogym@{revision[:12]}"):
+        out = tmp_path / source.replace("/", "_").replace("@", "_")
+        options = ConstructOptions(
+            sources=(source,), out=out, per_type=1, levels=(1,), workers=1, repo_mirror=mirror
+        )
+        report = construct(options, lambda _: None, FakeValidator)
+        outcome = report.repositories["neurogym/neurogym"]
+        assert outcome.accepted and outcome.upstream_revision == revision
+        assert (out / "repo_info.jsonl").is_file() and outcome.instances
+    with pytest.raises(ConstructInputError, match="holds no git repository for other/repo"):
+        construct(
+            ConstructOptions(sources=("other/repo",), out=tmp_path / "o", repo_mirror=mirror),
+            lambda _: None,
+            FakeValidator,
+        )
+    with pytest.raises(ConstructInputError, match="needs --repo-mirror"):
+        construct(
+            ConstructOptions(sources=("neurogym/neurogym",), out=tmp_path / "p"),
+            lambda _: None,
+            FakeValidator,
+        )
