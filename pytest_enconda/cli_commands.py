@@ -288,10 +288,13 @@ def cmd_construct(args: argparse.Namespace) -> int:
         raise InputError(
             f"--levels {args.levels!r}: expected numbers from 1 to 100 such as 1,2,3,5"
         )
+    from .construct.sources import names_a_repository
+
     for source in args.sources:
-        if not Path(source).is_dir():
+        if not Path(source).is_dir() and not (args.repo_mirror and names_a_repository(source)):
             raise InputError(
-                f"{source}: expected a repository folder or a dataset folder, found "
+                f"{source}: expected a repository folder, a dataset folder or OWNER/NAME with "
+                f"--repo-mirror, found "
                 f"{_what_is(Path(source))}"
             )
     _output("--out", Path(args.out), folder=True)

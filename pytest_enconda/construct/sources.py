@@ -277,6 +277,11 @@ _NAMED = re.compile(
 )
 
 
+def names_a_repository(source: str) -> bool:
+    """Whether ``source`` is written ``OWNER/NAME[@REVISION]`` and is no path here."""
+    return bool(_NAMED.match(source)) and ".." not in source and not Path(source).exists()
+
+
 def _named_repository(source: str, path: Path, repo_mirror: Path | None) -> tuple[str, str] | None:
     """(owner/name, revision) for a source written ``OWNER/NAME[@REVISION]`` that is no folder
     here; the revision is the mirror's ``HEAD`` commit when none is given. None for other
@@ -284,7 +289,7 @@ def _named_repository(source: str, path: Path, repo_mirror: Path | None) -> tupl
     from ..sandbox.mirrors import mirror_candidates
 
     match = _NAMED.match(source)
-    if match is None or path.exists() or ".." in source:
+    if match is None or not names_a_repository(source) or path.exists():
         return None
     repository = match.group("repo")
     if repo_mirror is None:

@@ -189,3 +189,22 @@ def test_a_repository_named_owner_slash_name_needs_no_repo_info(
             lambda _: None,
             FakeValidator,
         )
+
+
+def test_the_command_line_takes_owner_slash_name_with_a_mirror_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_enconda.cli import main
+    from pytest_enconda.construct.sources import names_a_repository
+
+    monkeypatch.chdir(tmp_path)
+    assert names_a_repository("more-itertools/more-itertools")
+    assert names_a_repository("cdgriffith/Box@a4c10e977b57")
+    assert not names_a_repository("a/../b") and not names_a_repository("a/b/c")
+    (tmp_path / "a" / "b").mkdir(parents=True)
+    assert not names_a_repository("a/b")  # a folder here is a folder
+    code = main(["construct", "o/n", "--out", str(tmp_path / "out")])
+    assert code != 0
+    assert "expected a repository folder, a dataset folder or OWNER/NAME with --repo-mirror" in (
+        capsys.readouterr().err
+    )
