@@ -1,5 +1,8 @@
 """``--max-cost``: the run-wide ceiling on model spending, and the prices it needs. No case
-starts once the ceiling is spent (said once per process); a model litellm cannot price counts
+starts once the ceiling is spent (said once per process), and a case whose agent or judge is
+refused a model call mid-run is cut: either way the case is *not finished* (``RunStopped``): its
+items are skipped and counted apart, no outcome is saved, so ``--resume`` with a higher ceiling
+runs exactly those cases, and the run exits with status 2. A model litellm cannot price counts
 $0 unless ``--model-price`` (or ``--judge-price``) gives one, which the run warns about."""
 
 from __future__ import annotations
@@ -79,9 +82,10 @@ class CostCeiling:
         """No case starts (nothing is built for it) once ``--max-cost`` is spent."""
         if self.settings.max_cost is None:
             return
-        from .agents.llm import CostLedger
+        from .agents.llm import cost_ledger
 
-        reason = CostLedger(self.run_root, self.settings.max_cost).exhausted()
+        # The run's one ledger: on a cluster's node, the driver's (not the node's own file).
+        reason = cost_ledger(self.run_root, self.settings.max_cost).exhausted()
         if reason:
             self.say(reason)
             raise RunStopped(f"not run: {reason}")
@@ -89,4 +93,6 @@ class CostCeiling:
     def say(self, reason: str) -> None:
         if not self._said:
             self._said = True
-            self.progress(f"cost ceiling reached ({reason}); cases not started are skipped")
+            self.progress(
+                f"cost ceiling reached ({reason}); cases not started or cut are not finished"
+            )

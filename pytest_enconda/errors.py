@@ -53,10 +53,15 @@ class ModelUnavailable(HarnessError):
         super().__init__(f"model {model} unavailable: {where}{reason}")
 
 
+# How an item the cost ceiling kept from finishing is reported (its skip reason starts so).
+NOT_FINISHED = "not finished (cost ceiling)"
+
+
 class RunStopped(EncondaError):
-    """The run-wide cost ceiling was reached before this case's agent started: the case was not
-    run (its items are skipped with the reason), which is neither the agent's failure nor a
-    harness fault."""
+    """The run-wide cost ceiling (``--max-cost``) stopped this case: before its agent started,
+    or mid-run (its agent or judge was refused a model call). The case is *not finished*: its
+    items are skipped with the reason and counted apart, which is neither the agent's failure
+    nor a harness fault, and no outcome is saved, so ``--resume`` runs it again."""
 
 
 class CaseFormatError(EncondaError):

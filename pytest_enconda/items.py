@@ -13,7 +13,7 @@ import pytest
 from .aspects import ASPECTS, TASK_KINDS, aspect_names
 from .cases.loader import load_case
 from .discovery import CASE_FILE, is_research_dataset_dir
-from .errors import CaseFormatError, EncondaError, RunStopped
+from .errors import NOT_FINISHED, CaseFormatError, EncondaError, RunStopped
 from .state import session_of
 
 if TYPE_CHECKING:
@@ -448,7 +448,9 @@ class CaseItem(pytest.Item):
         except EncondaError as exc:
             failure = str(exc)
         if stopped is not None:
-            pytest.skip(f"{self.case.id}::{self.aspect}: {stopped}")
+            # Counted apart as not finished, never failed; --resume runs the case again.
+            self.user_properties.append(("enconda_not_finished", True))
+            pytest.skip(f"{self.case.id}::{self.aspect}: {NOT_FINISHED}: {stopped}")
         if failure is not None:
             # Outside the except block, so pytest shows the message alone, not a chained
             # traceback; pytrace=False because the message already names the step.

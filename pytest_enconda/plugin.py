@@ -225,7 +225,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
         session_of(item.config).add_html_extras(item, report)
         if report.when == "call" and report.passed:
             _stage_message(item, report)
-        if call.excinfo is not None and _harness_error(call.excinfo):
+        if call.excinfo is not None and _cost_stopped(call.excinfo):
+            _not_finished(item, report, call.excinfo.value)
+        elif call.excinfo is not None and _harness_error(call.excinfo):
             # The harness's message names the step and the remedy; its traceback is noise.
             report.longrepr = f"{item.nodeid}: {call.excinfo.value}"
             if call.when == "call":
@@ -247,6 +249,23 @@ def _stage_message(item: pytest.Item, report: pytest.TestReport) -> None:
     assert case is not None  # a stage probe carries its case (items._mark_probe)
     result = session_of(item.config).pipeline.stage(case, str(props["enconda_stage"]))
     report.user_properties.append(("enconda_message", str(result.message)))
+
+
+def _cost_stopped(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
+    errors = sys.modules.get("pytest_enconda.errors")
+    return errors is not None and isinstance(excinfo.value, errors.RunStopped)
+
+
+def _not_finished(item: pytest.Item, report: pytest.TestReport, stopped: BaseException) -> None:
+    """A probe whose case the cost ceiling stopped: skipped and counted as not finished, as a
+    graded item is (``CaseItem.setup``), never the harness's error."""
+    from .errors import NOT_FINISHED
+
+    report.outcome = "skipped"
+    line = item.location[1]
+    message = f"{item.nodeid}: {NOT_FINISHED}: {stopped}"
+    report.longrepr = (str(item.path), line if line is not None else 0, message)
+    report.user_properties.append(("enconda_not_finished", True))
 
 
 def _harness_error(excinfo: pytest.ExceptionInfo[BaseException]) -> bool:
@@ -328,6 +347,9 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         ):
             # Instances that could not be read are input lost: the run must not look complete.
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
+        if active.worker_id is None and active.not_finished_cases():
+            # The cost ceiling stopped the run short (said by ``finish``): not a complete run.
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

@@ -456,6 +456,11 @@ class ResultRow(BaseModel):
         default=False,
         description="a failed item whose step ran out of its calibrated budget (``label``)",
     )
+    not_finished: bool = Field(
+        default=False,
+        description="a skipped item whose case the run-wide cost ceiling (--max-cost) stopped "
+        "before it finished or started (``label``); --resume runs it again",
+    )
 
     @property
     def key(self) -> tuple[str, str]:
@@ -464,17 +469,23 @@ class ResultRow(BaseModel):
     @property
     def label(self) -> str:
         """The outcome as the records count it: a timed-out failure is ``timeout``, apart from
-        plain failures (pytest still counts it among its failures)."""
+        plain failures (pytest still counts it among its failures); an item the cost ceiling
+        kept from finishing is ``not_finished``, apart from other skips."""
+        if self.outcome == "skipped" and self.not_finished:
+            return "not_finished"
         return "timeout" if self.outcome == "failed" and self.timed_out else self.outcome
 
     def to_json(self) -> dict[str, Any]:
-        """The line's object: ``stage`` only on probe rows, ``timed_out`` only on timeouts, as
-        rows have always been written."""
+        """The line's object: ``stage`` only on probe rows, ``timed_out`` only on timeouts,
+        ``not_finished`` only on items the cost ceiling stopped, as rows have always been
+        written."""
         data = self.model_dump(mode="json")
         if data.get("stage") is None:
             data.pop("stage", None)
         if not data.get("timed_out"):
             data.pop("timed_out", None)
+        if not data.get("not_finished"):
+            data.pop("not_finished", None)
         return data
 
 

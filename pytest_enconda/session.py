@@ -302,6 +302,7 @@ class EncondaSession:
                 "nodeid": report.nodeid,
                 "stage": props.get("enconda_stage") or None,
                 "timed_out": bool(props.get("enconda_timed_out")) and outcome == "failed",
+                "not_finished": bool(props.get("enconda_not_finished")) and outcome == "skipped",
             }
         )
         replaced = row.key in self._results
@@ -355,6 +356,24 @@ class EncondaSession:
         else:
             self.run_paths.input_warnings.unlink(missing_ok=True)
 
+    def not_finished_cases(self) -> set[str]:
+        """The cases the cost ceiling kept from finishing (their items are ``not_finished``)."""
+        return {row.case for row in self._results.values() if row.label == "not_finished"}
+
+    def _say_not_finished(self) -> None:
+        cases = self.not_finished_cases()
+        if not cases:
+            return
+        items = sum(row.label == "not_finished" for row in self._results.values())
+        ceiling = self.settings.max_cost
+        self.progress(
+            f"the cost ceiling stopped the run short: {items} item(s) of {len(cases)} case(s) "
+            "not finished (--max-cost"
+            + (f" ${ceiling:g}" if ceiling is not None else "")
+            + f"; counted apart, not failed); `--resume {self.run_dir}` with a higher --max-cost "
+            "runs them; exit status 2"
+        )
+
     def finish(self) -> None:
         """Every process removes its containers and saves its judge's stats; the controller
         then writes the summary."""
@@ -364,6 +383,7 @@ class EncondaSession:
         self._load_import_problems()
         if not self._results:
             return
+        self._say_not_finished()
         self._record_input_warnings()
         self._rewrite_results()
         from .report.runrecords import RunRecords

@@ -428,6 +428,11 @@ class SweAgent(ConfiguredAgent):
             loop.max_empty = max(1, config.max_format_errors)
             try:
                 result = loop.run(prompt, enconda_system=system)
+                if result.get("exit_status") == "RunCostLimit":
+                    # Cut mid-run by --max-cost: not the agent's result, so no outcome is kept
+                    # and --resume runs the case again.
+                    why = result.get("why") or "run-wide cost limit reached"
+                    raise RunStopped(f"cut after {loop.n_calls} model call(s): {why}")
                 outcome.status, outcome.message = _status(result, loop, step_limit, wall, config)
             except EncondaError:
                 raise
@@ -503,8 +508,6 @@ def _status(result: dict, loop: Any, step_limit: int, wall: float, config: SweAg
     exit_status = result.get("exit_status", "")
     if exit_status == "Submitted":
         return "completed", "submitted"
-    if exit_status == "RunCostLimit":
-        return "budget_exhausted", str(result.get("why") or "run-wide cost limit reached")
     if exit_status == "TimeExceeded":
         return "timeout", f"wall-clock limit reached ({wall:g} s)"
     if exit_status == "LimitsExceeded":

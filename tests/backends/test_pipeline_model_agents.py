@@ -230,7 +230,7 @@ def test_an_interrupted_step_is_not_started_again(tmp_path: Path) -> None:
     assert runs == [1]
 
 
-def test_a_user_priced_model_stops_at_the_ceiling_and_later_cases_are_not_run(
+def test_a_user_priced_model_stops_at_the_ceiling_and_its_cases_are_not_finished(
     tmp_path: Path, server: ScriptedServer
 ) -> None:
     # 300 + 40 tokens at $0.5 per million each: $0.00017 a call; litellm has no price for it.
@@ -245,12 +245,12 @@ def test_a_user_priced_model_stops_at_the_ceiling_and_later_cases_are_not_run(
         max_cost=0.0005,
         model_price=(0.5, 0.5),
     )
-    outcome = pipeline.agent_outcome(first)
-    assert outcome.status == "budget_exhausted"
-    assert outcome.message.startswith("run-wide cost limit reached"), outcome.message
-    assert not outcome.usage.cost_unknown
-    assert outcome.usage.cost_usd == pytest.approx(2 * 0.00017)
+    # Cut mid-run: not the agent's result, so no outcome is kept and --resume runs it again.
+    with pytest.raises(RunStopped, match=r"cut after 2 model call\(s\): run-wide cost limit"):
+        pipeline.agent_outcome(first)
+    assert not CaseDir(tmp_path / "run", "first").agent_outcome.exists()
     ledger = json.loads((tmp_path / "run" / "cost-ledger.json").read_text())
+    assert ledger["spent_usd"] == pytest.approx(2 * 0.00017)
     # The third call was refused before it was made: it would have passed the ceiling.
     assert ledger["spent_usd"] <= 0.0005
     assert ledger["reserved_usd"] == 0

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from casefactory import write_case
-from scripted_llm import ScriptedServer, completion, prompt_text, tool_call
+from scripted_llm import ScriptedServer, completion, prompt_text, step_of, tool_call
 
 from pytest_enconda.records import RunDir
 
@@ -365,19 +365,42 @@ def test_run_wide_max_cost_holds_across_xdist_workers(
     # estimate yet, so the overshoot is at most one call.
     assert ledger["calls"] == calls and 2 <= calls <= 3, result.stdout.str()[-2000:]
     assert ledger["spent_usd"] < 0.04 + 0.016 and ledger["reserved_usd"] == 0
-    ran = [case for case in (f"spend{i}" for i in range(4)) if outcome_path(run_dir, case)]
-    for case in ran:
-        outcome = outcome_of(run_dir, case)
-        assert outcome["status"] == "budget_exhausted"
-        assert "run-wide cost limit reached" in outcome["message"]
-    # Cases that never started are not run (skipped with the reason), not the agent's failures.
-    verdicts = outcomes(run_dir)
-    not_run = [key for key, value in verdicts.items() if value == "skipped"]
-    # run_swe selects the execution item only: one item per case.
-    assert len(not_run) == 4 - len(ran) >= 1, verdicts
-    assert all("not run: run-wide cost limit reached" in messages(run_dir)[k] for k in not_run)
-    assert "cost ceiling reached" in result.stdout.str() + result.stderr.str()
+    # The cases in flight were cut and the others never started: all are not finished (skipped,
+    # counted apart), none failed, and no outcome was kept for any.
+    assert not [case for case in (f"spend{i}" for i in range(4)) if outcome_path(run_dir, case)]
+    rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines()]
+    assert len(rows) == 4 and all(row.get("not_finished") for row in rows), rows
+    why = [row["message"] for row in rows]
+    assert any("cut after" in message for message in why), why
+    assert all("run-wide cost limit reached" in message for message in why), why
+    output = result.stdout.str() + result.stderr.str()
+    assert "cost ceiling reached" in output
+    assert result.ret == 2 and "stopped the run short: 4 item(s) of 4 case(s)" in output
     assert leftover_containers(run_dir) == []
+    # A higher ceiling: --resume runs every one of them, and the model now solves each case.
+    llm_server.responder = solving_agent()
+    llm_server.requests.clear()
+    resumed = run_swe(
+        pytester, llm_server, run_dir, "--model", "gpt-4o-mini", "--max-cost", "5", "-n", "2",
+        "--resume", str(run_dir),
+    )  # fmt: skip
+    assert resumed.ret == 0, resumed.stdout.str()[-2000:]
+    assert set(outcomes(run_dir).values()) == {"passed"} and len(outcomes(run_dir)) == 4
+    assert len(llm_server.requests) == 8
+    assert leftover_containers(run_dir) == []
+
+
+def solving_agent():
+    """A model that writes a setup script that passes the case's test, then submits."""
+
+    def answer(request: dict) -> tuple[int, dict]:
+        if step_of(request) == 0:
+            command = "mkdir -p /enconda/output && printf 'touch ok\\n' > /enconda/output/setup.sh"
+        else:
+            command = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+        return 200, tool_call(command, call_id=f"call_{step_of(request)}", prompt_tokens=1000)
+
+    return answer
 
 
 def test_malformed_and_missing_output_files_fail_what_they_feed(pytester: pytest.Pytester) -> None:
