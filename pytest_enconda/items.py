@@ -84,6 +84,7 @@ def make_items(parent: pytest.Collector, case: Case) -> Iterator[pytest.Item | p
     for aspect in aspect_names(kind):
         item = CaseItem.from_parent(parent, name=aspect, case=case, aspect=aspect)
         item.extra_keyword_matches.update(case.keywords())
+        register_marker(parent.config, kind.marker, kind.description or kind.name)
         item.add_marker(kind.marker)
         if ASPECTS.get(aspect).needs_gpu:
             item.add_marker("gpu")
@@ -310,9 +311,21 @@ def _mark_probe(item: pytest.Item, case: Case, label: str) -> None:
         item.user_properties.append(("enconda_stage", stage))
         item.extra_keyword_matches.add(stage)
         _mark_gpu_stage(item, stage)
-    item.add_marker(TASK_KINDS.get(case.spec.suite).marker)
+    kind = TASK_KINDS.get(case.spec.suite)
+    register_marker(item.config, kind.marker, kind.description or kind.name)
+    item.add_marker(kind.marker)
     timeout = case_timeout(case, _budget_scale(item.config))
     item.add_marker(pytest.mark.timeout(timeout, method="signal"))
+
+
+def register_marker(config: pytest.Config, name: str, description: str) -> None:
+    """Registers a task kind's marker when its first case is collected (a plugin's kind too,
+    before ``--strict-markers`` checks it): the plugin's configure registers only the built-in
+    ones, so a run that collects no case never reads the task-kind registry."""
+    if not any(
+        line.split(":", 1)[0].split("(", 1)[0].strip() == name for line in config.getini("markers")
+    ):
+        config.addinivalue_line("markers", f"{name}: {description}")
 
 
 def _mark_gpu_stage(item: pytest.Item, stage: str) -> None:

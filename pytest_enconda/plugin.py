@@ -17,12 +17,16 @@ from . import discovery
 from . import options as options_mod
 from .state import STATE_KEY, WORKER_RUN_DIR, PluginState, active_session, session_of, workerinput
 
+# The built-in task kinds' markers are here too: registering them needs no registry read, which
+# loads every installed task-kind entry point (a run that collects no case must not pay for it).
 MARKERS = {
     "pyramid(stage)": "a probe of runtime pyramid stage C0..C5 (adds the stage as a keyword)",
     "diagnosis": "an EnConda-Bench diagnosis task item",
     "research": "a ResearchEnvBench research task item",
-    "gpu": "needs a GPU; skipped with a reason when none is present",
-    "slow": "takes minutes",
+    "aec": "an automated environment configuration (AEC) task item",
+    "gpu": "a GPU stage's probe or a GPU aspect: skipped with a reason when no GPU is present",
+    # Registered so that -m "aec and not slow" passes --strict-markers's check of -m names.
+    "slow": "a test suite's long tests; no benchmark item carries it ('not slow' keeps them all)",
 }
 
 
@@ -34,12 +38,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     for name, description in MARKERS.items():
         config.addinivalue_line("markers", f"{name}: {description}")
-    from .kinds import TASK_KINDS
-
-    for kind in TASK_KINDS.values():
-        if kind.marker not in MARKERS:  # every item of a task kind carries its marker
-            config.addinivalue_line("markers", f"{kind.marker}: {kind.description or kind.name}")
     state = config.stash[STATE_KEY] = PluginState(config)
+    if state.requested or config.getoption("markers", False):
+        # A plugin's task kinds: listed by --markers; otherwise each is registered when its
+        # first case is collected (``items.register_marker``).
+        from .kinds import TASK_KINDS
+
+        for kind in TASK_KINDS.values():
+            if kind.marker not in MARKERS:
+                config.addinivalue_line(
+                    "markers", f"{kind.marker}: {kind.description or kind.name}"
+                )
     _add_dataset_args(config)
     if state.requested:
         state.get()  # usage errors surface now, before anything is collected
