@@ -1,9 +1,13 @@
 """Multi-SWE-bench instances as AEC cases: the repository at the instance's base commit.
 
 An instance (one JSON object per line, the dataset's ``PullRequest`` fields) names ``org``,
-``repo``, ``number`` and ``base.sha``; its language comes from the record (``language``), else
-``--language``, else the folder its file sits in (the dataset groups files by language:
-``go/cli__cli_dataset.jsonl``). Each becomes ``<out>/<org>__<repo>-<number>/case.toml``:
+``repo``, ``number`` and ``base.sha`` (SWE-bench's ``base_commit`` is read as ``base.sha``),
+which is all it needs; a record without a base commit is a problem naming the field, unless
+``--repo-mirror`` resolves its ``base.ref`` there (the branch's commit in the snapshot, said in
+the problems, as it may be later than the PR's base). Its language comes from the record
+(``language``), else ``--language``, else the folder its file sits in (the dataset groups
+files by language: ``go/cli__cli_dataset.jsonl``). Each becomes
+``<out>/<org>__<repo>-<number>/case.toml``:
 ``suite = "aec"``, the repository as a URL at the base commit (``--repo-mirror`` is consulted
 before the network when the case runs), the language hint, and a reference:
 
@@ -83,12 +87,26 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
 _SHA = re.compile(r"^[0-9a-f]{7,40}$")
 
 
+# A branch or tag name as git allows it, never an option (no leading "-").
+_REF = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
+
+
 class MsbBase(BaseModel):
+    """The PR's target branch: ``sha`` is the base commit; ``ref`` (``master``) and ``label``
+    (``org:master``) name the branch, whose commit has moved since."""
+
     model_config = ConfigDict(extra="allow")
 
-    label: str = ""
-    ref: str = ""
-    sha: str = Field(pattern=_SHA.pattern)
+    label: str = Field(default="", max_length=255)
+    ref: str = Field(default="", max_length=255)
+    sha: str = Field(default="", pattern=f"^$|{_SHA.pattern}")
+
+    def branch(self) -> str | None:
+        """The branch ``ref`` or ``label`` names, where it is a name git reads as one."""
+        for name in (self.ref, self.label.rpartition(":")[2]):
+            if name and _REF.match(name) and ".." not in name:
+                return name
+        return None
 
 
 def _test_name(value: str) -> str:
@@ -114,6 +132,19 @@ class MsbInstance(BaseModel):
     p2p_tests: dict[Annotated[TestName, AfterValidator(_test_name)], Any] = Field(
         default_factory=dict, max_length=MAX_PASS_SET
     )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _base_commit(cls, data: Any) -> Any:
+        # SWE-bench's records (and some Multi-SWE-bench derivatives) give the base commit as
+        # base_commit, with no base table.
+        if (
+            isinstance(data, dict)
+            and "base" not in data
+            and isinstance(data.get("base_commit"), str)
+        ):
+            return {**data, "base": {"sha": data["base_commit"]}}
+        return data
 
     @property
     def case_id(self) -> str:
@@ -254,30 +285,61 @@ def case_toml(instance: MsbInstance, language: str, reference: RepoReference | N
     )
 
 
-def _mirror_has(mirror: Path, instance: MsbInstance) -> bool:
+def _in_mirror(mirror: Path, instance: MsbInstance, revision: str) -> str | None:
+    """The commit ``revision`` names in the repository's mirror, or None."""
     from ..sandbox.repo import mirror_candidates
 
+    if revision.startswith("-"):
+        return None  # never an option, whatever the patterns upstream allow
     url = f"https://github.com/{instance.org}/{instance.repo}.git"
     for candidate in [mirror, *mirror_candidates(mirror, url)]:
         if not candidate.exists():
             continue
         found = subprocess.run(
-            # base.sha is pattern-checked hex; --end-of-options keeps it an operand regardless.
             [
                 "git",
                 "-C",
                 str(candidate),
-                "cat-file",
-                "-e",
+                "rev-parse",
+                "--verify",
+                "--quiet",
                 "--end-of-options",
-                f"{instance.base.sha}^{{commit}}",
+                f"{revision}^{{commit}}",
             ],
             capture_output=True,
+            text=True,
             timeout=60,
         )
-        if found.returncode == 0:
-            return True
-    return False
+        if found.returncode == 0 and _SHA.match(found.stdout.strip()):
+            return found.stdout.strip()
+    return None
+
+
+def _mirror_has(mirror: Path, instance: MsbInstance) -> bool:
+    return _in_mirror(mirror, instance, instance.base.sha) is not None
+
+
+def _missing_sha(instance: MsbInstance, repo_mirror: Path | None) -> tuple[str | None, str]:
+    """For a record without ``base.sha``: (the commit its branch has in the mirror, the note
+    saying so) or (None, why the record cannot be imported)."""
+    branch = instance.base.branch()
+    if branch is None:
+        return None, (
+            "base.sha: missing, and neither base.ref nor base.label names a branch; expected "
+            "the base commit's hex sha (a Multi-SWE-bench record's base.sha)"
+        )
+    if repo_mirror is None:
+        return None, (
+            f"base.sha: missing; expected the base commit's hex sha (a Multi-SWE-bench "
+            f"record's base.sha), or --repo-mirror to resolve base.ref {branch!r} there"
+        )
+    sha = _in_mirror(repo_mirror, instance, branch)
+    if sha is None:
+        return None, f"base.sha: missing, and the mirror {repo_mirror} has no branch {branch!r}"
+    return sha, (
+        f"base.sha: missing; base.ref {branch!r} resolved in the mirror to {sha}: the branch's "
+        "commit in the snapshot, later than the PR's base if the branch moved since"
+    )
 
 
 def check_instances_file(path: Path) -> None:
@@ -458,7 +520,15 @@ def _import_one(
         return None
     seen.add(instance.case_id)
     problem = ""
-    if repo_mirror is not None and not _mirror_has(repo_mirror, instance):
+    if not instance.base.sha:
+        sha, problem = _missing_sha(instance, repo_mirror)
+        problems.add(f"{where}: {problem}")
+        if sha is None:
+            return None
+        instance = instance.model_copy(
+            update={"base": instance.base.model_copy(update={"sha": sha})}
+        )
+    elif repo_mirror is not None and not _mirror_has(repo_mirror, instance):
         problem = f"the mirror {repo_mirror} has no commit {instance.base.sha}"
         problems.add(f"{where}: base.sha: {problem}")
     reference = references.find(instance) if references is not None else None

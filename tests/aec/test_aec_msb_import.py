@@ -106,6 +106,77 @@ def test_the_mirror_is_checked_for_each_base_commit(tmp_path: Path) -> None:
     ]
 
 
+def test_a_record_with_base_sha_needs_nothing_else(tmp_path: Path) -> None:
+    sha = "ab" * 20
+    source = write_jsonl(
+        tmp_path / "rust" / "i.jsonl",
+        [
+            {"org": "acme", "repo": "calc", "number": 7, "base": {"sha": sha}},
+            # SWE-bench's spelling of the same commit.
+            {"org": "acme", "repo": "calc", "number": 8, "base_commit": sha},
+        ],
+    )
+    imported, problems = import_instances(source, tmp_path / "out")
+    assert problems == []
+    assert [i.case_id for i in imported] == ["acme__calc-7", "acme__calc-8"]
+    for case_id in ("acme__calc-7", "acme__calc-8"):
+        case = load_case(tmp_path / "out" / case_id / "case.toml")
+        assert case.spec.repository.revision == sha
+
+
+def test_a_record_without_base_sha_is_refused_naming_the_field(tmp_path: Path) -> None:
+    source = write_jsonl(
+        tmp_path / "go" / "i.jsonl",
+        [
+            record(base={"label": "acme:main", "ref": "main"}),
+            record(number=13, base={"ref": "--upload-pack=touch /tmp/x"}),
+            record(number=14, base={"sha": ""}),
+        ],
+    )
+    imported, problems = import_instances(source, tmp_path / "out")
+    assert imported == []
+    assert problems[0] == (
+        f"{source}:1: base.sha: missing; expected the base commit's hex sha (a Multi-SWE-bench "
+        "record's base.sha), or --repo-mirror to resolve base.ref 'main' there"
+    )
+    assert problems[1].startswith(f"{source}:2: base.sha: missing, and neither base.ref nor")
+    assert problems[2].startswith(f"{source}:3: base.sha: missing, and neither")
+    assert not (tmp_path / "out" / "acme__calc-12").exists()
+
+
+def test_the_mirror_resolves_a_missing_base_sha_from_the_branch(tmp_path: Path) -> None:
+    repo = tmp_path / "mirror" / "acme" / "calc"
+    repo.mkdir(parents=True)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q", "-b", "main"], check=True)
+    (repo / "go.mod").write_text("module acme/calc\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "base"], check=True)
+    sha = subprocess.run(
+        [*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True
+    ).stdout.strip()
+    source = write_jsonl(
+        tmp_path / "go" / "i.jsonl",
+        [
+            record(base={"label": "acme:main"}),
+            record(number=13, base={"ref": "gone"}),
+            record(number=14, base={"ref": "-q"}),
+        ],
+    )
+    mirror = tmp_path / "mirror"
+    imported, problems = import_instances(source, tmp_path / "out", repo_mirror=mirror)
+    assert [i.case_id for i in imported] == ["acme__calc-12"]
+    assert sha in imported[0].problem and "later than the PR's base" in imported[0].problem
+    case = load_case(tmp_path / "out" / "acme__calc-12" / "case.toml")
+    assert case.spec.repository.revision == sha
+    assert (
+        problems[1]
+        == f"{source}:2: base.sha: missing, and the mirror {mirror} has no branch 'gone'"
+    )
+    # A ref that would be an option is no branch name: never handed to git.
+    assert problems[2].startswith(f"{source}:3: base.sha: missing, and neither base.ref")
+
+
 def test_cli(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     source = write_jsonl(tmp_path / "any" / "i.jsonl", [record()])
     assert (
