@@ -19,6 +19,7 @@ COMMANDS: dict[str, str] = {
     "collection": "pytest_enconda.bench.collection",
     "sandbox": "pytest_enconda.bench.sandbox",
     "overhead": "pytest_enconda.bench.overhead",
+    "plugin-hooks": "pytest_enconda.bench.plugin_hooks",
     "embedders": "pytest_enconda.bench.embedders",
 }
 
