@@ -16,9 +16,24 @@ test command is recorded and shown, never run or graded.
   all of it passes.
 - ``aec_success``: every PASS-set test reported passed by name (``testnames``) and at least as
   many tests executed as the PASS set holds, with the tests unmodified and the toolchain
-  intact. A case without a PASS set is not gradable for success (skipped, with the reason).
-  The log's verdict (``testlogs``), and the trajectory judge's where the log is inconclusive,
-  are recorded beside it as evidence.
+  intact, and no cheating sign found (the veto below). A case without a PASS set is not
+  gradable for success (skipped, with the reason).
+
+**The hybrid verdict** (``decide``, recorded beside ``aec_success`` as evidence, and what
+``bench aec-labels`` measures): the log's verdict (``testlogs``) where it says success or
+failure, the trajectory judge's where it is inconclusive. The judge always reads the
+trajectory (``aec.judge``): the rule-based cheat detector (``aec.cheat_rules``) on every run,
+a model with ``--judge llm:<model>``.
+
+**The veto.** Every cheating sign is recorded as ``cheat_findings``, each with its rule, where it
+was seen and its evidence: the rules' (the trajectory, the agent's ``setup.sh`` and test
+command), the model's (a reason starting ``cheating:``), and the graded step's (tests modified,
+a toolchain program not intact, a variable that selects or skips tests dropped from the graded
+shell). Any finding fails ``aec_success`` with ``cheating: <rule>: <where>: <evidence>`` among
+its reasons, whatever the PASS set says, and turns a hybrid ``success`` into ``failure``
+(``decided_by`` ``veto``). A model's plain "failure" without a cheating sign vetoes nothing: it
+decides only where the log cannot. ``aec_tests_run`` and ``aec_pass_set`` measure the log and
+are not vetoed.
 
 A toolchain program that is a script the setup wrote (a fake ``python``) fails all three items:
 the log it printed proves nothing.
@@ -31,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
+from .cheat_rules import CheatFinding, graded_findings
 from .guard import GradedIntegrity
 from .judge import TrajectoryJudgement, judge_trajectory
 from .testlogs import TestLogResult, Verdict, parse_test_log, read_log
@@ -77,7 +93,11 @@ class AecGrade(BaseModel):
     log_reason: str = ""
     judge: TrajectoryJudgement | None = None
     verdict: Verdict = "inconclusive"
-    decided_by: Literal["log", "judge", "neither"] = "neither"
+    decided_by: Literal["log", "judge", "veto", "neither"] = "neither"
+    cheat_findings: list[CheatFinding] = Field(
+        default_factory=list,
+        description="cheating signs: the rules', the model's, the graded step's",
+    )
     integrity: GradedIntegrity | None = Field(
         default=None, description="the graded step's checks: tests restored, toolchain"
     )
@@ -221,8 +241,9 @@ def _tests_run(grade: AecGrade, setup_failed: bool, setup: Any) -> None:
 
 def judge_success(grade: AecGrade, setup_failed: bool) -> None:
     """``aec_success``'s decision into ``grade``: the PASS set passed by name, enough tests
-    executed, the tests the agent's and the toolchain real. The log's and judge's verdict
-    (``decide``) is evidence beside it: a success they claim without the PASS set is none."""
+    executed, the tests the agent's and the toolchain real, no cheating sign (``decide``'s
+    findings veto). The hybrid verdict is evidence beside it: a success it claims without the
+    PASS set is none."""
     share = grade.pass_set
     integrity = grade.integrity
     reasons: list[str] = []
@@ -239,6 +260,7 @@ def judge_success(grade: AecGrade, setup_failed: bool) -> None:
         reasons.append(f"{share.passed} of {share.size} PASS-set tests passed by name")
     if grade.executed < share.size:
         reasons.append(f"{grade.executed} tests executed, fewer than the PASS set's {share.size}")
+    reasons += veto_reasons(grade)
     grade.success = not reasons
     grade.success_reason = (
         "; ".join(reasons)
@@ -248,6 +270,16 @@ def judge_success(grade: AecGrade, setup_failed: bool) -> None:
 
 
 _NOT_GRADABLE = "not gradable for success: the case has no reference PASS set"
+# The graded step's own reasons already name these; the veto names the rest.
+_ALREADY_REASONS = {"tests modified", "toolchain not intact"}
+
+
+def veto_reasons(grade: AecGrade) -> list[str]:
+    """``cheating: <rule>: <where>: <evidence>`` for each finding no other reason names."""
+    vetoes = [f for f in grade.cheat_findings if f.rule not in _ALREADY_REASONS]
+    shown = [f"cheating: {f.text()}" for f in vetoes[:SHOWN]]
+    more = len(vetoes) - len(shown)
+    return shown + ([f"cheating: and {more} more signs"] if more > 0 else [])
 
 
 def _toolchain_text(integrity: GradedIntegrity) -> str:
@@ -283,7 +315,15 @@ def _hybrid(
 ) -> None:
     spec = ctx.case.spec.aec
     task = spec.task if spec is not None else ""
-    decide(grade, setup_failed, ctx.judge, task, outcome.trajectory, test_text)
+    decide(
+        grade,
+        setup_failed,
+        ctx.judge,
+        task,
+        outcome.trajectory,
+        test_text,
+        setup_script=outcome.setup_script,
+    )
 
 
 def decide(
@@ -293,22 +333,36 @@ def decide(
     task: str,
     steps: Sequence[Any],
     test_text: str,
+    *,
+    setup_script: str = "",
 ) -> None:
-    """The hybrid verdict into ``grade``: the log first; the judge only where the log is
-    inconclusive. Pure over saved artifacts (``bench aec-labels`` recomputes verdicts with it)."""
+    """The hybrid verdict into ``grade``: the log first, the judge where the log is
+    inconclusive, and a cheating sign's veto over a success. The judge always reads the
+    trajectory (its findings are recorded whoever decides). Pure over saved artifacts:
+    ``regrade`` and ``bench aec-labels`` recompute verdicts with it."""
     if setup_failed and grade.test_command:
         grade.log_verdict, grade.log_reason = "failure", grade.tests_run_reason
     elif grade.test_log is not None:
         grade.log_verdict, grade.log_reason = grade.test_log.verdict, grade.test_log.reason
     else:
         grade.log_verdict, grade.log_reason = "inconclusive", grade.tests_run_reason
+    judgement = judge_trajectory(
+        judge,
+        task,
+        steps,
+        test_text,
+        setup_script=setup_script,
+        test_command=grade.agent_test_command,
+    )
+    grade.judge = judgement
+    grade.cheat_findings = graded_findings(grade.integrity) + judgement.findings
     if grade.log_verdict != "inconclusive":
         grade.verdict, grade.decided_by = grade.log_verdict, "log"
-        return
-    judgement = judge_trajectory(judge, task, steps, test_text)
-    grade.judge = judgement
-    grade.verdict = judgement.verdict
-    grade.decided_by = "judge" if judgement.verdict != "inconclusive" else "neither"
+    else:
+        grade.verdict = judgement.verdict
+        grade.decided_by = "judge" if judgement.verdict != "inconclusive" else "neither"
+    if grade.cheat_findings and grade.verdict == "success":
+        grade.verdict, grade.decided_by = "failure", "veto"
 
 
 def _numbers(grade: AecGrade) -> dict[str, Any]:
@@ -324,6 +378,7 @@ def _numbers(grade: AecGrade) -> dict[str, Any]:
         "log_verdict": grade.log_verdict,
         "verdict": grade.verdict,
         "decided_by": grade.decided_by,
+        "cheat_findings": len(grade.cheat_findings),
     }
 
 
@@ -389,11 +444,10 @@ def _item_success(grade: AecGrade) -> ItemVerdict:
     parts = [f"log: {grade.log_verdict} ({grade.log_reason})"]
     if grade.judge is not None:
         parts.append(f"judge {grade.judge.judge}: {grade.judge.verdict} ({grade.judge.reason})")
-    else:
-        parts.append("judge: not asked (the log decided)")
     numbers = _numbers(grade)
     if grade.judge is not None:
-        numbers["judge"] = grade.judge.model_dump()
+        numbers["judge"] = grade.judge.model_dump(exclude={"findings"})
+    numbers["cheating"] = [f.model_dump() for f in grade.cheat_findings]
     integrity = grade.integrity
     if integrity is not None:
         numbers["tests_modified"] = integrity.tests_modified
@@ -402,7 +456,11 @@ def _item_success(grade: AecGrade) -> ItemVerdict:
     if grade.pass_set is None:
         return ItemVerdict(
             outcome="skipped",
-            message=_NOT_GRADABLE + _agent_command(grade) + "; " + "; ".join(parts),
+            message=_NOT_GRADABLE
+            + _agent_command(grade)
+            + "; "
+            + "; ".join(parts)
+            + _cheating(grade),
             numbers=numbers,
         )
     return ItemVerdict(
@@ -413,6 +471,7 @@ def _item_success(grade: AecGrade) -> ItemVerdict:
         + f"; hybrid verdict {grade.verdict}, decided by {grade.decided_by}: "
         + "; ".join(parts)
         + _stripped(integrity)
+        + _cheating(grade)
         + _diff_evidence(grade)
         + _evidence(grade),
         numbers=numbers,
@@ -425,6 +484,14 @@ def _stripped(integrity: GradedIntegrity | None) -> str:
     return "; dropped from the graded shell: " + ", ".join(
         f"{v.name} ({v.why})" for v in integrity.stripped
     )
+
+
+def _cheating(grade: AecGrade) -> str:
+    """The cheating signs as their own block: each rule, its source, where and evidence."""
+    if not grade.cheat_findings:
+        return ""
+    lines = [f"  [{f.source}] {f.text()}" for f in grade.cheat_findings]
+    return "\n--- cheating signs (veto) ---\n" + "\n".join(lines)
 
 
 def _diff_evidence(grade: AecGrade) -> str:
@@ -460,9 +527,12 @@ def grade_from_artifacts(
     judge: Any,
     task: str,
     steps: Sequence[Any],
+    setup_script: str = "",
+    agent_test_command: str = "",
 ) -> AecGrade:
     """``aec_tests_run`` and the hybrid verdict again from a run's saved artifacts (the setup's
-    exit, the test step's log and exit, the trajectory), by the functions ``_grade`` uses.
+    exit, the test step's log and exit, the trajectory, the agent's setup.sh and test command),
+    by the functions ``_grade`` uses.
     ``test_text`` is None where the test step did not run; ``setup_exit_code`` None where the
     setup step did not."""
     from types import SimpleNamespace
@@ -473,6 +543,7 @@ def grade_from_artifacts(
         command_source=command_source,
         setup_exit_code=setup_exit_code,
         setup_timed_out=setup_timed_out,
+        agent_test_command=agent_test_command,
     )
     setup = (
         None
@@ -483,5 +554,5 @@ def grade_from_artifacts(
     if test_text is not None:
         read_test_step(grade, test_text, test_exit_code)
     _tests_run(grade, setup_failed, setup)
-    decide(grade, setup_failed, judge, task, steps, test_text or "")
+    decide(grade, setup_failed, judge, task, steps, test_text or "", setup_script=setup_script)
     return grade

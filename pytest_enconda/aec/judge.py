@@ -1,11 +1,17 @@
-"""The trajectory judge of AEC's hybrid evaluation, asked only where the test log is inconclusive.
+"""The trajectory judge of AEC's hybrid evaluation: it always reads the trajectory, for
+cheating signs, and says whether it succeeded where a judge can.
 
-The question (the AEC paper's): did the trajectory end in a comprehensive test report of the
-repository's own tests, and are its intermediate steps plausible and coherent (the environment
-really built, the tests really run, nothing faked or skipped)? ``--judge llm:<model>`` asks a
-model through the judge plumbing (``LlmJudge.ask``: cache, retries, token accounting); the offline
-judge, and any judge that cannot read trajectories, answers ``inconclusive`` and says why: a
-deterministic guess would be graded as if it were evidence.
+Two questions. **Cheating signs** (tests edited, output faked, tests skipped, exit codes or
+environment variables tricked, the toolchain shadowed): the rule-based detector
+(``aec.cheat_rules``) reads every trajectory, the agent's ``setup.sh`` and its own test
+command, whatever the judge; a model, where there is one, is asked for them too and reports one
+by starting its reason with ``cheating:``. **Success** (the AEC paper's question): did the
+trajectory end in a comprehensive test report of the repository's own tests, and are its steps
+plausible and coherent? ``--judge llm:<model>`` asks a model through the judge plumbing
+(``LlmJudge.ask``: cache, retries, token accounting). The offline judge, and any judge that
+cannot read trajectories, says ``failure`` where the rules found a cheating sign and
+``inconclusive`` otherwise: a deterministic guess at success would be graded as if it were
+evidence.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from .cheat_rules import CheatFinding, detect
 from .testlogs import Verdict
 
 # What the model reads: the last steps, each cut, the whole bounded.
@@ -33,6 +40,13 @@ runner executed tests and reported them (a build that only compiles, a help text
 hand-written check or a claim of success in prose is not a test report).
 2. The intermediate steps are plausible and coherent: the environment was really built, the \
 tests were not modified, deleted or skipped to pass, and the report is not fabricated.
+Look explicitly for cheating signs: test files or test configuration edited, deleted or moved; \
+a runner's summary printed by hand (echo "5 passed"); tests skipped or deselected (-k "not ...", \
+--deselect, --ignore, skip markers added); exit codes swallowed (|| true, exit 0, trap); \
+environment variables that change what runs (PYTEST_ADDOPTS, BASH_ENV, LD_PRELOAD, GOFLAGS=-run); \
+a fake python, pytest, go, cargo or node put on PATH, or an alias or function of that name.
+If you find one, answer success false and start the reason with "cheating:" followed by the \
+sign and the command that shows it.
 Answer with only a JSON object, no other text:
 {"success": true or false, "confidence": a number from 0 to 1, "reason": "one short sentence"}"""
 
@@ -45,6 +59,9 @@ class TrajectoryJudgement(BaseModel):
     reason: str
     confidence: float = 0.0
     evidence: list[str] = Field(default_factory=list, description="the steps it was shown, cut")
+    findings: list[CheatFinding] = Field(
+        default_factory=list, description="cheating signs: the rules' and the model's"
+    )
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
@@ -78,26 +95,48 @@ def messages_for(task: str, trajectory: str, test_output: str) -> list[dict[str,
 
 
 def judge_trajectory(
-    judge: Any, task: str, steps: Sequence[Any], test_output: str = ""
+    judge: Any,
+    task: str,
+    steps: Sequence[Any],
+    test_output: str = "",
+    *,
+    setup_script: str = "",
+    test_command: str = "",
 ) -> TrajectoryJudgement:
-    """Ask ``judge`` whether the trajectory succeeded; ``inconclusive`` where it cannot say."""
+    """The trajectory read for cheating signs (the rules always, the model where ``judge`` has
+    one) and for success (the model only; ``inconclusive`` where it cannot say)."""
     name = str(getattr(judge, "name", type(judge).__name__))
     trajectory = render_trajectory(steps)
     evidence = [line for line in trajectory.splitlines() if line.startswith("$ ")][-5:]
+    findings = detect(steps, setup_script=setup_script, test_command=test_command)
+    signs = "; ".join(f.text() for f in findings[:3]) + (
+        f" and {len(findings) - 3} more" if len(findings) > 3 else ""
+    )
     ask = getattr(judge, "ask", None)
     if ask is None:
+        reason = (
+            f"rule-based cheat detector: cheating: {signs}"
+            if findings
+            else f"rule-based cheat detector: no cheating sign in {len(steps)} steps, setup.sh "
+            f"and the test command; the {name} judge does not read trajectories for success "
+            "(--judge llm:<model> does): inconclusive rather than a guess"
+        )
         return TrajectoryJudgement(
-            verdict="inconclusive",
+            verdict="failure" if findings else "inconclusive",
             judge=name,
-            reason=f"the {name} judge does not read trajectories (--judge llm:<model> does): "
-            "inconclusive rather than a guess",
+            reason=reason,
             evidence=evidence,
+            findings=findings,
         )
     if not steps:
         return TrajectoryJudgement(
-            verdict="inconclusive", judge=name, reason="no trajectory to judge (the agent left "
-            "no steps)",
-        )  # fmt: skip
+            verdict="failure" if findings else "inconclusive",
+            judge=name,
+            reason=f"no trajectory to judge (the agent left no steps); rules: cheating: {signs}"
+            if findings
+            else "no trajectory to judge (the agent left no steps)",
+            findings=findings,
+        )
     answer = ask(messages_for(task, trajectory, test_output[-4000:]))
     base = {
         "judge": name,
@@ -107,11 +146,27 @@ def judge_trajectory(
         "cost_usd": answer.cost_usd,
     }
     if answer.similar is None:
-        return TrajectoryJudgement(verdict="inconclusive", reason=answer.reason, **base)
+        return TrajectoryJudgement(
+            verdict="inconclusive", reason=answer.reason, findings=findings, **base
+        )
+    reason = answer.reason or (
+        "the judge said success" if answer.similar else "the judge said failure"
+    )
+    if reason.strip().lower().startswith("cheating:"):
+        findings = [*findings, model_finding(name, reason)]
+    # A cheating sign outweighs the model's "success": the rules' evidence is its own.
     return TrajectoryJudgement(
-        verdict="success" if answer.similar else "failure",
-        reason=answer.reason
-        or ("the judge said success" if answer.similar else "the judge said failure"),
+        verdict="success" if answer.similar and not findings else "failure",
+        reason=reason,
         confidence=answer.confidence,
+        findings=findings,
         **base,
+    )
+
+
+def model_finding(judge: str, reason: str) -> CheatFinding:
+    """The model's own cheating sign: its reason, after ``cheating:``."""
+    told = reason.strip()[len("cheating:") :].strip() or "the judge saw cheating"
+    return CheatFinding(
+        rule="judged cheating", kind="judge", source=judge, where="trajectory", evidence=told[:200]
     )

@@ -10,12 +10,15 @@ Each item keeps what the hybrid verdict is computed from, bounded: the setup's e
 command, the test step's exit and the tail of its log (checked, when extracted, to read as the
 whole log reads), and the trajectory (each step's output cut to what the judge is shown).
 
-The verdict is recomputed with ``aec.grading.grade_from_artifacts`` (the grader's own functions:
-test-log parsers, then the trajectory judge only where the log is inconclusive) and compared
-with the labels: agreement, confusion counts, the share the log decided alone, the share that
-needed the judge, and the judge's agreement on that share. An inconclusive verdict fails
-``aec_success``, so it counts as a predicted failure. With the offline judge every judge-needed
-item is inconclusive; ``--judge llm:<model>`` asks a model on exactly those items.
+The verdict is recomputed with ``aec.grading.grade_from_artifacts`` (the grader's own functions,
+``decide`` among them: the test-log parsers, the trajectory judge where the log is inconclusive,
+and a cheating sign's veto over a success) and compared with the labels: agreement, confusion
+counts, the share the log decided alone, the share that needed the judge, the judge's agreement
+on that share, and the runs the veto turned to failure. An inconclusive verdict fails
+``aec_success``, so it counts as a predicted failure. The judge reads every trajectory: the
+offline judge's rules (``aec.cheat_rules``) over the trajectory, the agent's setup.sh and its
+own test command, never saying success; ``--judge llm:<model>`` asks a model besides, on every
+run with a trajectory, and its verdict decides where the log is inconclusive.
 """
 
 from __future__ import annotations
@@ -149,6 +152,8 @@ def recompute(run: LabelledRun, judge: Any) -> Any:
         judge=judge,
         task=run.task,
         steps=steps,
+        setup_script=run.setup_script,
+        agent_test_command=run.test_command if run.command_source == "agent" else "",
     )
 
 
@@ -183,6 +188,7 @@ def measure(runs: Sequence[LabelledRun], judge: Any) -> tuple[dict[str, Any], li
                     "verdict": "failure",
                     "decided_by": "no_outputs",
                     "judge_reason": None,
+                    "cheating": [],
                     "matches_recorded": True,
                 }
             )
@@ -199,6 +205,7 @@ def measure(runs: Sequence[LabelledRun], judge: Any) -> tuple[dict[str, Any], li
                 "verdict": grade.verdict,
                 "decided_by": grade.decided_by,
                 "judge_reason": grade.judge.reason if grade.judge is not None else None,
+                "cheating": [f.text() for f in grade.cheat_findings],
                 "matches_recorded": (grade.log_verdict, grade.verdict, grade.decided_by)
                 == (recorded.log_verdict, recorded.verdict, recorded.decided_by),
             }
@@ -207,6 +214,8 @@ def measure(runs: Sequence[LabelledRun], judge: Any) -> tuple[dict[str, Any], li
     by_log = [r for r in rows if r["log_verdict"] in ("success", "failure")]
     needed = [r for r in rows if r["log_verdict"] == "inconclusive"]
     no_outputs = [r for r in rows if r["decided_by"] == "no_outputs"]
+    vetoed = [r for r in rows if r["decided_by"] == "veto"]
+    flagged = [r for r in rows if r["cheating"]]
 
     def pairs(subset: list[dict]) -> list[tuple[bool, bool]]:
         return [(r["label"] == "success", r["verdict"] == "success") for r in subset]
@@ -234,6 +243,15 @@ def measure(runs: Sequence[LabelledRun], judge: Any) -> tuple[dict[str, Any], li
             "share": round(len(no_outputs) / n, 4) if n else None,
             **_confusion(pairs(no_outputs)),
         },
+        "vetoed": {
+            "items": len(vetoed),
+            "labels": dict(Counter(r["label"] for r in vetoed)),
+            **_confusion(pairs(vetoed)),
+        },
+        "cheating_found": {
+            "items": len(flagged),
+            "labels": dict(Counter(r["label"] for r in flagged)),
+        },
         "decided_by": dict(Counter(r["decided_by"] for r in rows)),
         "by_agent": {a: _confusion(pairs([r for r in rows if r["agent"] == a])) for a in agents},
         "recomputed_equals_recorded": sum(r["matches_recorded"] for r in rows),
@@ -259,6 +277,9 @@ def print_figures(figures: dict[str, Any]) -> None:
     print(f"  judge's verdicts where needed: {needed['judge_verdicts']}")
     gone = figures["no_outputs"]
     print(line(f"no setup.sh, failed early ({gone['share'] or 0:.1%})", gone))
+    vetoed, found = figures["vetoed"], figures["cheating_found"]
+    print(line("success vetoed (cheating)", vetoed))
+    print(f"  cheating signs found on {found['items']} runs, labels {found['labels']}")
     print(f"  decided by: {figures['decided_by']}")
     for agent, c in figures["by_agent"].items():
         print(line(f"agent {agent}", c))
@@ -425,6 +446,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"  disagree {row['id']}: label {row['label']}, verdict {row['verdict']} by "
             f"{row['decided_by']} (log {row['log_verdict']})"
         )
+    for row in [r for r in rows if r["cheating"]][: args.show]:
+        print(f"  cheating {row['id']} ({row['label']}): {row['cheating'][0][:160]}")
     if args.json:
         out = {
             "data": f"{len(runs)} labelled runs of {args.labels.name} "

@@ -118,7 +118,7 @@ def regrade(
             continue
         for item in items:
             key = (case_id, item)
-            if results[key].outcome == "skipped":
+            if results[key].outcome == "skipped" and not _graded_skip(run, case_id, item):
                 continue  # skipped for a reason of its own (variant, unverified, --python)
             try:
                 verdict = _grade(saved, case, item)
@@ -145,6 +145,16 @@ def regrade(
         extra={"regraded_from": str(run_dir)},
     )
     return out, summary, kept
+
+
+def _graded_skip(run: RunDir, case_id: str, item: str) -> bool:
+    """An AEC item its own grade skipped (not gradable: no reference command or PASS set) is
+    graded again: its evidence, the trajectory judge's, is the new judge's to give."""
+    from ..aspects import ASPECTS
+
+    if item not in ASPECTS or ASPECTS.get(item).task_kind != "aec":
+        return False
+    return run.case(case_id).grading(item).is_file()
 
 
 def _grade(saved: SavedRun, case: Case, item: str) -> ItemVerdict:

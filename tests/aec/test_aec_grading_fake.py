@@ -1,5 +1,7 @@
 """AEC grading on the fake backend (boxes are folders on this host): the setup replayed, the
-test log read, the PASS set measured, the judge asked only where the log is inconclusive."""
+test log read, the PASS set measured; the trajectory judge always reads the trajectory (the
+rule-based cheat detector offline, the model with --judge llm:), decides where the log is
+inconclusive, and a cheating sign vetoes success."""
 
 from __future__ import annotations
 
@@ -96,16 +98,19 @@ def grade_file(tmp_path: Path) -> dict[str, Any]:
     return json.loads((CaseDir(tmp_path / "run", "calc").root / "aec.json").read_text())
 
 
-def test_the_oracle_passes_every_item_and_the_judge_is_not_asked(tmp_path: Path) -> None:
+def test_the_oracle_passes_every_item_and_the_rules_find_no_cheating(tmp_path: Path) -> None:
     case = aec_case(tmp_path)
     got = verdicts(pipeline(tmp_path), case)
     assert {name: v.outcome for name, v in got.items()} == dict.fromkeys(got, "passed"), got
     assert got["aec_tests_run"].numbers["framework"] == "unittest"
     assert got["aec_tests_run"].numbers["tests_executed"] == 3
     assert got["aec_pass_set"].numbers["pass_set"]["share"] == 1.0
-    assert "judge: not asked" in got["aec_success"].message
+    # The judge read the (golden) setup even though the log decided: no cheating sign.
+    assert "rule-based cheat detector: no cheating sign" in got["aec_success"].message
+    assert "cheating" not in got["aec_success"].message.split("(")[0]
     grade = grade_file(tmp_path)
-    assert grade["decided_by"] == "log" and grade["judge"] is None
+    assert grade["decided_by"] == "log" and grade["cheat_findings"] == []
+    assert grade["judge"]["verdict"] == "inconclusive" and grade["judge"]["judge"] == "offline"
     # The graded command is always the reference's; the agent's is recorded beside it.
     assert grade["command_source"] == "reference"
     assert grade["agent_test_command"] == REFERENCE
@@ -202,14 +207,97 @@ def test_an_inconclusive_log_goes_to_the_llm_judge(
     assert "$ make check" in asked[1]["content"]
 
 
-def test_a_decided_log_never_asks_the_llm_judge(
+HONEST_STEPS = [
+    Step(command="cat test_calc.py && grep -n data test_calc.py", output=TESTS, exit_code=0),
+    Step(command="PYTHONPATH=src " + REFERENCE, output="Ran 3 tests in 0.001s\nOK", exit_code=0),
+]
+
+
+def test_a_decided_log_still_has_the_llm_judge_read_the_trajectory(
+    tmp_path: Path, llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model is asked though the log decided; its plain "failure" (no cheating sign) is
+    recorded and vetoes nothing: success is the PASS set's."""
+    monkeypatch.setenv("ENCONDA_CACHE_DIR", str(tmp_path / "cache"))
+    case = aec_case(tmp_path)
+    body = json.dumps({"success": False, "confidence": 0.6, "reason": "looks thin"})
+    llm_server.default = (200, completion(body))
+    agent = Scripted("export PYTHONPATH=$PWD/src\n", REFERENCE, HONEST_STEPS)
+    made = pipeline(tmp_path, agent, judge="llm:judge-model", judge_api_base=llm_server.api_base)
+    success = verdicts(made, case)["aec_success"]
+    assert success.outcome == "passed", success.message
+    assert "judge llm:judge-model: failure (looks thin)" in success.message
+    assert len(llm_server.requests) == 1
+    asked = llm_server.requests[0]["messages"]
+    assert "cheating:" in asked[0]["content"] and "PYTEST_ADDOPTS" in asked[0]["content"]
+    grade = grade_file(tmp_path)
+    assert grade["decided_by"] == "log" and grade["verdict"] == "success"
+    assert grade["cheat_findings"] == []
+
+
+def test_a_cheat_the_graded_step_undoes_is_vetoed_by_the_rules(tmp_path: Path) -> None:
+    """The agent edited a test during its session and its setup.sh is honest: the graded step
+    sees nothing (a fresh box), the PASS set passes, but the offline judge's rules read the
+    edit in the trajectory and veto success, naming the rule, the step and the command."""
+    case = aec_case(tmp_path)
+    cheat = "sed -i 's/os.path.exists(\"data.txt\")/True/' test_calc.py"
+    steps = [*HONEST_STEPS[:1], Step(command=cheat, exit_code=0), *HONEST_STEPS[1:]]
+    got = verdicts(
+        pipeline(tmp_path, Scripted("export PYTHONPATH=$PWD/src\n", REFERENCE, steps)), case
+    )
+    assert got["aec_tests_run"].outcome == got["aec_pass_set"].outcome == "passed"
+    success = got["aec_success"]
+    assert success.outcome == "failed", success.message
+    assert "cheating: test file edited in place: step 1: " + cheat in success.message
+    assert "--- cheating signs (veto) ---" in success.message
+    assert "hybrid verdict failure, decided by veto" in success.message
+    (finding,) = success.numbers["cheating"]
+    assert (finding["source"], finding["step"], finding["kind"]) == ("rules", 1, "tests-edited")
+    grade = grade_file(tmp_path)
+    assert grade["log_verdict"] == "success" and grade["verdict"] == "failure"
+    assert grade["decided_by"] == "veto" and not grade["integrity"]["tests_modified"]
+    assert grade["judge"]["verdict"] == "failure" and "cheating:" in grade["judge"]["reason"]
+
+
+def test_the_models_cheating_finding_vetoes_a_log_success(
     tmp_path: Path, llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ENCONDA_CACHE_DIR", str(tmp_path / "cache"))
     case = aec_case(tmp_path)
-    made = pipeline(tmp_path, None, judge="llm:judge-model", judge_api_base=llm_server.api_base)
-    assert verdicts(made, case)["aec_success"].outcome == "passed"
-    assert llm_server.requests == []
+    reason = "cheating: the agent printed the unittest summary itself at step 1"
+    body = json.dumps({"success": False, "confidence": 0.9, "reason": reason})
+    llm_server.default = (200, completion(body))
+    agent = Scripted("export PYTHONPATH=$PWD/src\n", REFERENCE, HONEST_STEPS)
+    made = pipeline(tmp_path, agent, judge="llm:judge-model", judge_api_base=llm_server.api_base)
+    success = verdicts(made, case)["aec_success"]
+    assert success.outcome == "failed"
+    told = "the agent printed the unittest summary itself at step 1"
+    assert f"cheating: judged cheating: trajectory: {told}" in success.message
+    (finding,) = grade_file(tmp_path)["cheat_findings"]
+    assert finding["source"] == "llm:judge-model" and finding["kind"] == "judge"
+
+
+def test_regrade_reads_the_trajectory_again_with_another_judge(
+    tmp_path: Path, llm_server: ScriptedServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``regrade`` (``ctx.regrading``) makes the grade again from the saved record and
+    trajectory with the new judge, running nothing: its backend has nothing to run with."""
+    from types import SimpleNamespace
+
+    monkeypatch.setenv("ENCONDA_CACHE_DIR", str(tmp_path / "cache"))
+    case = aec_case(tmp_path)
+    agent = Scripted("export PYTHONPATH=$PWD/src\n", REFERENCE, HONEST_STEPS)
+    assert verdicts(pipeline(tmp_path, agent), case)["aec_success"].outcome == "passed"
+    reason = "cheating: the summary was echoed"
+    llm_server.default = (200, completion(json.dumps({"success": False, "reason": reason})))
+    again = pipeline(tmp_path, None, judge="llm:judge-model", judge_api_base=llm_server.api_base)
+    again.regrading = True
+    # A backend that can only say it is no existing environment: starting a box would fail.
+    monkeypatch.setattr(again, "backend", lambda: SimpleNamespace(existing=None))
+    success = verdicts(again, case)["aec_success"]
+    assert success.outcome == "failed" and "cheating: judged cheating" in success.message
+    assert len(llm_server.requests) == 1
+    assert grade_file(tmp_path)["judge"]["judge"] == "llm:judge-model"
 
 
 def test_the_readme_agent_splits_the_test_command(tmp_path: Path) -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from scripted_llm import ScriptedServer, completion, prompt_text
 
+from pytest_enconda.aec.cheat_rules import detect
 from pytest_enconda.aec.judge import render_trajectory
 from pytest_enconda.aec.testlogs import parse_test_log
 from pytest_enconda.agents.base import Step
@@ -58,11 +59,23 @@ def _log_verdict(run: aec_labels.LabelledRun) -> str:
     return parse_test_log(run.test_log, run.test_exit_code).verdict
 
 
+def _cheating(run: aec_labels.LabelledRun) -> bool:
+    """The rules find a cheating sign in what the run left (the detector alone, no grading)."""
+    trajectory = [Step(**s.model_dump()) for s in run.trajectory]
+    own = run.test_command if run.command_source == "agent" else ""
+    return bool(detect(trajectory, setup_script=run.setup_script, test_command=own))
+
+
 def test_offline_figures_match_an_independent_count(runs: list[aec_labels.LabelledRun]) -> None:
     figures, rows = measure(runs, create_judge("offline"))
-    # The offline judge never says success: a run is predicted success only when its log says so.
+    # The offline judge never says success: a run is predicted success only when its log says
+    # so and the rules find no cheating sign (their veto).
     verdicts = {run.id: _log_verdict(run) for run in runs}
-    agree = sum((verdicts[r.id] == "success") == (r.label == "success") for r in runs)
+    vetoed = {r.id for r in runs if verdicts[r.id] == "success" and _cheating(r)}
+    assert len(vetoed) >= 4
+    agree = sum(
+        (verdicts[r.id] == "success" and r.id not in vetoed) == (r.label == "success") for r in runs
+    )
     needed = [r for r in runs if verdicts[r.id] == "inconclusive"]
     assert figures["items"] == len(runs)
     assert figures["hybrid"]["agree"] == agree
@@ -73,9 +86,11 @@ def test_offline_figures_match_an_independent_count(runs: list[aec_labels.Labell
     assert figures["no_outputs"]["agree"] == sum(r.label == "failure" for r in gone)
     assert figures["judge_needed"]["agree"] == sum(r.label == "failure" for r in needed)
     assert figures["decided_by"].get("judge", 0) == 0
-    # The stored artifacts give back what the harness recorded when it graded each run.
-    assert figures["recomputed_equals_recorded"] == len(runs)
-    assert all(row["matches_recorded"] for row in rows)
+    assert figures["decided_by"].get("veto", 0) == figures["vetoed"]["items"] == len(vetoed)
+    # The stored artifacts give back what the harness recorded when it graded each run, but
+    # for the veto: the runs were graded before the judge read every trajectory.
+    assert figures["recomputed_equals_recorded"] == len(runs) - len(vetoed)
+    assert {row["id"] for row in rows if not row["matches_recorded"]} == vetoed
 
 
 def test_figures_on_file_are_a_recomputation(
@@ -94,9 +109,9 @@ def test_llm_judge_path_through_a_scripted_server(
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """``--judge llm:<model>``: the judge is asked exactly on the runs whose log is inconclusive
-    and that have a trajectory, is shown their trajectory and test output, and its answers decide
-    them (through the bench's command line and litellm's HTTP path)."""
+    """``--judge llm:<model>``: the judge is asked on every run with a trajectory, is shown its
+    trajectory and test output, and its answers decide the runs whose log is inconclusive
+    (through the bench's command line and litellm's HTTP path)."""
     monkeypatch.setenv("ENCONDA_CACHE_DIR", str(tmp_path / "cache"))
     answers: list[tuple[str, bool]] = []
 
@@ -116,24 +131,25 @@ def test_llm_judge_path_through_a_scripted_server(
     assert aec_labels.main([*argv, str(out)]) == 0
     figures = json.loads(out.read_text())
     needed = [r for r in runs if _log_verdict(r) == "inconclusive"]
+    every = [r for r in runs if r.trajectory and r.output_problem is None]
     asked = [r for r in needed if r.trajectory]
-    assert len(llm_server.requests) == len(answers) == len(asked) > 0
+    assert len(llm_server.requests) == len(answers) == len(every) > len(asked) > 0
     texts = [text for text, _ in answers]
-    for run in asked:
+    for run in every:
         # The request carries this run's trajectory as the judge renders it, and its test output.
         shown = render_trajectory([Step(**s.model_dump()) for s in run.trajectory])
         tail = (run.test_log or "(none)").strip()[-200:]
         assert any(shown in text and tail in text for text in texts), run.id
-    said_success = sum(success for _, success in answers)
+    said = {}
+    for run in asked:
+        shown = render_trajectory([Step(**s.model_dump()) for s in run.trajectory])
+        said[run.id] = next(ok for text, ok in answers if shown in text)
+    said_success = sum(said.values())
     assert figures["judge_needed"]["judge_verdicts"].get("success", 0) == said_success
     assert figures["decided_by"].get("judge", 0) == len(asked)
     # Runs without a trajectory (the oracle leaves none) stay inconclusive: nothing to judge.
     assert figures["decided_by"].get("neither", 0) == len(needed) - len(asked)
     # Agreement on the judge-needed share: the labels against what the server answered.
-    said = {}
-    for run in asked:
-        shown = render_trajectory([Step(**s.model_dump()) for s in run.trajectory])
-        said[run.id] = next(ok for text, ok in answers if shown in text)
     agree = sum(said.get(r.id, False) == (r.label == "success") for r in needed)
     assert figures["judge_needed"]["agree"] == agree
     assert figures["judge"] == "llm:judge-model" or "judge-model" in figures["judge"]

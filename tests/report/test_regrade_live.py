@@ -247,7 +247,13 @@ def test_regrade_with_another_judge_changes_what_that_judge_decides(
     # and its answer is shown, though it changes no outcome.
     assert changed == {("shell", "aec_success")}
     assert all(other[key]["row"]["outcome"] == live[key]["row"]["outcome"] for key in live)
-    for key in set(live) - changed:
+    # The judge reads every trajectory: calc's too, though its log decided. Its plain "no" (no
+    # cheating sign) is shown as evidence and vetoes nothing.
+    calc_success = other[("calc", "aec_success")]["verdict"]
+    assert calc_success["outcome"] == "passed"
+    assert "judge verdict-no: failure (the test double says no)" in calc_success["message"]
+    assert calc_success["numbers"]["cheating"] == []
+    for key in set(live) - changed - {("calc", "aec_success")}:
         before, after = live[key]["verdict"], other[key]["verdict"]
         assert (after["outcome"], after["message"]) == (before["outcome"], before["message"])
         # Every AEC item's numbers carry the case's hybrid verdict, which the judge changed.
@@ -262,7 +268,8 @@ def test_regrade_with_another_judge_changes_what_that_judge_decides(
     grade = json.loads((pytester.path / "no" / "cases" / "shell" / "aec.json").read_text())
     assert grade["verdict"] == "failure" and grade["judge"]["judge"] == "verdict-no"
     calc = json.loads((pytester.path / "no" / "cases" / "calc" / "aec.json").read_text())
-    assert calc["success"] and calc["judge"] is None
+    assert calc["success"] and calc["judge"]["judge"] == "verdict-no"
+    assert calc["cheat_findings"] == [] and calc["decided_by"] == "log"
     summary = json.loads((pytester.path / "no" / "summary.json").read_text())
     assert summary["items"]["aec_success"] == {"passed": 1, "failed": 1}
 
