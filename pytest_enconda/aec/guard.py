@@ -10,11 +10,11 @@ delete the failing tests, edit them to ``assert True``, put a fake ``python`` on
 - **before the setup** it hashes every file of the fresh checkout (the box's, which is the
   pinned revision: the task image holds it) into a manifest kept on this host, keeps a copy of
   the tree in the box for the diff, and copies the test files and test configuration the case's
-  ecosystem names (``ecosystems.testfiles``) out to the case's folder;
+  ecosystem's record names (``Ecosystem.test_files``) out to the case's folder;
 - **after the setup** it hashes the tree again: every tracked file changed, deleted or (a test
   source) added is a change, with its diff saved (``aec/agent.diff``); one to a test file or to
   the test part of a configuration is "tests modified". The test files are then written back
-  from the copy on this host, and test sources the setup added removed;
+  from the copy on this host, and test sources and configuration the setup added removed;
 - **the graded shell** is a fresh ``bash --noprofile --norc`` under ``env -i`` with the
   variables the setup exported, read here as data (never sourced: the file is in the box the
   setup controlled), less those that would script the shell or skip tests (``graded_env``);
@@ -34,11 +34,18 @@ from pydantic import BaseModel, Field
 
 from ..ecosystems.testfiles import TestFiles
 from .graded_env import (
+    IMAGE_TOOLS_SCRIPT,
+    PYTHONS,
+    SITE_SCRIPT,
+    TOOLS_SCRIPT,
     StrippedVariable,
     ToolCheck,
     check_tools,
     clean_environment,
     launcher,
+    parse_image_tools,
+    site_checks,
+    site_findings,
     tools_to_check,
 )
 
@@ -47,7 +54,6 @@ if TYPE_CHECKING:
 
 WORK = "/tmp/enconda/graded"
 PRISTINE = f"{WORK}/pristine"
-MARKER = f"{WORK}/setup-start"
 # Folders a build, a package manager or a virtual environment fills: not the repository's.
 SKIPPED_DIRS = (
     ".git", ".hg", ".svn", "node_modules", ".venv", "venv", "__pycache__", "target", "build",
@@ -125,6 +131,9 @@ class GradedGuard:
         self._before: dict[str, str] = {}
         self._tests: list[str] = []
         self._env: dict[str, str] = {}
+        self._names = tools_to_check(command, language)
+        self._image_tools: dict[str, str] = {}
+        self._image_site: set[tuple[str, str]] = set()
 
     def _relative(self, path: Path) -> str:
         return path.relative_to(self.case_root).as_posix()
@@ -149,10 +158,11 @@ class GradedGuard:
         manifest = self._exec(
             box,
             f"set -eo pipefail; mkdir -p {PRISTINE}; {_manifest_script()}; "
-            f"tar -cf - {skip} . | tar -xf - -C {PRISTINE}; touch {MARKER}",
+            f"tar -cf - {skip} . | tar -xf - -C {PRISTINE}",
             self.folder / "checkout.sha256",
         )
         self._before = parse_manifest(manifest)
+        self._scan_image(box)
         self._tests = [path for path in self._before if self.files.matches(path)]
         self.record.test_files = len(self._tests)
         if not self._tests:
@@ -175,7 +185,7 @@ class GradedGuard:
             elif after[path] != digest:
                 changes.append(self._change(path, "modified"))
         added = [path for path in after if path not in self._before]
-        sources = [path for path in added if self.files.is_source(path)]
+        sources = [path for path in added if self.files.counts_added(path)]
         self.record.added_other = len(added) - len(sources)
         changes += [self._change(path, "added") for path in sources]
         self._judge_sections(box, [c for c in changes if c.test and c.change == "modified"])
@@ -190,13 +200,39 @@ class GradedGuard:
             self.record.diff_excerpt = text[:MAX_EXCERPT]
         self._restore(box, sources)
         self._env, self.record.stripped = clean_environment(self._saved_env(box))
-        names = tools_to_check(self.command, self.language)
         script = launcher(self._env, f"bash --noprofile --norc {WORK}/tools.sh")
-        box.copy_in(check_tools_script(names).encode(), f"{WORK}/tools.sh")
+        # Written again after the setup: the setup could have rewritten the box's copies.
+        box.copy_in(self._checks_script(box, TOOLS_SCRIPT).encode(), f"{WORK}/tools.sh")
         box.copy_in(script.encode(), f"{WORK}/check.sh")
         output = self._exec(box, f"bash --noprofile --norc {WORK}/check.sh")
-        self.record.tools = check_tools(output)
+        own = {f"{workdir.rstrip('/')}/{p}" for p, d in after.items() if self._before.get(p) == d}
+        self.record.tools = check_tools(output, self._image_tools, own)
+        site, summary = site_checks(output, self._image_site)
+        self.record.tools += site
+        if summary is not None:
+            self.record.notes.append(f"site check: {summary}")
         self.record.checked = True
+
+    def _checks_script(self, box: Box, tools: str) -> str:
+        """``tools`` for this command's programs, with the site check where it runs Python."""
+        from ..probing.scripts import probe_script
+
+        names = " ".join(shlex.quote(n) for n in self._names)
+        script = tools.replace("@NAMES@", names)
+        pythons = [name for name in self._names if name in PYTHONS]
+        if pythons:
+            probe = f"{WORK}/site_integrity.py"
+            box.copy_in(probe_script("site_integrity.py").read_bytes(), probe)
+            script += SITE_SCRIPT.replace("@PYTHONS@", " ".join(pythons)).replace("@PROBE@", probe)
+        return script
+
+    def _scan_image(self, box: Box) -> None:
+        """What the image had before the setup: each program of the command's names, and the
+        site check's findings (a sandbox's own .pth), with their content's hashes."""
+        box.copy_in(self._checks_script(box, IMAGE_TOOLS_SCRIPT).encode(), f"{WORK}/image.sh")
+        output = self._exec(box, f"bash --noprofile --norc {WORK}/image.sh")
+        self._image_tools = parse_image_tools(output)
+        self._image_site = site_findings(output)
 
     def _change(self, path: str, change: Literal["modified", "deleted", "added"]) -> TrackedChange:
         test = self.files.matches(path)
@@ -232,7 +268,7 @@ class GradedGuard:
         if self.record.restored is not None:
             box.copy_in(self.case_root / self.record.restored, f"{WORK}/restore.tar")
             # A file the setup replaced with a folder or link is replaced back.
-            self._exec(box, f"tar --overwrite --recursive-unlink -xpf {WORK}/restore.tar")
+            self._exec(box, f"tar --unlink-first --recursive-unlink -xpf {WORK}/restore.tar")
 
     def _saved_env(self, box: Box) -> str:
         from ..probing.shell import SETUP_ENV_PATH
@@ -277,11 +313,3 @@ def _members(tar: Path) -> dict[str, str]:
                 name = member.name[2:] if member.name.startswith("./") else member.name
                 found[name] = io.TextIOWrapper(data, errors="replace").read()
     return found
-
-
-def check_tools_script(names: list[str]) -> str:
-    from .graded_env import TOOLS_SCRIPT
-
-    return TOOLS_SCRIPT.replace("@NAMES@", " ".join(shlex.quote(n) for n in names)).replace(
-        "@MARKER@", MARKER
-    )

@@ -178,6 +178,7 @@ C_FAMILY = Ecosystem(
         configs=("CMakeLists.txt", "CTestTestfile.cmake", "CTestCustom.cmake", "meson.build"),
         sections=("CMakeLists.txt", "meson.build"),
         sources=("*.c", "*.cc", "*.cpp", "*.cxx", "*.h", "*.hpp"),
+        generated=("CTestTestfile.cmake",),
     ),
     toolchain=("cmake", "ctest", "make", "cc", "c++"),
     test_tools=("meson", "ninja"),

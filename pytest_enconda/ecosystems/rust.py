@@ -75,8 +75,14 @@ RUST = Ecosystem(
     debian_packages=("cargo",),
     programs=("cargo", "rustc"),
     # Cargo's integration tests; unit tests live in src/ beside the code (#[cfg(test)]), which
-    # is not restored: the agent's build may need its own src/ (a generated file).
-    test_files=TestFiles(paths=("tests/",), configs=(".cargo/config.toml",), sources=("*.rs",)),
+    # is not restored: the agent's build may need its own src/ (a generated file). Cargo.toml
+    # says which tests exist (`test = false`, [[test]]); build.rs runs when the tests build.
+    test_files=TestFiles(
+        paths=("tests/",),
+        configs=(".cargo/config.toml", ".cargo/config", "Cargo.toml", "build.rs"),
+        sections=("Cargo.toml",),
+        sources=("*.rs",),
+    ),
     toolchain=("cargo", "rustc"),
     build_commands=(r"cargo\s+(?:\+\S+\s+)?(?:build|fetch)",),
     test_commands=(r"cargo\s+(?:\+\S+\s+)?test",),

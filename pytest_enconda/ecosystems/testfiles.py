@@ -22,7 +22,9 @@ class TestFiles:
     ``sections``: of those, the ones that are more than test configuration, where only a change
     to their test part (``aec.guard``'s readers) counts as a change to the tests. ``sources``:
     file name globs of test sources; a file the setup *added* counts only when it is one (a
-    build writes its own files into test folders: CMake's in-source ``tests/Makefile``)."""
+    build writes its own files into test folders: CMake's in-source ``tests/Makefile``) or a
+    test configuration (a ``pytest.ini`` that takes precedence over ``pyproject.toml``), unless
+    its name is in ``generated``: configurations a build writes itself (CMake's ``Makefile``)."""
 
     __test__ = False  # not a pytest test class, whatever its name
 
@@ -30,6 +32,7 @@ class TestFiles:
     configs: tuple[str, ...] = ()
     sections: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
+    generated: tuple[str, ...] = ()
 
     def is_test(self, path: str) -> bool:
         pure = PurePosixPath(path)
@@ -58,6 +61,12 @@ class TestFiles:
         name = PurePosixPath(path).name
         return self.is_test(path) and any(fnmatch.fnmatchcase(name, p) for p in self.sources)
 
+    def counts_added(self, path: str) -> bool:
+        """Whether a file the setup added is a change to the tests (and is removed)."""
+        if self.is_source(path):
+            return True
+        return self.is_config(path) and PurePosixPath(path).name not in self.generated
+
     def matches(self, path: str) -> bool:
         return self.is_test(path) or self.is_config(path)
 
@@ -67,12 +76,17 @@ class TestFiles:
             configs=(*self.configs, *other.configs),
             sections=(*self.sections, *other.sections),
             sources=(*self.sources, *other.sources),
+            generated=(*self.generated, *other.generated),
         )
 
 
 # Every case's, whatever its language: a Makefile's `test` target and a CI-free runner script
 # are how many repositories run their tests.
-COMMON = TestFiles(configs=("Makefile", "GNUmakefile"), sections=("Makefile", "GNUmakefile"))
+COMMON = TestFiles(
+    configs=("Makefile", "GNUmakefile"),
+    sections=("Makefile", "GNUmakefile"),
+    generated=("Makefile", "GNUmakefile"),
+)
 
 
 def test_files(ecosystem: str | None) -> TestFiles:

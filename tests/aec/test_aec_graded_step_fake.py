@@ -4,12 +4,19 @@ shell, and a toolchain program the setup wrote failing every item."""
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 
 from test_aec_grading_fake import REFERENCE, Scripted, aec_case, grade_file, pipeline, verdicts
 
-from pytest_enconda.aec.graded_env import check_tools, clean_environment, tools_to_check
+from pytest_enconda.aec.graded_env import (
+    check_tools,
+    clean_environment,
+    site_checks,
+    site_findings,
+    tools_to_check,
+)
 from pytest_enconda.aec.test_sections import test_part as part
 from pytest_enconda.ecosystems.testfiles import test_files as files_of
 from pytest_enconda.records import CaseDir
@@ -118,11 +125,172 @@ def test_environment_cleaning_and_tool_rules() -> None:
     assert {v.name for v in stripped} == {"GOFLAGS"}
     names = tools_to_check("cd x && python -m pytest -rA tests", "python")
     assert names[:2] == ["python", "pytest"]
-    honest_venv = "tool\tpython\tfile\t/r/.venv/bin/python\t/usr/bin/python3.11\t0\t1\t0\tpy\t\t"
-    wrapper = (
-        "tool\tpython\tfile\t/usr/local/bin/python\t/usr/local/bin/python\t1\t0\t1\t\t\t#!/bin/sh"
+    checks = check_tools(f"repo\t/r\n{HONEST_VENV}\n{WRAPPER}\n")
+    assert [bool(c.problem) for c in checks] == [False, True]
+
+
+SHA = "ab" * 32
+HONEST_VENV = f"tool\tpython\tfile\t/r/.venv/bin/python\t/usr/bin/python3.11\t0\t1\t{SHA}\tpy\t\t"
+WRAPPER = (
+    f"tool\tpython\tfile\t/usr/local/bin/python\t/usr/local/bin/python\t1\t0\t{SHA}\t\t\t#!/bin/sh"
+)
+
+
+def _tool(name: str, path: str, script: bool, sha: str = SHA, shebang: str = "") -> str:
+    kind = "1\t0" if script else "0\t1"
+    return f"tool\t{name}\tfile\t{path}\t{path}\t{kind}\t{sha}\t\t\t{shebang}"
+
+
+def test_a_venv_console_script_passes_only_when_pips_record_lists_it_with_its_hash() -> None:
+    console = _tool("pytest", "/r/.venv/bin/pytest", True, shebang="#!/r/.venv/bin/python")
+    b64 = base64.urlsafe_b64encode(bytes.fromhex(SHA)).rstrip(b"=").decode()
+    record = "/r/.venv/lib/python3.11/site-packages/pytest-8.3.4.dist-info/RECORD"
+    listed = f"record\tpytest\t{record}\t../../../bin/pytest,sha256={b64},229"
+    [pip_wrote] = check_tools(f"repo\t/r\n{console}\n{listed}\n")
+    assert pip_wrote.problem == ""
+    # The same script edited after pip wrote it (another hash), or with no RECORD at all.
+    other = listed.replace(b64, "x" * 43)
+    [edited] = check_tools(f"repo\t/r\n{console}\n{other}\n")
+    [hand_written] = check_tools(f"repo\t/r\n{console}\n")
+    for check in (edited, hand_written):
+        assert "a script the setup wrote" in check.problem, check
+    # A RECORD elsewhere naming a file of that name is no proof for this one.
+    elsewhere = listed.replace("../../../bin/pytest", "../../../other/bin/pytest")
+    assert check_tools(f"repo\t/r\n{console}\n{elsewhere}\n")[0].problem
+
+
+def test_a_compiled_wrapper_ahead_of_the_systems_program_fails() -> None:
+    wrapper = _tool("go", "/usr/local/bin/go", False)
+    behind = "shadows\tgo\t/usr/bin/go\tgolang-1.19-go"
+    [check] = check_tools(f"repo\t/r\n{wrapper}\n{behind}\n")
+    assert "ahead of /usr/bin/go (golang-1.19-go)" in check.problem
+    # Built in the repository or /tmp: refused whether or not it shadows anything.
+    [in_repo] = check_tools(f"repo\t/r\n{_tool('go', '/r/bin/go', False)}\n")
+    assert "built in the repository or /tmp" in in_repo.problem
+    # A toolchain the setup installed where the system has none (rustup's cargo) passes, and
+    # so does the same compiled wrapper when the image had that very file.
+    alone = _tool("cargo", "/root/.cargo/bin/cargo", False)
+    assert check_tools(f"repo\t/r\n{alone}\n")[0].problem == ""
+    image = {"/usr/local/bin/go": SHA}
+    assert check_tools(f"repo\t/r\n{wrapper}\n{behind}\n", image)[0].problem == ""
+
+
+def test_a_backdated_script_is_judged_by_content_not_time() -> None:
+    # The image had /usr/local/bin/python3 with another content: a file the setup rewrote and
+    # backdated (touch -d) has the image's path and an old time, not the image's bytes.
+    script = _tool("python3", "/usr/local/bin/python3", True, shebang="#!/bin/sh")
+    image = {"/usr/local/bin/python3": "cd" * 32}
+    [check] = check_tools(f"repo\t/r\n{script}\n", image)
+    assert check.created and "a script the setup wrote" in check.problem
+    # The image's own script, unchanged, passes; a case's own script in the checkout too.
+    assert check_tools(f"repo\t/r\n{script}\n", {"/usr/local/bin/python3": SHA})[0].problem == ""
+    gradlew = _tool("gradlew", "/r/gradlew", True, shebang="#!/bin/sh")
+    assert check_tools(f"repo\t/r\n{gradlew}\n", {}, own={"/r/gradlew"})[0].problem == ""
+    assert check_tools(f"repo\t/r\n{gradlew}\n", {})[0].problem
+
+
+def test_site_findings_the_image_had_stand_and_new_ones_fail() -> None:
+    image_pth = f"site\tproblem\t/usr/lib/x/a.pth\ta .pth file that runs code\t{SHA}"
+    planted = f"site\tproblem\t/r/.venv/lib/site-packages/zz.pth\ta .pth file that runs code\t{SHA}"
+    output = f"{image_pth}\n{planted}\nsite\tchecked\t120\t5000\t-\n"
+    before = site_findings(image_pth)
+    checks, summary = site_checks(output, before)
+    assert [c.path for c in checks] == ["/r/.venv/lib/site-packages/zz.pth"]
+    assert checks[0].problem.startswith("/r/.venv/lib/site-packages/zz.pth: a .pth file")
+    assert summary is not None and summary.startswith("120 recorded files")
+    # The image's file, rewritten by the setup, is a new finding.
+    changed = image_pth.replace(SHA, "ef" * 32)
+    assert len(site_checks(changed, before)[0]) == 1
+
+
+def test_variables_that_replace_the_compiler_or_the_test_runner_are_dropped() -> None:
+    saved = "".join(
+        f'declare -x {name}="{value}"\n'
+        for name, value in (
+            ("CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER", "/opt/fake"),
+            ("RUSTC_WRAPPER", "/opt/wrap"),
+            ("GOFLAGS", "-overlay=/opt/o.json"),
+            ("CARGO_TARGET_DIR", "/cache/target"),
+            ("GOFLAGS_OK", "-mod=mod"),
+        )
     )
-    console = "tool\tpytest\tfile\t/r/.venv/bin/pytest\t/r/.venv/bin/pytest\t1\t0\t1\t\t\t"
-    console += "#!/r/.venv/bin/python"
-    checks = check_tools(f"repo\t/r\n{honest_venv}\n{wrapper}\n{console}\n")
-    assert [bool(c.problem) for c in checks] == [False, True, False]
+    env, stripped = clean_environment(saved)
+    assert {v.name for v in stripped} == {
+        "CARGO_TARGET_X86_64_UNKNOWN_LINUX_GNU_RUNNER",
+        "RUSTC_WRAPPER",
+        "GOFLAGS",
+    }
+    assert env == {"CARGO_TARGET_DIR": "/cache/target", "GOFLAGS_OK": "-mod=mod"}
+
+
+def test_a_cargo_configuration_above_the_checkout_fails_the_toolchain() -> None:
+    line = 'cargoconf\t/root/.cargo/config.toml\trunner = "/opt/cheat/runner"'
+    checks = check_tools(f"repo\t/r\n{line}\n")
+    assert [c.name for c in checks] == ["cargo-config"]
+    assert checks[0].problem.startswith("/root/.cargo/config.toml: a Cargo configuration outside")
+
+
+def test_added_test_configuration_counts_and_a_generated_makefile_does_not() -> None:
+    python, rust, cmake = files_of("python"), files_of("rust"), files_of("c-family")
+    assert python.counts_added("pytest.ini") and python.counts_added("conftest.py")
+    assert not python.counts_added("Makefile") and not python.counts_added("notes.txt")
+    assert rust.counts_added("build.rs") and rust.is_config("Cargo.toml")
+    assert not cmake.counts_added("CTestTestfile.cmake") and not cmake.counts_added("Makefile")
+    cargo = '[package]\nname = "x"\n[dependencies]\nitoa = "1"\n'
+    assert part("Cargo.toml", cargo) != part("Cargo.toml", cargo + "[lib]\ntest = false\n")
+    assert part("Cargo.toml", cargo) == part("Cargo.toml", cargo.replace('"1"', '"=1.0.9"'))
+
+
+def test_the_site_probe_names_start_up_files_patched_files_and_shadowed_runners(
+    tmp_path: Path,
+) -> None:
+    import hashlib
+    import os
+    import subprocess
+    import sys
+
+    from pytest_enconda.probing.scripts import probe_script
+
+    planted = tmp_path / "pp"
+    (planted / "pytest").mkdir(parents=True)
+    (planted / "pytest" / "__init__.py").write_text("")
+    (planted / "sitecustomize.py").write_text("print('6 passed')\n")
+    (planted / "zz.pth").write_text("import os; os._exit(0)\n")
+    (planted / "paths.pth").write_text("/nowhere\n")  # a path line runs nothing
+    ok = "import sys\n"
+    (planted / "ok.pth").write_text(ok)
+    (planted / "mod.py").write_text("patched = True\n")
+    digest = base64.urlsafe_b64encode(hashlib.sha256(ok.encode()).digest()).rstrip(b"=").decode()
+    dist = planted / "mod-1.0.dist-info"
+    dist.mkdir()
+    (dist / "RECORD").write_text(
+        f"ok.pth,sha256={digest},{len(ok)}\nmod.py,sha256={'x' * 43},15\n"
+        "mod-1.0.dist-info/RECORD,,\n"
+    )
+    checkout = tmp_path / "checkout"
+    checkout.mkdir()
+    (checkout / "pytest.py").write_text("")
+    env = {**os.environ, "PYTHONPATH": str(planted)}
+    out = subprocess.run(
+        [sys.executable, "-I", "-S", str(probe_script("site_integrity.py"))],
+        cwd=checkout,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    found = {
+        line.split("\t")[1]: line.split("\t")[2]
+        for line in out.splitlines()
+        if line.startswith("problem\t") and str(tmp_path) in line
+    }
+    assert set(found) == {
+        f"{planted}/sitecustomize.py",
+        f"{planted}/zz.pth",
+        f"{planted}/mod.py",
+        f"{planted}/pytest",
+        f"{checkout}/pytest.py",
+    }, out
+    assert "differs from its RECORD" in found[f"{planted}/mod.py"]
+    assert "shadows the test runner" in found[f"{checkout}/pytest.py"]

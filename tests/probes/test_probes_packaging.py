@@ -15,7 +15,13 @@ import pytest
 from pytest_enconda.probing.scripts import probe_script, probe_scripts
 
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPTS = ["checkout_proof.py", "enconda_fixed_order.py", "imports_scan.py", "python_facts.py"]
+SCRIPTS = [
+    "checkout_proof.py",
+    "enconda_fixed_order.py",
+    "imports_scan.py",
+    "python_facts.py",
+    "site_integrity.py",
+]
 
 
 def test_package_list_names_every_package() -> None:
