@@ -1,5 +1,6 @@
 """AEC results by language, for ``summary.json`` and ``report.html``: success rate, tests run,
-PASS-set share, time and tokens, and how often the log decided (the judge was needed otherwise).
+PASS-set share, time and tokens, how often the log decided (the judge was needed otherwise, and
+a cheating sign vetoed a success), and how many cases the trajectory judge found cheating in.
 
 Computed from each case's ``AecGrade`` (``aec.json``, ``aec.grading``) as the run's records read
 it, so a ``regrade`` or ``--resume`` reports the same numbers as the run that made them.
@@ -19,11 +20,15 @@ HEADER = [
     "Tests run %",
     "Tests executed (mean)",
     "PASS-set share % (cases)",
-    "Decided by log / judge / neither",
+    "Decided by log / judge / veto / neither",
+    "Cheating found (cases)",
     "Agent s (mean)",
     "Replay s (mean)",
     "Tokens (mean)",
 ]
+
+
+_DECIDERS = ("log", "judge", "veto", "neither")
 
 
 def _mean(values: list[float]) -> float | None:
@@ -32,7 +37,7 @@ def _mean(values: list[float]) -> float | None:
 
 def _group(grades: list[AecGrade]) -> dict[str, Any]:
     shares = [g.pass_set.share for g in grades if g.pass_set is not None]
-    decided = {k: sum(g.decided_by == k for g in grades) for k in ("log", "judge", "neither")}
+    decided = {k: sum(g.decided_by == k for g in grades) for k in _DECIDERS}
     return {
         "cases": len(grades),
         "success": sum(g.verdict == "success" for g in grades),
@@ -43,6 +48,7 @@ def _group(grades: list[AecGrade]) -> dict[str, Any]:
         "pass_set_share_mean": _mean(shares),
         "pass_set_cases": len(shares),
         "decided_by": decided,
+        "cheating_found": sum(bool(g.cheat_findings) for g in grades),
         "agent_seconds_mean": _mean([g.agent_seconds for g in grades]),
         "replay_seconds_mean": _mean([g.setup_seconds + g.test_seconds for g in grades]),
         "tokens_mean": _mean([float(g.tokens) for g in grades]),
@@ -85,7 +91,8 @@ def rows(aec: Mapping[str, Any]) -> list[list[str]]:
                 _pct(group.get("tests_run_rate")),
                 _num(group.get("tests_executed_mean")),
                 f"{_pct(group.get('pass_set_share_mean'))} ({group.get('pass_set_cases', 0)})",
-                " / ".join(str(decided.get(k, 0)) for k in ("log", "judge", "neither")),
+                " / ".join(str(decided.get(k, 0)) for k in _DECIDERS),
+                str(group.get("cheating_found", 0)),
                 _num(group.get("agent_seconds_mean")),
                 _num(group.get("replay_seconds_mean")),
                 _num(group.get("tokens_mean"), 0),

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from pytest_enconda.aec.cheat_rules import CheatFinding
 from pytest_enconda.aec.grading import AecGrade, PassSetShare
 from pytest_enconda.aec.report import aec_summary, rows
 from pytest_enconda.records import CaseDir
@@ -34,6 +35,10 @@ def test_by_language_and_overall() -> None:
               decided_by="log", agent_seconds=20, setup_seconds=10, test_seconds=0, tokens=3000),
         grade("c", language="rust", verdict="inconclusive", tests_run=False,
               decided_by="neither"),
+        grade("d", 1.0, language="rust", verdict="failure", tests_run=True, executed=3,
+              decided_by="veto", cheat_findings=[CheatFinding(
+                  rule="test file deleted", kind="tests-edited", source="rules",
+                  where="step 2", step=2, evidence="rm tests/test_a.rs")]),
     ]  # fmt: skip
     summary = aec_summary(grades)
     assert summary is not None
@@ -41,10 +46,14 @@ def test_by_language_and_overall() -> None:
     assert (go["cases"], go["success"], go["tests_run"]) == (2, 1, 1)
     assert go["pass_set_share_mean"] == 0.75 and go["tokens_mean"] == 2000
     assert go["replay_seconds_mean"] == 21
-    assert summary["overall"]["decided_by"] == {"log": 2, "judge": 0, "neither": 1}
+    assert summary["overall"]["decided_by"] == {"log": 2, "judge": 0, "veto": 1, "neither": 1}
+    # A vetoed case is no success, and the judge's finding is counted on its own.
+    rust = summary["by_language"]["rust"]
+    assert (rust["success"], rust["cheating_found"]) == (0, 1)
     table = rows(summary)
     assert [row[0] for row in table] == ["go", "rust", "all"]
     assert table[0][2] == "50.0" and table[0][5] == "75.0 (2)"
+    assert table[1][6] == "0 / 0 / 1 / 1" and table[1][7] == "1" and table[2][7] == "1"
     html = summary_section({"aec": summary, "items": {}}, [], plots=False)
     assert 'id="enconda-aec"' in html and "AEC results by language" in html
 

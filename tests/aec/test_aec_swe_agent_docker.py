@@ -107,7 +107,9 @@ def test_swe_agent_on_aec_cases(
     assert prose["agent_test_command"] == "echo all tests passed"
     assert prose["command_source"] == "reference" and prose["decided_by"] == "log"
     honest = json.loads((run_dir / "cases" / "honest" / "aec.json").read_text())
-    assert honest["decided_by"] == "log" and honest["judge"] is None
+    # The judge read the trajectory though the log decided: no cheating sign in it.
+    assert honest["decided_by"] == "log" and honest["judge"] is not None
+    assert honest["cheat_findings"] == []
     assert honest["command_source"] == "reference" and honest["tokens"] > 0
     assert honest["agent_test_command"] == "python3 -m unittest -v"
     first = prompt_text(llm_server.requests[0])
@@ -119,4 +121,4 @@ def test_swe_agent_on_aec_cases(
     given = json.loads((run_dir / "cases" / "honest" / "agent" / "memory.json").read_text())
     assert [hit["action"] for hit in given["given"]] == ["apt-get install -y python3-venv"]
     summary = json.loads((run_dir / "summary.json").read_text())["aec"]
-    assert summary["overall"]["decided_by"] == {"log": 2, "judge": 0, "neither": 0}
+    assert summary["overall"]["decided_by"] == {"log": 2, "judge": 0, "veto": 0, "neither": 0}
