@@ -29,9 +29,10 @@ def readme_of(case) -> str:  # type: ignore[no-untyped-def]
     return (case.case_dir / str(case.spec.repository.path) / "README.md").read_text()
 
 
-def test_six_ecosystems_and_two_misleading_readmes() -> None:
+def test_eight_languages_and_two_misleading_readmes() -> None:
     languages = {case.spec.aec.language for case in CASES}
-    assert {"python", "rust", "c++", "go", "javascript", "java"} <= languages
+    assert {"python", "rust", "c++", "go", "javascript", "typescript", "java", "php"} <= languages
+    assert len(CASES) == 10
     assert {case.id for case in CASES} >= MISLEADING
     for case in CASES:
         assert case.golden_setup_text, case.id
@@ -53,6 +54,38 @@ def test_the_misleading_readmes_differ_from_the_golden_setup_where_they_mislead(
     assert "libjansson-dev" in jsoncount.golden_setup_text
     py312 = by_id["aec-misleading-pyunits-py312"]
     assert "python3.12" in readme_of(py312) and "python3.12" not in py312.golden_setup_text
+
+
+def test_the_typescript_and_php_cases_need_debian_in_place_of_their_registries() -> None:
+    """npm and Packagist are out of reach: the golden setups use Debian's tsc and the
+    @types/node its nodejs ships (linked where tsc looks), Debian's PHPUnit with BCMath and
+    Composer's offline autoloader; the manifests still name the registries' packages."""
+    by_id = {case.id: case for case in CASES}
+    ts, php = by_id["aec-ts-tsduration"], by_id["aec-php-phpmoney"]
+    repo_ts = ts.case_dir / str(ts.spec.repository.path)
+    assert json.loads((repo_ts / "package.json").read_text())["devDependencies"].keys() == {
+        "typescript",
+        "@types/node",
+    }
+    ts_setup, php_setup = ts.golden_setup_text or "", php.golden_setup_text or ""
+    assert "node-typescript" in ts_setup
+    assert "node_modules/@types/node" in ts_setup
+    repo_php = php.case_dir / str(php.spec.repository.path)
+    assert "ext-bcmath" in (repo_php / "composer.json").read_text()
+    assert "php-bcmath" in php_setup and "dump-autoload" in php_setup
+    assert 'bootstrap="vendor/autoload.php"' in (repo_php / "phpunit.xml").read_text()
+
+
+def test_the_php_pass_set_is_what_the_parser_names_in_a_real_log() -> None:
+    from pytest_enconda.aec.testnames import test_outcomes as names_in
+
+    php = {case.id: case for case in CASES}["aec-php-phpmoney"]
+    log = Path(__file__).parent / "logs" / "phpunit" / "pass.log"
+    found = names_in(log.read_text(encoding="utf-8"))
+    reference = php.spec.aec.reference if php.spec.aec is not None else None
+    assert reference is not None
+    assert sorted(reference.pass_set) == sorted(found)
+    assert set(found.values()) == {"passed"}
 
 
 @pytest.mark.slow
