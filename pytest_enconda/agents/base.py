@@ -146,14 +146,6 @@ class AgentTask(BaseModel):
 
         return cutoff_of(self.case)
 
-    @property
-    def packages_before(self) -> str:
-        """The instance's package cutoff (``package_cutoff``): its task says it, its box has
-        it set; empty where the reference needed none."""
-        from ..package_cutoff import cutoff_of
-
-        return cutoff_of(self.case)
-
 
 @runtime_checkable
 class Agent(Protocol):

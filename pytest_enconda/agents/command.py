@@ -150,7 +150,6 @@ class CommandAgent(ConfiguredAgent):
                     readme_text=task.readme_text,
                     profile=profile.render(),
                     packages_before=task.packages_before,
-                    packages_before=task.packages_before,
                 )
             )
             box.copy_in(prompt.encode("utf-8"), PROMPT_PATH)
