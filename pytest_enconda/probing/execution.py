@@ -233,12 +233,11 @@ def run_execution(
                 steps=steps,
                 duration=sum(step.duration for step in steps),
                 junit=_golden_junit(case_dir, timing),
-                calibration=Calibration(
-                    case_budgets=base,
-                    golden_seconds={s.name: s.duration for s in timing.steps},
-                    golden_stopped={s.name: s.budget for s in timing.steps if s.timed_out},
-                    budgets=budgets,
-                    golden=case_dir.relative(case_dir.golden_record),
+                calibration=_calibration(
+                    base,
+                    timing,
+                    budgets,
+                    case_dir,
                     note=(
                         f"the golden setup itself ran out of {CALIBRATION_FACTOR:g} x the "
                         "case's budget here"
@@ -255,13 +254,7 @@ def run_execution(
     if timing is None:
         return record
     budgets = calibrated_budgets(base, timing)
-    calibration = Calibration(
-        case_budgets=base,
-        golden_seconds={s.name: s.duration for s in timing.steps},
-        golden_stopped={s.name: s.budget for s in timing.steps if s.timed_out},
-        budgets=budgets,
-        golden=case_dir.relative(case_dir.golden_record),
-    )
+    calibration = _calibration(base, timing, budgets, case_dir)
     if all(budgets[s.name] <= base[s.name] for s in record.steps if s.timed_out):
         calibration.note = "the golden setup was fast enough: the case's budgets stand"
         record.calibration = calibration
@@ -281,6 +274,25 @@ def run_execution(
     record.first_attempt = first
     record.calibration = calibration
     return record
+
+
+def _calibration(
+    base: dict[str, float],
+    timing: GoldenTiming,
+    budgets: dict[str, float],
+    case_dir: CaseDir,
+    note: str = "",
+) -> Calibration:
+    """The calibration from the golden run's ``timing``: its times, and the limits it was
+    stopped at (a time that is a limit, not what the golden setup needs here)."""
+    return Calibration(
+        case_budgets=base,
+        golden_seconds={s.name: s.duration for s in timing.steps},
+        golden_stopped={s.name: s.budget for s in timing.steps if s.timed_out},
+        budgets=budgets,
+        golden=case_dir.relative(case_dir.golden_record),
+        note=note,
+    )
 
 
 def _golden_junit(case_dir: CaseDir, timing: GoldenTiming) -> str | None:
