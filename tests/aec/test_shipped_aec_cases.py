@@ -29,9 +29,19 @@ def readme_of(case) -> str:  # type: ignore[no-untyped-def]
     return (case.case_dir / str(case.spec.repository.path) / "README.md").read_text()
 
 
-def test_eight_languages_and_two_misleading_readmes() -> None:
+def test_nine_languages_and_two_misleading_readmes() -> None:
     languages = {case.spec.aec.language for case in CASES}
-    assert {"python", "rust", "c++", "go", "javascript", "typescript", "java", "php"} <= languages
+    assert {
+        "python",
+        "rust",
+        "c",
+        "c++",
+        "go",
+        "javascript",
+        "typescript",
+        "java",
+        "php",
+    } <= languages
     assert len(CASES) == 10
     assert {case.id for case in CASES} >= MISLEADING
     for case in CASES:
