@@ -92,23 +92,6 @@ def takes_memory(agent: str) -> bool:
     return model is not None and "memory" in getattr(model, "model_fields", {})
 
 
-def embedder_options(agent: str, embedder: str | None, api_base: str | None) -> dict[str, str]:
-    """``--embedder`` and ``--embedding-api-base`` as the agent's options, for an agent whose
-    memory lookups take them (heuristic); a bad embedder spec stops the run here."""
-    from .agents import registry
-    from .embedders import NONE, check_spec
-
-    if embedder is not None and embedder != NONE:
-        try:
-            check_spec(embedder)
-        except ValueError as exc:
-            raise pytest.UsageError(str(exc)) from None
-    model = getattr(registry.factory_of(agent), "config_model", None)
-    fields = getattr(model, "model_fields", {})
-    given = {"embedder": embedder, "embedding_api_base": api_base}
-    return {key: value for key, value in given.items() if value is not None and key in fields}
-
-
 def _check_backend(opt: Any) -> None:
     """An unknown ``--backend``, or one that does not fit ``--python``, stops the run here.
     Looked up now, not as the option is parsed: a conftest.py registers its backends later."""
@@ -148,6 +131,7 @@ def _check_judge(opt: Any) -> None:
 def _check_agent(agent: str, opt: Any) -> None:
     """A model-driven agent without ``--model``, or with options it rejects, stops the run here:
     nothing is collected and no container starts."""
+    from .agent_step import embedder_options
     from .agents import registry
 
     needs_model = registry.needs_model(agent)
@@ -165,7 +149,10 @@ def _check_agent(agent: str, opt: Any) -> None:
                 f"{', '.join(name for name in registry.available() if takes_memory(name))})"
             )
         options["memory"] = str(opt("memory"))
-        options.update(embedder_options(agent, opt("embedder"), opt("embedding_api_base")))
+        try:
+            options.update(embedder_options(agent, opt("embedder"), opt("embedding_api_base")))
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
     try:
         registry.check_options(agent, **options)
     except KeyError as exc:

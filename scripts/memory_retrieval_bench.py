@@ -29,7 +29,7 @@ from pytest_enconda.embedders import create_embedder
 from pytest_enconda.memory import hybrid
 from pytest_enconda.memory.store import MemoryStore
 
-FLOORS = (0.0, 0.80, 0.82, 0.84, 0.86, 0.88)
+FLOORS = (0.0, 0.80, 0.84, 0.86, 0.88, 0.90, 0.92)
 MATCH_RANKS = (1, 2, 3, 5, 10)
 
 
@@ -59,7 +59,9 @@ def scores(ranking: list[int], relevant: set[int]) -> dict[str, float]:
     }
 
 
-def measure(store: MemoryStore, pairs: list[dict], embedder: Any) -> dict[str, Any]:
+def measure(
+    store: MemoryStore, pairs: list[dict], embedder: Any, floor: float | None = None
+) -> dict[str, Any]:
     actions: dict[str, set[int]] = {}
     for hit in store.all():
         actions.setdefault(hit.action, set()).add(hit.id)
@@ -76,7 +78,7 @@ def measure(store: MemoryStore, pairs: list[dict], embedder: Any) -> dict[str, A
             unknown.append(pair["relevant_action"])
             continue
         for method, (emb, bm25) in methods.items():
-            ranked = hybrid.fuse(store, [pair["query"]], (), emb, bm25=bm25)
+            ranked = hybrid.fuse(store, [pair["query"]], (), emb, bm25=bm25, min_cosine=floor)
             for key, value in scores([r.hit.id for r in ranked], relevant).items():
                 totals[method][key] += value
         if embedder is not None:
@@ -97,16 +99,11 @@ def measure(store: MemoryStore, pairs: list[dict], embedder: Any) -> dict[str, A
 def _evidence(store: Any, query: str, embedder: Any, relevant: set[int] | None) -> dict:
     """Per dense floor: the fused score of the relevant triple (or of the best one left)."""
     found = {}
-    saved = hybrid.MIN_COSINE
-    try:
-        for floor in FLOORS:
-            hybrid.MIN_COSINE = floor
-            ranked = hybrid.fuse(store, [query], (), embedder)
-            if relevant is not None:
-                ranked = [r for r in ranked if r.hit.id in relevant]
-            found[floor] = ranked[0].fused if ranked else 0.0
-    finally:
-        hybrid.MIN_COSINE = saved
+    for floor in FLOORS:
+        ranked = hybrid.fuse(store, [query], (), embedder, min_cosine=floor)
+        if relevant is not None:
+            ranked = [r for r in ranked if r.hit.id in relevant]
+        found[floor] = ranked[0].fused if ranked else 0.0
     return found
 
 
@@ -133,6 +130,9 @@ def main() -> int:
     parser.add_argument("--embedder", help="default: the one the file was built with")
     parser.add_argument("--embedding-api-base")
     parser.add_argument("--json", help="also write the result here")
+    parser.add_argument(
+        "--min-cosine", type=float, help="the dense lists' floor (default: hybrid.MIN_COSINE)"
+    )
     args = parser.parse_args()
     pairs = [json.loads(line) for line in Path(args.labelled).read_text().splitlines() if line]
     with MemoryStore(args.memory) as store:
@@ -141,7 +141,12 @@ def main() -> int:
         if spec and spec != "none":
             embedder = create_embedder(spec, api_base=args.embedding_api_base)
             hybrid.embed_triples(store, embedder)
-        result = {"triples": len(store.all()), "embedder": spec, **measure(store, pairs, embedder)}
+        result = {
+            "triples": len(store.all()),
+            "embedder": spec,
+            "min_cosine": hybrid.MIN_COSINE if args.min_cosine is None else args.min_cosine,
+            **measure(store, pairs, embedder, args.min_cosine),
+        }
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:

@@ -46,7 +46,17 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
     (
         "domain",
         frozenset(
-            {"caserun", "agents", "probing", "grading", "stages", "aspects", "memory", "aec"}
+            {
+                "caserun",
+                "agents",
+                "probing",
+                "grading",
+                "stages",
+                "aspects",
+                "memory",
+                "embedders",
+                "aec",
+            }
         ),
     ),
     # The pipeline's collaborators: a case's repository and task image, the cost ceiling, the

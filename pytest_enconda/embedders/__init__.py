@@ -14,14 +14,14 @@ embedded once per model, whichever process or worker asks first.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.metadata import EntryPoint
 from pathlib import Path
-from typing import Literal, Protocol, runtime_checkable
+from typing import Literal
 
-from ..errors import HarnessError
 from ..registry import Registry
+from .base import ENTRY_POINT_GROUP, NONE, Embedder, EmbedderUnavailable, Kind
 
 __all__ = [
     "EMBEDDERS",
@@ -36,30 +36,6 @@ __all__ = [
     "check_spec",
     "create_embedder",
 ]
-
-ENTRY_POINT_GROUP = "pytest_enconda.embedders"
-# The spec that turns embedding off: retrieval is BM25 alone, and says so.
-NONE = "none"
-
-# e5-style models embed a question and the text that answers it differently; an endpoint that
-# does not distinguish them ignores it.
-Kind = Literal["query", "passage"]
-
-
-class EmbedderUnavailable(HarnessError):
-    """An embedder that cannot run here: its extra is not installed, its endpoint fails or
-    answers something that is not one vector per text. A harness error, never the agent's."""
-
-
-@runtime_checkable
-class Embedder(Protocol):
-    """``name`` is the spec that made it (stored with the vectors: a query must use the same
-    one); ``model_id`` names the model exactly (the cache key: another version, another key)."""
-
-    name: str
-    model_id: str
-
-    def embed(self, texts: Sequence[str], kind: Kind) -> list[list[float]]: ...
 
 
 @dataclass(frozen=True)

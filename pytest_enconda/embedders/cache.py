@@ -17,7 +17,7 @@ from array import array
 from collections.abc import Sequence
 from pathlib import Path
 
-from . import Embedder, EmbedderUnavailable, Kind
+from .base import Embedder, EmbedderUnavailable, Kind
 
 
 def as_float32(vector: Sequence[float]) -> array[float]:

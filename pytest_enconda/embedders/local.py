@@ -11,7 +11,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from . import EmbedderUnavailable, Kind
+from .base import EmbedderUnavailable, Kind
 
 # One model per process: loading maps 72 MB, and every memory lookup of every case shares it.
 _MODEL: Any = None

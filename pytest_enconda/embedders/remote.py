@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import EncondaError
-from . import EmbedderUnavailable, Kind
+from .base import EmbedderUnavailable, Kind
 
 # Texts per request: providers cap a request's inputs (OpenAI: 2,048).
 BATCH = 256

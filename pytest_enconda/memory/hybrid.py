@@ -130,9 +130,12 @@ def fuse(
     embedder: Any = None,
     depth: int = DEPTH,
     bm25: bool = True,
+    min_cosine: float | None = None,
 ) -> list[Ranked]:
     """Every triple any list found, best fused score first (ties: lower id first).
-    ``bm25=False`` leaves the BM25 lists out (dense alone: the retrieval benchmark's baseline)."""
+    ``bm25=False`` leaves the BM25 lists out (dense alone: the retrieval benchmark's baseline);
+    ``min_cosine`` replaces the dense lists' floor (``MIN_COSINE``)."""
+    floor = MIN_COSINE if min_cosine is None else min_cosine
     found: dict[int, Ranked] = {}
     vectors = embedder.embed(list(queries), "query") if embedder is not None and queries else []
     for n, query in enumerate(queries):
@@ -145,7 +148,7 @@ def fuse(
         if embedder is None:
             continue
         dense = store.search_vector(vectors[n], embedder.name, depth, exclude_repositories)
-        dense = [hit for hit in dense if hit.score >= MIN_COSINE]
+        dense = [hit for hit in dense if hit.score >= floor]
         for rank, hit in enumerate(dense, 1):
             entry = found.setdefault(hit.id, Ranked(hit))
             entry.fused += 1.0 / (RRF_K + rank)

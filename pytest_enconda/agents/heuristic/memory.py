@@ -23,9 +23,13 @@ __all__ = ["MemoryConsult", "expected_to_fail", "signature"]
 # The fused score a triple needs, per list the lookup fused (BM25 alone: one; hybrid: two), to
 # have its action tried: the score of rank MATCH_RANK in each list. With two lists it exceeds
 # anything one list alone gives (1 / (RRF_K + 1)), so a hybrid match needs both: the words and
-# the meaning (a dense list holds only triples over hybrid.MIN_COSINE). Chosen on the labelled
-# pairs (docs/how-to/memory.md, "The heuristic agent's threshold").
-MATCH_RANK = 3
+# the meaning, the dense list holding only triples at cosine TRY_MIN_COSINE or more (stricter
+# than retrieval's floor: a tried action costs a command). Chosen on the 53 labelled pairs
+# (scripts/memory_retrieval_bench.py, the triples of 6 diagnosis cases' heuristic runs): the
+# relevant triple passes for 0.58 of the pairs, the best triple left when the memory lacks the
+# relevant one for 0.08; the word-overlap rule it replaces passed 0.44 and 0.00.
+MATCH_RANK = 2
+TRY_MIN_COSINE = 0.90
 FUSED_MIN = 1.0 / (RRF_K + MATCH_RANK)
 
 
@@ -75,7 +79,9 @@ class MemoryConsult:
         failure = generalise(signature(output), self.names)
         if not failure:
             return None, None
-        ranked = fuse(self.store, [failure], self.exclude, self.embedder)[:3]
+        ranked = fuse(
+            self.store, [failure], self.exclude, self.embedder, min_cosine=TRY_MIN_COSINE
+        )[:3]
         lists = 1 if self.embedder is None else 2
         event: dict[str, Any] = {
             "command": command,
