@@ -159,3 +159,15 @@ def test_an_unreachable_endpoint_is_the_embedders_error(tmp_path: Path) -> None:
     embedder = create_embedder("litellm:e5-query", api_base=api_base, cache_dir=tmp_path, timeout=5)
     with pytest.raises(EmbedderUnavailable, match=f"embedder litellm:e5-query at {api_base}"):
         embedder.embed(["x"], "query")
+
+
+def test_the_run_options_reach_agents_whose_memory_lookups_take_them() -> None:
+    from pytest_enconda.agent_step import embedder_options
+
+    given = embedder_options("heuristic", "litellm:e5-query", "http://127.0.0.1:9/v1")
+    assert given == {"embedder": "litellm:e5-query", "embedding_api_base": "http://127.0.0.1:9/v1"}
+    assert embedder_options("heuristic", None, None) == {}
+    assert embedder_options("oracle", "local", None) == {}  # it takes no memory
+    assert embedder_options("heuristic", "none", None) == {"embedder": "none"}
+    with pytest.raises(ValueError, match="unknown embedder 'nope'"):
+        embedder_options("heuristic", "nope", None)
