@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from . import textio
-
 CASE_FILE = "case.toml"
 REPO_INFO = "repo_info.jsonl"
 RESEARCH_MANIFEST = "manifest.json"
@@ -36,6 +34,10 @@ def is_case_file(path: Path) -> bool:
     broken case without a word; another tool's readable ``case.toml`` is left alone."""
     if path.name != CASE_FILE:
         return False
+    # Here, not at the top: textio brings tomllib, and a run that meets no case.toml (most runs
+    # of the installed plugin) never needs it.
+    from . import textio
+
     try:
         with textio.open_regular(path, MAX_CASE_BYTES) as handle:
             head = handle.read(_PEEK_BYTES)
@@ -128,6 +130,8 @@ def case_repository_dirs(roots: list[Path]) -> set[Path]:
         if not root.is_dir():
             continue
         for case_file in _case_files(root):
+            from . import textio  # only where a case file is met (see is_case_file)
+
             case_dirs.add(case_file.parent.resolve())
             try:
                 # Bounded and guarded as the loader's read: a huge literal or deep key here
