@@ -21,6 +21,7 @@ COMMANDS: dict[str, str] = {
     "overhead": "pytest_enconda.bench.overhead",
     "plugin-hooks": "pytest_enconda.bench.plugin_hooks",
     "embedders": "pytest_enconda.bench.embedders",
+    "dispatch": "pytest_enconda.bench.dispatch",
 }
 
 

@@ -364,7 +364,9 @@ class RayDispatcher:
             options.update(self._init_options)
             try:
                 _reachable(self.address)
-                ray.init(address=self.address, **options)
+                # "local": a new instance even where `ray start` runs a cluster on this machine
+                # (Ray would join that one, and refuse the object store size given here).
+                ray.init(address=self.address or "local", **options)
             except (ConnectionError, TimeoutError, RuntimeError, ValueError) as exc:
                 with contextlib.suppress(Exception):
                     ray.shutdown()
