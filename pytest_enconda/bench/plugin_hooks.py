@@ -4,10 +4,11 @@
 
 Runs ``pytest --co -q`` in an empty folder (or ``--folder``) under cProfile, in a fresh process
 each time, and prints the median CPU time of the plugin's module import and of each of its hooks
-(cumulative, callees included), their sum, and that sum as a share of the whole run. A share is
-what to compare across machines and load: the profiler slows everything alike, and the whole
-run's time moves with the machine's load. The goal is that an unrelated run pays for the
-plugin's import and nothing costly in its hooks.
+(cumulative, callees included), their sum, and that sum as a share of the whole run. CPU time,
+not wall time, so that other processes on a loaded machine are not counted; the profiler slows
+every call alike, so compare figures taken the same way. The whole run moves with what else is
+installed (other plugins), so the share is for one environment. The goal is that an unrelated run
+pays for the plugin's import and nothing costly in its hooks.
 """
 
 from __future__ import annotations
