@@ -120,10 +120,15 @@ class DockerBackend:
         return self.images.image_id(image) is not None
 
     def free_bytes(self) -> int | None:
-        return self.sandbox.free_bytes()
+        from ..sandbox.common import engine_free_space
+
+        space = engine_free_space(self.sandbox.client)
+        return None if space is None else space[1]
 
     def remove_snapshot(self, image: str) -> bool:
-        return self.sandbox.remove_snapshot(image)
+        from ..sandbox.cleanup import remove_snapshot
+
+        return remove_snapshot(self.sandbox.client, self.settings, image)
 
     def _cache_identity(self, key: str) -> str:
         """The download cache's identity: a base image key names the base image's content-hash

@@ -249,3 +249,25 @@ def prune_images(
         report.removed.append(ref)
         report.freed_bytes += sizes.get(row["Id"], 0)
     return report
+
+
+def remove_snapshot(client: docker.DockerClient, settings: SandboxSettings, image: str) -> bool:
+    """Remove a snapshot image this tool made (its labels say so); anything else, or one already
+    gone, is left. Whether it was removed."""
+    from docker.errors import APIError, ImageNotFound
+
+    prefix = settings.labels_prefix
+    try:
+        labels = client.api.inspect_image(image).get("Config", {}).get("Labels") or {}
+    except ImageNotFound:
+        return False
+    if labels.get(f"{prefix}.tool") != TOOL or labels.get(f"{prefix}.kind") != KIND_SNAPSHOT:
+        return False
+    try:
+        client.api.remove_image(image)
+    except ImageNotFound:
+        return False
+    except APIError as exc:
+        # A container still running from it (--keep-containers): kept, and said.
+        raise HarnessError(f"cannot remove snapshot {image}: {exc}") from None
+    return True

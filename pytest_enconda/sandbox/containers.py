@@ -336,8 +336,9 @@ class Container:
         return f"{repository}:{tag}"
 
     def free_bytes(self) -> int | None:
-        """Free bytes where the engine writes this container's snapshot (``Sandbox``)."""
-        return self.sandbox.free_bytes()
+        """Free bytes on the engine's data root, where the snapshot goes (None: unknown)."""
+        space = engine_free_space(self.sandbox.client)
+        return None if space is None else space[1]
 
     def writable_size(self) -> int:
         """Bytes in the container's writable layer (what the agent installed or wrote)."""
@@ -420,32 +421,6 @@ class Sandbox:
         if self._stream_client is None:
             self._stream_client = docker_client(timeout=None)
         return self._stream_client
-
-    def free_bytes(self) -> int | None:
-        """Free bytes on the engine's data root, or None where this host cannot tell."""
-        space = engine_free_space(self.client)
-        return None if space is None else space[1]
-
-    def remove_snapshot(self, image: str) -> bool:
-        """Remove a snapshot image this tool made (its labels say so); anything else, or one
-        already gone, is left. Whether it was removed."""
-        from docker.errors import APIError, ImageNotFound
-
-        prefix = self.settings.labels_prefix
-        try:
-            labels = self.client.api.inspect_image(image).get("Config", {}).get("Labels") or {}
-        except ImageNotFound:
-            return False
-        if labels.get(f"{prefix}.tool") != TOOL or labels.get(f"{prefix}.kind") != KIND_SNAPSHOT:
-            return False
-        try:
-            self.client.api.remove_image(image)
-        except ImageNotFound:
-            return False
-        except APIError as exc:
-            # A container still running from it (--keep-containers): kept, and said.
-            raise HarnessError(f"cannot remove snapshot {image}: {exc}") from None
-        return True
 
     def _labels(self, case_id: str, role: str) -> dict[str, str]:
         prefix = self.settings.labels_prefix

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_enconda.backends.docker import DockerBackend
 from pytest_enconda.diskspace import HEADROOM, DiskSpaceError
 from pytest_enconda.sandbox import images as images_module
 from pytest_enconda.sandbox.common import engine_free_space
@@ -17,7 +18,8 @@ def test_free_space_of_the_engines_data_root(docker_client, sandbox) -> None:
     assert space is not None  # the engine here listens on this host's socket
     root, free = space
     assert root == docker_client.info()["DockerRootDir"] and free > 0
-    assert sandbox.free_bytes() is not None
+    backend_free = DockerBackend(sandbox=sandbox).free_bytes()
+    assert backend_free is not None and backend_free > 0
 
 
 def test_remove_snapshot_removes_a_snapshot_and_nothing_else(
@@ -27,10 +29,11 @@ def test_remove_snapshot_removes_a_snapshot_and_nothing_else(
         box.exec("echo hi > /tmp/made", timeout=30)
         assert box.free_bytes() is not None
         snapshot = box.snapshot("t/space")
-    assert sandbox.remove_snapshot(base_image) is False  # not a snapshot: left alone
+    backend = DockerBackend(sandbox=sandbox)
+    assert backend.remove_snapshot(base_image) is False  # not a snapshot: left alone
     assert docker_client.images.get(base_image) is not None
-    assert sandbox.remove_snapshot(snapshot) is True
-    assert sandbox.remove_snapshot(snapshot) is False  # gone already: no error
+    assert backend.remove_snapshot(snapshot) is True
+    assert backend.remove_snapshot(snapshot) is False  # gone already: no error
     assert not any(snapshot in (image.tags or []) for image in docker_client.images.list())
 
 
