@@ -24,10 +24,11 @@ __all__ = ["MemoryConsult", "expected_to_fail", "signature"]
 # have its action tried: the score of rank MATCH_RANK in each list. With two lists it exceeds
 # anything one list alone gives (1 / (RRF_K + 1)), so a hybrid match needs both: the words and
 # the meaning, the dense list holding only triples at cosine TRY_MIN_COSINE or more (stricter
-# than retrieval's floor: a tried action costs a command). Chosen on the 53 labelled pairs
-# (scripts/memory_retrieval_bench.py, the triples of 6 diagnosis cases' heuristic runs): the
-# relevant triple passes for 0.58 of the pairs, the best triple left when the memory lacks the
-# relevant one for 0.08; the word-overlap rule it replaces passed 0.44 and 0.00.
+# than retrieval's floor: a tried action costs a command). Chosen on the labelled pairs
+# (scripts/memory_retrieval_bench.py; the 8 triples of 7 diagnosis cases' heuristic runs, the 42
+# pairs whose action they hold): the relevant triple passes for 0.62 of the pairs, the best
+# triple left when the memory lacks the relevant one for 0.07; the word-overlap rule it
+# replaces passed 0.45 and 0.00.
 MATCH_RANK = 2
 TRY_MIN_COSINE = 0.90
 FUSED_MIN = 1.0 / (RRF_K + MATCH_RANK)
