@@ -21,15 +21,33 @@ from .readme_commands import build_script, extract_commands
 
 
 def _test_runner() -> re.Pattern[str]:
-    """A test runner's command (``Ecosystem.test_commands``, every registered ecosystem's) as a
-    word of the command line; re's cache compiles it once while the registry stays as it is."""
+    """A test runner's command (``Ecosystem.test_commands``, every registered ecosystem's) at
+    the start of a simple command, by path or not (``vendor/bin/phpunit``); re's cache compiles
+    it once while the registry stays as it is."""
     runners = any_of(pattern for eco in ECOSYSTEMS.values() for pattern in eco.test_commands)
-    return re.compile(rf"(?:^|[\s;&|(]){runners}(?:$|[\s;&|)])")
+    return re.compile(rf"(?:[^\s/]*/)*{runners}(?:$|[\s;&|)])")
+
+
+# Where a simple command ends: a runner is one only as a command, never as an argument
+# (`apt-get install phpunit`, `pip install pytest`).
+_SEGMENT_END = re.compile(r"&&|\|\||[;|&()\n]")
+# What may stand before the runner in its own simple command.
+_LEAD = re.compile(
+    r"(?:(?:sudo|env|time|nice|command|exec)\s+|timeout\s+(?:-\S+\s+)*\S+\s+"
+    r"|xvfb-run\s+(?:-\S+\s+)*|[A-Za-z_][A-Za-z0-9_]*=\S*\s+)*"
+)
 
 
 def is_test_command(command: str) -> bool:
-    """Whether ``command`` runs a test runner (``pytest``, ``cargo test``, ``ctest``, ...)."""
-    return _test_runner().search(command) is not None
+    """Whether ``command`` runs a test runner (``pytest``, ``cargo test``, ``ctest``, ...) as one
+    of its simple commands."""
+    runner = _test_runner()
+    for segment in _SEGMENT_END.split(command):
+        text = segment.strip()
+        lead = _LEAD.match(text)
+        if runner.match(text, lead.end() if lead else 0):
+            return True
+    return False
 
 
 def split_test_command(commands: list[str]) -> tuple[list[str], str]:
