@@ -34,6 +34,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "textio",
                 "lazy",
                 "kinds",
+                # Free space before an image is written: any backend's check.
+                "diskspace",
                 # What each language's runners, files and commands are: the case format's
                 # language hint reads it, and so do AEC grading, the profile and the agents.
                 "ecosystems",
@@ -56,6 +58,8 @@ LAYERS: tuple[tuple[str, frozenset[str]], ...] = (
                 "memory",
                 "embedders",
                 "aec",
+                # The reference's package cutoff: the agents' task and the replay's box.
+                "package_cutoff",
             }
         ),
     ),
