@@ -250,6 +250,8 @@ def run_case(
                 failures[step] = f"{exc} (on node {node})"
     finally:
         llm.LEDGER_FACTORY = previous_factory
+        # Graded here: the node's snapshot goes, as after a case's last item in a local run.
+        pipeline.release_snapshot(case)
         pipeline.close()  # this case's boxes go with it, cancelled or not
         wait_in_thread(board.finished.remote(case.id))
     files, large = read_case_files(paths.root)
