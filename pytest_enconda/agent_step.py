@@ -28,20 +28,6 @@ if TYPE_CHECKING:
     from .settings import EncondaSettings
 
 
-def embedder_options(agent: str, embedder: str | None, api_base: str | None) -> dict[str, str]:
-    """``--embedder`` and ``--embedding-api-base`` as the agent's options, for an agent whose
-    memory lookups take them (heuristic); ``ValueError`` for a bad embedder spec."""
-    from .agents import registry
-    from .embedders import NONE, check_spec
-
-    if embedder is not None and embedder != NONE:
-        check_spec(embedder)
-    model = getattr(registry.factory_of(agent), "config_model", None)
-    fields = getattr(model, "model_fields", {})
-    given = {"embedder": embedder, "embedding_api_base": api_base}
-    return {key: value for key, value in given.items() if value is not None and key in fields}
-
-
 class AgentStep:
     """The agent of one run in this process, and its step for each case."""
 
@@ -69,6 +55,7 @@ class AgentStep:
     def agent(self) -> Any:
         if self._agent is None:
             from .agents import registry
+            from .agents.memory_options import embedder_options
 
             options: dict[str, Any] = dict(self.settings.agent_options)
             if self.settings.model:
@@ -154,7 +141,6 @@ class AgentStep:
     @contextlib.contextmanager
     def _agent_box(self, case: Case) -> Iterator[Box]:
         from .backends.base import download_cache_key, started
-
         from .package_cutoff import cutoff_env
 
         image = self.images.task_image(case)

@@ -131,8 +131,8 @@ def _check_judge(opt: Any) -> None:
 def _check_agent(agent: str, opt: Any) -> None:
     """A model-driven agent without ``--model``, or with options it rejects, stops the run here:
     nothing is collected and no container starts."""
-    from .agent_step import embedder_options
     from .agents import registry
+    from .agents.memory_options import embedder_options
 
     needs_model = registry.needs_model(agent)
     if needs_model is not None and not opt("model"):

@@ -162,7 +162,7 @@ def test_an_unreachable_endpoint_is_the_embedders_error(tmp_path: Path) -> None:
 
 
 def test_the_run_options_reach_agents_whose_memory_lookups_take_them() -> None:
-    from pytest_enconda.agent_step import embedder_options
+    from pytest_enconda.agents.memory_options import embedder_options
 
     given = embedder_options("heuristic", "litellm:e5-query", "http://127.0.0.1:9/v1")
     assert given == {"embedder": "litellm:e5-query", "embedding_api_base": "http://127.0.0.1:9/v1"}
