@@ -61,12 +61,22 @@ def say(kind, path, why):
     print("\t".join(part.replace("\t", " ").replace("\n", " ") for part in line))
 
 
+def venv_prefix():
+    """The virtual environment this interpreter runs in: under -S, site.py's venv() never ran,
+    so sys.prefix is the base interpreter's. Found as site.py finds it, by pyvenv.cfg."""
+    executable = os.path.dirname(os.path.abspath(sys.executable))
+    for folder in (executable, os.path.dirname(executable)):
+        if os.path.isfile(os.path.join(folder, "pyvenv.cfg")):
+            return [folder]
+    return []
+
+
 def site_dirs():
     found = []
     # An old virtualenv's site module has no getsitepackages.
     with contextlib.suppress(Exception):
         found += site.getsitepackages()
-    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix}:
+    for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, *venv_prefix()}:
         for scheme in ("purelib", "platlib"):
             with contextlib.suppress(Exception):
                 found.append(sysconfig.get_path(scheme, vars={"base": prefix, "platbase": prefix}))
@@ -199,9 +209,8 @@ site_dirs_only = []
 def main():
     folders = site_dirs()
     stdlib_dir = os.path.realpath(sysconfig.get_path("stdlib") or "/")
-    site_dirs_only.extend(
-        f for f in folders if f.endswith(("site-packages", "dist-packages")) or f == stdlib_dir
-    )
+    site_dirs_only.append(stdlib_dir)
+    site_dirs_only.extend(f for f in folders if f.endswith(("site-packages", "dist-packages")))
     listed = {}
     for folder in list(folders):
         got, missing = records(folder)

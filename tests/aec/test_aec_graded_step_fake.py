@@ -294,3 +294,31 @@ def test_the_site_probe_names_start_up_files_patched_files_and_shadowed_runners(
     }, out
     assert "differs from its RECORD" in found[f"{planted}/mod.py"]
     assert "shadows the test runner" in found[f"{checkout}/pytest.py"]
+
+
+def test_the_site_probe_finds_the_venv_it_runs_in_under_dash_capital_s(tmp_path: Path) -> None:
+    # Under -S site.py's venv() never runs, so sys.prefix is the base interpreter's: the probe
+    # finds the venv by its pyvenv.cfg, as site.py does, or a venv's .pth would go unread.
+    import subprocess
+    import venv
+
+    from pytest_enconda.probing.scripts import probe_script
+
+    venv.create(tmp_path / "v", with_pip=False)
+    python = tmp_path / "v" / "bin" / "python"
+    packages = subprocess.run(
+        [python, "-c", "import site; print(site.getsitepackages()[0])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    (Path(packages) / "zz.pth").write_text("import os; os._exit(0)\n")
+    out = subprocess.run(
+        [python, "-I", "-S", str(probe_script("site_integrity.py"))],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+    ).stdout
+    assert f"problem\t{Path(packages).resolve()}/zz.pth\ta .pth file that runs code" in out, out
