@@ -204,6 +204,23 @@ def coverage_note(summary: Mapping[str, Any]) -> str | None:
     return line
 
 
+def merged_note(summary: Mapping[str, Any]) -> str | None:
+    """Type P/R/F1 with E1 and E2 as one type beside the official figure (label noise)."""
+    parts = []
+    for key, label in (("paper", "paper"), ("per_error", "per-error")):
+        f1 = _get(summary, f"e1_e2_merged.{key}.type_f1")
+        if f1 is None:
+            continue
+        parts.append(
+            f"{label} P/R/F1 {_pct(_get(summary, f'e1_e2_merged.{key}.type_precision'))}/"
+            f"{_pct(_get(summary, f'e1_e2_merged.{key}.type_recall'))}/{_pct(f1)} "
+            f"(official F1 {_pct(_get(summary, f'{key}.type_f1'))})"
+        )
+    if not parts:
+        return None
+    return "types with E1 and E2 merged (label noise, not the official figure): " + "; ".join(parts)
+
+
 def notes(summary: Mapping[str, Any]) -> list[str]:
     out = list(filter(None, [coverage_note(summary)]))
     without = _get(summary, "paper.instances_without_errors")
@@ -225,6 +242,9 @@ def notes(summary: Mapping[str, Any]) -> list[str]:
     if invalid:
         listed = ", ".join(f"{name!r} ({count})" for name, count in invalid.items())
         out.append(f"predicted types that are not error types (graded wrong): {listed}")
+    merged = merged_note(summary)
+    if merged:
+        out.append(merged)
     executed = _get(summary, "execution.run")
     if executed is not None:
         out.append(
