@@ -76,7 +76,11 @@ def site_dirs():
     # An old virtualenv's site module has no getsitepackages.
     with contextlib.suppress(Exception):
         found += site.getsitepackages()
+    version = f"python{sys.version_info[0]}.{sys.version_info[1]}"
     for prefix in {sys.prefix, sys.base_prefix, sys.exec_prefix, *venv_prefix()}:
+        # A venv's own layout: Debian's site module and default scheme name only dist-packages.
+        for lib in ("lib", "lib64"):
+            found.append(os.path.join(prefix, lib, version, "site-packages"))
         for scheme in ("purelib", "platlib"):
             with contextlib.suppress(Exception):
                 found.append(sysconfig.get_path(scheme, vars={"base": prefix, "platbase": prefix}))
