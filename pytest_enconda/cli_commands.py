@@ -391,6 +391,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     from .cases.audit import GRADING_FLAGS, audit_cases
     from .cases.enconda_import import load_dataset
     from .report.audit_files import AUDIT_DIR, write_audit
+    from .report.label_noise import label_noise
 
     dataset = Path(args.dataset)
     if not dataset.is_dir():
@@ -403,8 +404,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
     report = audit_cases(
         load.cases, extract_commands, dataset=str(dataset), harness_version=__version__
     )
+    noise = label_noise(load.cases, dataset=str(dataset))
     try:
-        paths = write_audit(report, out)
+        paths = write_audit(report, out, noise)
     except OSError as exc:
         raise _os_problem(exc, f"--out {out}") from None
     for flag, count in report.counts.items():
@@ -414,6 +416,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
         f"audit: {report.instances} instances, {len(report.verified_subset)} in the verified "
         f"subset; wrote {', '.join(str(path) for path in paths)}"
     )
+    for rule in noise.rules:
+        if rule.disagrees:
+            listed = ", ".join(f"{name} {count}" for name, count in rule.by_type.items())
+            print(f"type labels disagree on {rule.title}: {listed} distinct errors")
     return 0
 
 

@@ -14,6 +14,8 @@ from pathlib import Path
 from .. import textio
 from ..cases.audit import ABSENT, DUPLICATE, FLAGS, SAME_DUPLICATE, AuditReport
 from ..error_types import ERROR_TYPES
+from .label_noise import LabelNoise
+from .label_noise import render_markdown as render_noise
 
 __all__ = [
     "AUDIT_DIR",
@@ -29,6 +31,7 @@ __all__ = [
 AUDIT_DIR = "enconda-audit"
 AUDIT_JSON = "audit.json"
 AUDIT_MD = "audit.md"
+NOISE_JSON = "label-noise.json"
 SUBSET_TXT = "verified-subset.txt"
 
 
@@ -74,20 +77,28 @@ def render_markdown(report: AuditReport, examples: int = 5) -> str:
     return "\n".join(lines) + "\n"
 
 
-def write_audit(report: AuditReport, out_dir: Path) -> list[Path]:
-    """``audit.json``, ``audit.md`` and ``verified-subset.txt`` (one case id a line)."""
+def write_audit(report: AuditReport, out_dir: Path, noise: LabelNoise | None = None) -> list[Path]:
+    """``audit.json``, ``audit.md`` and ``verified-subset.txt`` (one case id a line); with
+    ``noise``, ``label-noise.json`` and its section of ``audit.md``."""
     out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / AUDIT_JSON
     json_path.write_text(report.model_dump_json(indent=1) + "\n", encoding="utf-8")
     md_path = out_dir / AUDIT_MD
-    md_path.write_text(render_markdown(report), encoding="utf-8")
+    text = render_markdown(report)
+    written = [json_path, md_path]
+    if noise is not None:
+        text += "\n" + render_noise(noise)
+        noise_path = out_dir / NOISE_JSON
+        noise_path.write_text(noise.model_dump_json(indent=1) + "\n", encoding="utf-8")
+        written.append(noise_path)
+    md_path.write_text(text, encoding="utf-8")
     subset_path = out_dir / SUBSET_TXT
     header = (
         f"# verified subset of {report.dataset}: {len(report.verified_subset)} of "
         f"{report.instances} instances (none of: {', '.join(report.grading_flags)})\n"
     )
     subset_path.write_text(header + "".join(f"{i}\n" for i in report.verified_subset), "utf-8")
-    return [json_path, md_path, subset_path]
+    return [*written, subset_path]
 
 
 # A subset names case ids, one a line: tens of thousands fit in a few megabytes.
