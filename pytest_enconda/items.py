@@ -456,7 +456,7 @@ class CaseItem(pytest.Item):
         failure = stopped = None
         try:
             self.verdict = session.pipeline.verdict(self.case, self.aspect)
-        except RunStopped as exc:  # the cost ceiling: not run, neither failed nor an error
+        except RunStopped as exc:  # the cost ceiling: neither failed nor the harness's error
             stopped = str(exc)
         except EncondaError as exc:
             failure = str(exc)
