@@ -31,6 +31,9 @@ Each instance gets zero or more *flags*:
     program and subcommand as one it names. No execution can detect such an instance's errors.
 ``same_readme_same_labels``
     Its README and labels are identical to another instance's: a duplicate that counts twice.
+``trivial_reference``
+    Its verified reference's PASS set passes after an empty setup (``verify``'s null setup):
+    its Pass@1 measures nothing of the agent's setup (reported apart in a run's summary).
 
 The *verified subset* is the instances with none of ``GRADING_FLAGS``: the flags that make the
 golden answer wrong or unreachable from the text (no errors, contradictory duplicates, nothing
@@ -77,7 +80,10 @@ UNCHANGED = "readme_unchanged"
 ABSENT = "error_text_absent"
 DOC_ONLY = "documentation_only"
 SAME_DUPLICATE = "same_readme_same_labels"
-FLAGS: tuple[str, ...] = (NO_ERRORS, DUPLICATE, UNCHANGED, ABSENT, DOC_ONLY, SAME_DUPLICATE)
+TRIVIAL = "trivial_reference"
+FLAGS: tuple[str, ...] = (
+    NO_ERRORS, DUPLICATE, UNCHANGED, ABSENT, DOC_ONLY, SAME_DUPLICATE, TRIVIAL
+)  # fmt: skip
 GRADING_FLAGS: frozenset[str] = frozenset({NO_ERRORS, DUPLICATE, UNCHANGED, ABSENT})
 FLAG_MEANINGS = {
     NO_ERRORS: "the golden file lists no errors",
@@ -86,6 +92,7 @@ FLAG_MEANINGS = {
     ABSENT: "a golden error's quoted erroneous commands/paths/package names are not in the README",
     DOC_ONLY: "every golden error is documentation-only (no README command line touched)",
     SAME_DUPLICATE: "README and labels identical to another instance's (counts twice)",
+    TRIVIAL: "an empty setup passes its reference's PASS set (Pass@1 there is not the agent's)",
 }
 
 Evidence = Literal["present", "absent", "fix_only", "unchecked"]
@@ -371,6 +378,8 @@ def audit_cases(
             flags.append(ABSENT)
         if errors and all(error.documentation_only for error in errors):
             flags.append(DOC_ONLY)
+        if case.reference is not None and case.reference.trivial:
+            flags.append(TRIVIAL)
         records.append(
             InstanceAudit(
                 case_id=case.id,

@@ -217,6 +217,7 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
                 packages_before=record.packages_before,
                 sidecar=str(path),
                 setup_seconds=record.reference_setup_seconds,
+                trivial=record.null_setup is not None and record.null_setup.trivial,
             )
             spec = case.spec.model_copy(update={"test_command": record.test_command})
             out.append(

@@ -439,6 +439,9 @@ class ExecutionReference(BaseModel):
         "time, as the reference's did (PIP_UPLOADED_PRIOR_TO; empty: today's)",
     )
     sidecar: str = Field(default="", description="the sidecar file it came from")
+    trivial: bool = Field(
+        default=False, description="an empty setup reached the PASS set (verify's null setup)"
+    )
     setup_seconds: float | None = Field(
         default=None,
         description="how long the reference setup took when it was verified (the sidecar's "

@@ -48,6 +48,17 @@ class SidecarError(ValueError):
     """A sidecar file that cannot be used; the message names the file and the field."""
 
 
+class NullSetup(BaseModel):
+    """The graded test step after an empty setup script: what the task image passes alone."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    passed: int = Field(ge=0, description="PASS-set tests passed")
+    pass_set: int = Field(ge=0, description="the PASS set's size")
+    share: float = Field(ge=0, le=1)
+    trivial: bool = Field(description="the empty setup reached the whole PASS set")
+
+
 class TestRun(BaseModel):
     """One run of the test command in a fresh container, counted from its JUnit XML report."""
 
@@ -180,6 +191,9 @@ class RepoVerification(BaseModel):
         default_factory=list, description="test ids (classname::name) passed in both runs"
     )
     runs: list[TestRun] = Field(default_factory=list)
+    null_setup: NullSetup | None = Field(
+        default=None, description="the graded step after an empty setup (None: not measured)"
+    )
     timings: dict[str, float] = Field(default_factory=dict, description="seconds per phase")
     harness_version: str = ""
     verified_at: str = ""

@@ -48,6 +48,12 @@ DEFINITIONS = {
         "accuracies and counted in the judge_error fields, never scored as 'not similar'."
     ),
     "pass_at_1": "setup script and tests passed in a fresh container / cases whose execution ran",
+    "pass_at_1_non_trivial": (
+        "Pass@1 over the cases whose reference an empty setup does not pass (verify's null "
+        "setup: the graded test step after an empty setup script reached less than the whole "
+        "PASS set); the headline figure. On a trivial case any setup that does not break the "
+        "image passes, so its Pass@1 says nothing of the agent's setup."
+    ),
     "e1_e2_merged": (
         "Type precision/recall/F1 with E1 (dependency installation) and E2 (command usage) counted "
         "as one type, under both definitions; not the official figure. The dataset labels one "
@@ -83,6 +89,9 @@ class CaseResult(BaseModel):
     golden_types: list[str] = Field(
         default_factory=list,
         description="the case's golden error types: what a missing diagnosis failed to find",
+    )
+    trivial: bool = Field(
+        default=False, description="an empty setup reaches its PASS set (verify's null setup)"
     )
 
     @property
@@ -177,12 +186,20 @@ class Block(BaseModel):
     invalid_types: dict[str, int] = Field(default_factory=dict)
     executed: int = 0
     execution_passed: int = 0
+    trivial_executed: int = 0
+    trivial_passed: int = 0
     merged_paper: PRF = Field(default_factory=PRF, description="type counts, E1 and E2 as one")
     merged_per_error: PRF = Field(default_factory=PRF)
 
     @property
     def pass_at_1(self) -> float | None:
         return _ratio(self.execution_passed, self.executed)
+
+    @property
+    def pass_at_1_non_trivial(self) -> float | None:
+        return _ratio(
+            self.execution_passed - self.trivial_passed, self.executed - self.trivial_executed
+        )
 
     def to_json(self) -> dict[str, Any]:
         paper = self.paper
@@ -219,7 +236,13 @@ class Block(BaseModel):
                 "fix_judge_errors": per.fix_judge_errors,
             },
             "pass_at_1": self.pass_at_1,
-            "execution": {"run": self.executed, "passed": self.execution_passed},
+            "pass_at_1_non_trivial": self.pass_at_1_non_trivial,
+            "execution": {
+                "run": self.executed,
+                "passed": self.execution_passed,
+                "trivial_run": self.trivial_executed,
+                "trivial_passed": self.trivial_passed,
+            },
             "per_type": {
                 name: {
                     **metrics.per_error.as_dict(),
@@ -247,6 +270,9 @@ def _block(results: Iterable[CaseResult]) -> Block:
         if result.execution_passed is not None:
             block.executed += 1
             block.execution_passed += int(result.execution_passed)
+            if result.trivial:
+                block.trivial_executed += 1
+                block.trivial_passed += int(result.execution_passed)
         block.diagnosis_cases += int(result.diagnosis_ran)
         grade = result.diagnosis
         if grade is None:

@@ -56,9 +56,16 @@ def _case_results(records: RunRecords) -> list[CaseResult]:
                 diagnosis_missing=missing,
                 diagnosis_ungraded=ran and diagnosis is None and not missing,
                 golden_types=records.cases[case].golden_types if missing else [],
+                trivial=_trivial(records.cases[case]),
             )
         )
     return out
+
+
+def _trivial(case: CaseRecords) -> bool:
+    """Whether the case's reference is one an empty setup passes (``case.json``'s reference)."""
+    reference = case.facts.reference if case.facts is not None else None
+    return bool(reference and reference.get("trivial"))
 
 
 def _diagnosis_missing(case: CaseRecords) -> bool:

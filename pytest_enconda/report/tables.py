@@ -250,6 +250,14 @@ def notes(summary: Mapping[str, Any]) -> list[str]:
         out.append(
             f"Pass@1 over {executed} executed cases ({_get(summary, 'execution.passed')} passed)"
         )
+    trivial = _get(summary, "execution.trivial_run")
+    if trivial:
+        out.append(
+            f"Pass@1 on non-trivial cases (the headline): "
+            f"{_pct(summary.get('pass_at_1_non_trivial'))} over {executed - trivial}; {trivial} "
+            f"trivial (an empty setup passes their reference tests; "
+            f"{_get(summary, 'execution.trivial_passed')} passed) left out"
+        )
     coverage = summary.get("execution_coverage") or {}
     if coverage.get("no_verified_reference"):
         out.append(

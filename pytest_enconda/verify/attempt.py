@@ -16,7 +16,7 @@ from pathlib import Path
 from .. import textio
 from ..backends.base import Box
 from ..cases.operands import option_shaped
-from ..cases.sidecar import RepoVerification, TestRun, timing_tag
+from ..cases.sidecar import NullSetup, RepoVerification, TestRun, timing_tag
 from ..errors import EncondaError
 from ..pipeline import heartbeat
 from ..probing.junit import (
@@ -32,7 +32,14 @@ from ..probing.shell import in_setup_env, setup_command
 from .checkout import checkout_proof
 from .context import Stopped, VerifyContext, VerifyOptions
 
-__all__ = ["LDD_SCAN", "attempt", "oom_kills", "setup_budget", "unresolved_libraries"]
+__all__ = [
+    "LDD_SCAN",
+    "attempt",
+    "null_setup",
+    "oom_kills",
+    "setup_budget",
+    "unresolved_libraries",
+]
 
 SETUP_SCRIPT = "/tmp/enconda/setup.sh"
 
@@ -98,11 +105,35 @@ def attempt(
             snapshot = box.snapshot(f"verify-{record.repository}")
         runs, record_runs, missing = _two_runs(ctx, record, snapshot, label, tag, logs)
         record.timings[f"{tag}_tests_s"] = round(time.monotonic() - phase, 1)
-        return _verdict(ctx, record, snapshot, label, tag, logs, script, runs, record_runs, missing)
+        verified = _verdict(
+            ctx, record, snapshot, label, tag, logs, script, runs, record_runs, missing
+        )
+        if verified:
+            null_setup(ctx, record, image, logs)
+        return verified
     finally:
         if snapshot is not None:
             with contextlib.suppress(Exception):
                 ctx.forget_image(snapshot)
+
+
+def null_setup(ctx: VerifyContext, record: RepoVerification, image: str, logs: Path) -> None:
+    """The graded test step in a box of the task image as it is (an empty setup script): the
+    share of the PASS set it reaches. Where it reaches all of it, the grading step's own
+    installs (test tools and requirements) or the image already do what the setup should, and
+    an agent's Pass@1 there measures nothing of its setup (``trivial``)."""
+    started = time.monotonic()
+    ctx.progress(f"{record.repository}: the test step after an empty setup")
+    outcomes, _run, _why, _killed = _test_run(ctx, record, image, logs / "null-setup-test.log")
+    passed = sum(1 for test in record.pass_set if outcomes.get(test) == "passed")
+    size = len(record.pass_set)
+    record.null_setup = NullSetup(
+        passed=passed,
+        pass_set=size,
+        share=round(passed / size, 4) if size else 0.0,
+        trivial=bool(size) and passed == size,
+    )
+    record.timings["null_setup_s"] = round(time.monotonic() - started, 1)
 
 
 def _two_runs(

@@ -114,7 +114,7 @@ def test_paper_and_per_error_totals(three_cases: list[CaseResult]) -> None:
     assert per["predicted_errors"] == 5
     # Pass@1: c1 passed, c2 failed, c3 not run -> 1/2.
     assert summary["pass_at_1"] == 0.5
-    assert summary["execution"] == {"run": 2, "passed": 1}
+    assert summary["execution"] == {"run": 2, "passed": 1, "trivial_run": 0, "trivial_passed": 0}
     assert summary["cases"] == 3
     assert (summary["agent"], summary["model"], summary["judge_name"]) == (
         "agent-x",
