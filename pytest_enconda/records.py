@@ -449,6 +449,9 @@ class ResultRow(BaseModel):
     level: int | None = None
     outcome: Outcome
     message: str = ""
+    headline: str = Field(
+        default="", description="a failed test's one-line cause; its traceback is the message"
+    )
     duration: float = 0.0
     nodeid: str = ""
     stage: str | None = None

@@ -280,13 +280,14 @@ class EncondaSession:
         self._load_results()
         self.write_run_info()
         message = str(props.get("enconda_message") or "") if report.passed else ""
+        headline = ""
         if report.skipped and isinstance(report.longrepr, tuple):
             message = str(report.longrepr[2])
         elif not report.passed:
             message = report.longreprtext
-            if headline := failure_headline(report):
-                # Exports and the report show a message's last line: the assertion's own words,
-                # not the traceback's closing ``file:line: AssertionError``.
+            if headline := failure_headline(report) or "":
+                # The report shows a message's last line: the assertion's own words, not the
+                # traceback's closing ``file:line: AssertionError``.
                 message = f"{message}\n{headline}"
         if props.get("enconda_harness_error") and outcome == "failed":
             outcome = "error"
@@ -298,6 +299,7 @@ class EncondaSession:
                 "level": props.get("enconda_level"),
                 "outcome": outcome,
                 "message": message[-MESSAGE_CHARS:],
+                "headline": headline,
                 "duration": round(self._durations.get(report.nodeid, report.duration), 3),
                 "nodeid": report.nodeid,
                 "stage": props.get("enconda_stage") or None,

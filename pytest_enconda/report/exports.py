@@ -89,7 +89,8 @@ def results_csv(records: RunRecords, summary: Mapping[str, Any]) -> str:
                 # The case's agent and harness time (summary.json's ``timing``), on each row.
                 **{key: case_time.get(key, "") for key in ("agent_seconds", "harness_seconds")},
                 **{key: "" if value is None else value for key, value in eff.items()},
-                "message": csv_message(row.message),
+                # A test's traceback says less in a spreadsheet than its one-line cause.
+                "message": row.headline or csv_message(row.message),
             }
         )
     return buffer.getvalue()
