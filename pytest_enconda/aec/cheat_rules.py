@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from ..ecosystems.testfiles import COMMON, TestFiles, test_files
+from ..ecosystems.record import test_files
+from ..ecosystems.testfiles import COMMON, TestFiles
 from .shell_words import Segment, printed, runner, runs_tests, segments
 
 if TYPE_CHECKING:

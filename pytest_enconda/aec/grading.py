@@ -181,7 +181,7 @@ def _execution(
 ) -> tuple[Any, GradedIntegrity | None]:
     from ..artifacts import read_model, write_model
     from ..ecosystems import of_language
-    from ..ecosystems.testfiles import test_files
+    from ..ecosystems.record import test_files
     from ..errors import harness_step
     from ..probing.execution import ExecutionRecord, run_execution
     from .guard import GradedGuard

@@ -23,7 +23,7 @@ from typing import Any, Literal
 
 from ..registry import Registry
 from ..textio import parse_json
-from .testfiles import TestFiles
+from .testfiles import COMMON, TestFiles
 
 ENTRY_POINT_GROUP = "pytest_enconda.ecosystems"
 
@@ -234,3 +234,10 @@ def source_error(*extensions: str) -> str:
     """The pattern of a compiler's error line naming a source file with one of ``extensions``
     (``src/a.c:3:5: error:``, ``Main.java:[4,7] error:``)."""
     return rf"\S+\.(?:{'|'.join(extensions)}):\[?\d+[:,]\d*\]?:? (?:fatal )?error:?"
+
+
+def test_files(ecosystem: str | None) -> TestFiles:
+    """The test files of a registered ecosystem (by name), with what every ecosystem shares
+    (``testfiles.COMMON``)."""
+    record = ECOSYSTEMS.get(ecosystem) if ecosystem and ecosystem in ECOSYSTEMS else None
+    return COMMON | (record.test_files if record is not None else TestFiles())

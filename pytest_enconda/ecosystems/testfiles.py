@@ -87,12 +87,3 @@ COMMON = TestFiles(
     sections=("Makefile", "GNUmakefile"),
     generated=("Makefile", "GNUmakefile"),
 )
-
-
-def test_files(ecosystem: str | None) -> TestFiles:
-    """The test files of a registered ecosystem (by name), with what every ecosystem shares."""
-    # Imported here: the records import this module for TestFiles.
-    from .record import ECOSYSTEMS
-
-    record = ECOSYSTEMS.get(ecosystem) if ecosystem and ecosystem in ECOSYSTEMS else None
-    return COMMON | (record.test_files if record is not None else TestFiles())

@@ -18,7 +18,7 @@ from pytest_enconda.aec.graded_env import (
     tools_to_check,
 )
 from pytest_enconda.aec.test_sections import test_part as part
-from pytest_enconda.ecosystems.testfiles import test_files as files_of
+from pytest_enconda.ecosystems.record import test_files as files_of
 from pytest_enconda.records import CaseDir
 
 HONEST = "export PYTHONPATH=$PWD/src\n"

@@ -54,7 +54,7 @@ def test_a_timed_out_step_is_counted_apart_from_failures(pytester: pytest.Pytest
     assert summary["timeouts"] == 1
     # Pass@1 still counts the timeout as not passed.
     assert summary["pass_at_1"] == pytest.approx(1 / 3)
-    assert summary["execution"] == {"run": 3, "passed": 1}
+    assert summary["execution"] == {"run": 3, "passed": 1, "trivial_run": 0, "trivial_passed": 0}
 
     with (run / "results.csv").open() as handle:
         csv_rows = {row["case"]: row for row in csv.DictReader(handle)}
