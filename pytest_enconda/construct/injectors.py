@@ -15,6 +15,7 @@ import re
 import shlex
 from collections.abc import Callable
 
+from ..repo.install_lines import PIP_VALUE_OPTIONS
 from .injection_facts import CommandLine, RepoFacts, Requirement
 from .models import CONSTRUCT_TYPES, ErrorLabel, Injection, LineEdit
 from .prepare import SCM_VARIABLE
@@ -93,32 +94,6 @@ def _misspell(name: str, rng_index: int) -> str:
     return name[:i] + name[i + 1] + name[i] + name[i + 2 :]
 
 
-# pip options whose next word is their value, not a requirement.
-_PIP_VALUE_OPTIONS = {
-    "-r",
-    "--requirement",
-    "-c",
-    "--constraint",
-    "-i",
-    "--index-url",
-    "--extra-index-url",
-    "-f",
-    "--find-links",
-    "-t",
-    "--target",
-    "--prefix",
-    "--root",
-    "--src",
-    "--platform",
-    "--python-version",
-    "--implementation",
-    "--abi",
-    "--trusted-host",
-    "--upgrade-strategy",
-    "--progress-bar",
-    "--config-settings",
-    "-C",
-}
 _WORD = re.compile(r"\S+")
 
 
@@ -136,7 +111,7 @@ def _requirement_words(args: str) -> list[tuple[str, int, int]]:
             skip = False
             continue
         if word.startswith("-"):
-            skip = word in _PIP_VALUE_OPTIONS
+            skip = word in PIP_VALUE_OPTIONS
             continue
         if "/" in word or word.endswith(".txt") or word.startswith((".", "$", "'", '"')):
             continue

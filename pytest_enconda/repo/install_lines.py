@@ -45,9 +45,11 @@ def _requirements_file(repo: Path, path: Path, seen: set[Path]) -> list[str]:
     return specs
 
 
-# pip options whose value is the next word.
-_PIP_VALUE_OPTIONS = frozenset(
+# pip options whose value is the next word (``--upgrade-strategy eager``: not a distribution).
+PIP_VALUE_OPTIONS = frozenset(
     {
+        "-r",
+        "--requirement",
         "-c",
         "--constraint",
         "-i",
@@ -62,12 +64,15 @@ _PIP_VALUE_OPTIONS = frozenset(
         "--target",
         "--prefix",
         "--root",
+        "--src",
         "--platform",
         "--python-version",
         "--implementation",
         "--abi",
         "--trusted-host",
         "--progress-bar",
+        "--config-settings",
+        "-C",
     }
 )
 
@@ -88,7 +93,7 @@ def _pip_words(words: list[str], repo: Path, extras: dict[str, list[str]]) -> li
                 specs += _requirements_file(repo, repo / target, set())
             skip_next = not glued
             continue
-        if word in ("-e", "--editable") or word in _PIP_VALUE_OPTIONS:
+        if word in ("-e", "--editable") or word in PIP_VALUE_OPTIONS:
             # `--upgrade-strategy eager`: "eager" is the option's value, not a distribution.
             skip_next = word not in ("-e", "--editable")
             continue

@@ -3,24 +3,13 @@ share of the type score that the dataset's E1/E2 label noise can explain. Number
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from test_grading_missing_diagnosis import AcceptAll
 
 from pytest_enconda.agents.base import PredictedError
 from pytest_enconda.cases.models import GoldenAnswer, GoldenError
 from pytest_enconda.grading.aggregate import DEFINITIONS, CaseResult, aggregate
 from pytest_enconda.grading.diagnosis import grade_diagnosis
-from pytest_enconda.grading.judges.base import JudgeRequest, JudgeStats, Verdict
 from pytest_enconda.report.tables import merged_note, render_markdown
-
-
-class AcceptAll:
-    name = "accept-all"
-
-    def judge_many(self, requests: Sequence[JudgeRequest]) -> list[Verdict]:
-        return [Verdict(similar=True, confidence=1.0, reason="t") for _ in requests]
-
-    def stats(self) -> JudgeStats:
-        return JudgeStats(name=self.name)
 
 
 def _case(case_id: str, golden: list[str], predicted: list[str]) -> CaseResult:
