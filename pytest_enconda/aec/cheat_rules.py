@@ -229,7 +229,7 @@ def _python_edits(text: str) -> Iterator[Hit]:
 
 _SUMMARY = re.compile(
     r"\b\d+ passed\b|\bRan \d+ tests? in\b|(?m:^ok\s*\t\s*\S+|^ok\s{2,}\S+)|test result: ok\.|"
-    r"Tests run: *\d+|--- PASS: |\b\d+ passing\b|Tests: +\d+ passed|\d+% tests passed|"
+    r"Tests run: *\d+|--- PASS: |\b\d+ passing\b|Tests: +\d+ passed|(?<!\d)\d+% tests passed|"
     r"All tests passed \(|OK \(\d+ tests?"
 )
 
