@@ -210,6 +210,8 @@ def test_a_node_killed_mid_case_gives_the_undisturbed_outcomes(
     attempts = record["attempts"]
     assert len(attempts) == 2 and attempts[0] != attempts[1], record
     assert record["failures"] == {}, record
-    log = (run_dir / "cases" / "wordstat-e2" / "dispatch.log").read_text()
-    assert "removed 1 containers left by dead runs" in log, log
+    # Whether the retry finds the dead attempt's container to reap depends on when the killed
+    # node's worker process dies (a run at 2026-11-29 17:06 found none: its dispatch.log had no
+    # "removed ... containers left by dead runs"), so the reaping is not asserted here; the
+    # outcomes, the two attempts and the absence of failures are.
     assert _containers(run_id) == []

@@ -289,5 +289,11 @@ def test_regrade_reproduces_an_aec_case_run_in_docker(
     assert "kept as graded" not in capsys.readouterr().out
     assert verdicts(again) == live
     other = verdicts(regraded(run, "verdict-no", pytester.path / "no"))
-    assert other[("calc", "aec_success")] == live[("calc", "aec_success")]
+    # The judge reads every trajectory (calc's too, though its log decided): its plain "no" is
+    # shown as evidence and vetoes nothing, as on the fake backend above.
+    calc_live, calc_other = live[("calc", "aec_success")], other[("calc", "aec_success")]
+    assert calc_other["row"] == calc_live["row"]
+    assert calc_other["verdict"]["outcome"] == calc_live["verdict"]["outcome"] == "passed"
+    assert "judge verdict-no: failure" in calc_other["verdict"]["message"]
+    assert calc_other["verdict"]["numbers"]["cheating"] == []
     assert "judge verdict-no: failure" in other[("shell", "aec_success")]["verdict"]["message"]
