@@ -70,6 +70,26 @@ class Registry(Generic[T]):
         self._load_entry_points()
         return list(self._entries)
 
+    def read_spec(self, spec: str, option: str, also: str = "") -> tuple[T, str | None]:
+        """The entry ``NAME[:ARG]`` names and its argument, read by the entry's ``argument`` rule
+        (``none``: refused, ``required``: ``usage`` is the form asked for, else optional);
+        ``ValueError`` names the option, the spec and the problem. ``also``: what the option
+        takes besides the entries (said after the list)."""
+        name, sep, arg = spec.strip().partition(":")
+        if name not in self:
+            raise ValueError(
+                f"{option} {spec!r}: unknown {self.kind} {name!r}; available: "
+                f"{', '.join(sorted(self.names()))}" + (f" ({also})" if also else "")
+            )
+        entry = self.get(name)
+        rule = getattr(entry, "argument", "optional")
+        if rule == "none" and sep:
+            raise ValueError(f"{option} {spec!r}: the {name} {self.kind} takes no argument")
+        if rule == "required" and not arg:
+            usage = getattr(entry, "usage", "") or f"{name}:<argument>"
+            raise ValueError(f"{option} {spec!r}: expected {usage}")
+        return entry, arg or None
+
     def values(self) -> list[T]:
         self._load_entry_points()
         return list(self._entries.values())

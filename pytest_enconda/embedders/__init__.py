@@ -116,18 +116,7 @@ def available() -> list[str]:
 
 def check_spec(spec: str) -> tuple[EmbedderRecord, str | None]:
     """The record ``NAME[:ARG]`` names and its argument; ``ValueError`` names the problem."""
-    name, sep, arg = spec.strip().partition(":")
-    if name not in EMBEDDERS:
-        raise ValueError(
-            f"--embedder {spec!r}: unknown embedder {name!r}; available: "
-            f"{', '.join(available())} (or {NONE}: BM25 only)"
-        )
-    record = EMBEDDERS.get(name)
-    if record.argument == "none" and sep:
-        raise ValueError(f"--embedder {spec!r}: the {name} embedder takes no argument")
-    if record.argument == "required" and not arg:
-        raise ValueError(f"--embedder {spec!r}: expected {record.usage or name + ':<argument>'}")
-    return record, arg or None
+    return EMBEDDERS.read_spec(spec, "--embedder", also=f"or {NONE}: BM25 only")
 
 
 def create_embedder(

@@ -140,18 +140,7 @@ def check_spec(spec: str) -> tuple[JudgeRecord, str | None]:
     registered their judges (before any case runs), and ``create_judge`` again: one rule for
     the pytest option and the ``regrade`` command.
     """
-    name, sep, arg = spec.strip().partition(":")
-    if name not in JUDGES:
-        raise ValueError(
-            f"--judge {spec!r}: unknown judge {name!r}; available: {', '.join(available())}"
-        )
-    record = JUDGES.get(name)
-    if record.argument == "none" and sep:
-        raise ValueError(f"--judge {spec!r}: the {name} judge takes no argument")
-    if record.argument == "required" and not arg:
-        usage = record.usage or f"{name}:<argument>"
-        raise ValueError(f"--judge {spec!r}: expected {usage}")
-    return record, arg or None
+    return JUDGES.read_spec(spec, "--judge")
 
 
 def create_judge(
