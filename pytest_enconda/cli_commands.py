@@ -11,6 +11,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .diskspace import human
 from .errors import InputError
 
 if TYPE_CHECKING:
@@ -51,12 +52,6 @@ def _output(option: str, path: Path, folder: bool) -> None:
     raise InputError(f"{option} {path}: expected {expected}, found {_what_is(path)}")
 
 
-def _human(size: int) -> str:
-    from .diskspace import human
-
-    return human(size)
-
-
 def _settings(args: argparse.Namespace) -> SandboxSettings:
     from .sandbox.settings import SandboxSettings
 
@@ -84,7 +79,7 @@ def cmd_images(args: argparse.Namespace) -> int:
             info.kind,
             info.name,
             info.hash,
-            _human(info.size),
+            human(info.size),
             info.created.strftime("%Y-%m-%d %H:%M"),
             info.ref,
         )
@@ -169,8 +164,8 @@ def cmd_prune(args: argparse.Namespace) -> int:
     for failure in report.failed:
         console.print(f"[yellow]kept[/yellow] {failure}")
     console.print(
-        f"{verb} {len(report.removed)} image(s), {_human(report.freed_bytes)}; "
-        f"{_human(report.kept_bytes)} of task/snapshot/env images left (bases are never pruned)"
+        f"{verb} {len(report.removed)} image(s), {human(report.freed_bytes)}; "
+        f"{human(report.kept_bytes)} of task/snapshot/env images left (bases are never pruned)"
     )
     return 0
 
