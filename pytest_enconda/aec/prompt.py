@@ -2,9 +2,10 @@
 output contract, and two slots, ``{{Codebase_Profile}}`` and ``{{Prior_Knowledge}}``.
 
 The profile comes from ``agents.profile`` (found in the repository, any ecosystem); the prior
-knowledge from the memory module (``memory.retrieve``: template queries from the profile, BM25 over
-a memory file, the leakage guard on the case's own repository) when the agent is given a memory
-file, else the slot says plainly that none was given. Filled by ``str.replace``, never a template
+knowledge from the memory module (``memory.retrieve``: the model's hypothetical queries from the
+profile, or template ones offline; hybrid search of a memory file under the leakage guard on the
+case's own repository) when the agent is given a memory file, else the slot says plainly that
+none was given. Filled by ``str.replace``, never a template
 engine: a README may hold ``{{ }}``.
 """
 
@@ -105,18 +106,30 @@ def aec_profile_json(profile: Any) -> str:
 
 
 def prior_knowledge_for(
-    memory: str | Path | None, profile: Any, repository: str, record: Path | None = None
+    memory: str | Path | None,
+    profile: Any,
+    repository: str,
+    record: Path | None = None,
+    *,
+    complete: Any = None,
+    embedder: str | None = None,
+    embedding_api_base: str | None = None,
 ) -> str:
     """The ``{{Prior_Knowledge}}`` text: triples retrieved from ``memory`` for this profile
-    (the case's own repository excluded), or the marker that no memory was given."""
+    (the case's own repository excluded), or the marker that no memory was given. The queries
+    are the model's hypothetical ones when ``complete`` (``messages -> text``) is given, else
+    the templates; ``embedder`` (default: the file's own) may be served at
+    ``embedding_api_base``."""
     if not memory:
         return NO_MEMORY
-    from ..memory.retrieve import prior_knowledge, record_given, retrieve, template_queries
+    from ..memory.hybrid import resolve_embedder
+    from ..memory.retrieve import prior_knowledge, profile_queries, record_given, retrieve
     from ..memory.store import MemoryStore
 
+    queries, source = profile_queries(profile, complete)
     with MemoryStore(memory, readonly=True) as store:
-        queries = template_queries(profile)
-        found = retrieve(store, queries, exclude_repositories=[repository])
+        chosen = resolve_embedder(store, embedder, embedding_api_base)
+        found = retrieve(store, queries, exclude_repositories=[repository], embedder=chosen)
     if record is not None:
-        record_given(record, repository, found, memory=str(memory))
+        record_given(record, repository, found, memory=str(memory), query_source=source)
     return prior_knowledge(found.hits)

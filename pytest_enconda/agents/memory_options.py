@@ -7,7 +7,7 @@ from __future__ import annotations
 
 def embedder_options(agent: str, embedder: str | None, api_base: str | None) -> dict[str, str]:
     """``--embedder`` and ``--embedding-api-base`` as the agent's options, for an agent whose
-    memory lookups take them (heuristic); ``ValueError`` for a bad embedder spec."""
+    memory lookups take them (heuristic, swe-agent); ``ValueError`` for a bad embedder spec."""
     from ..embedders import NONE, check_spec
     from . import registry
 

@@ -20,8 +20,9 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import PurePath
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -69,6 +70,19 @@ class SweAgentConfig(BaseModel):
     model_retries: int = Field(default=3, ge=1, description="attempts per model call")
     memory: str | None = Field(
         default=None, description="a memory file (--memory): AEC prompts' prior knowledge"
+    )
+    memory_queries: Literal["model", "templates"] = Field(
+        default="model",
+        description="the memory lookup's hypothetical queries: the model's, or the offline "
+        "templates'",
+    )
+    embedder: str | None = Field(
+        default=None,
+        description="the embedder memory lookups use (--embedder): default, the one the memory "
+        "file was built with; none: BM25 alone",
+    )
+    embedding_api_base: str | None = Field(
+        default=None, description="OpenAI-compatible embeddings server (--embedding-api-base)"
     )
 
 
@@ -182,6 +196,18 @@ class _Run:
             "cost_usd": cost,
             "model_seconds": time.time() - started,
         }
+
+    def side_call(self, model: str, price: Any) -> Callable[[Any], None]:
+        """A model call outside the loop (the memory's hypothetical queries): its tokens and
+        cost count as the run's."""
+
+        def count(response: Any) -> None:
+            cost = response_cost(response, model, price)
+            self.usage = self.usage.add(call_usage(*response_usage(response), cost))
+            if self.ledger is not None:
+                self.ledger.add(cost)
+
+        return count
 
     def command(self, **fields: Any) -> None:
         pending, self.pending = self.pending or {}, None
@@ -401,7 +427,7 @@ class SweAgent(ConfiguredAgent):
             prepare_output_dir(box)
             with RepositoryView(box, task.workdir) as repo:
                 profile = profile_of(repo, task)
-            prompt, system = _prompts(task, profile, config.memory)
+            prompt, system = _prompts(task, profile, config.memory, config, state)
             environment = SandboxEnvironment(
                 box,
                 workdir=task.workdir,
@@ -462,7 +488,13 @@ class SweAgent(ConfiguredAgent):
         return outcome
 
 
-def _prompts(task: AgentTask, profile: Any, memory: str | None) -> tuple[str, str]:
+def _prompts(
+    task: AgentTask,
+    profile: Any,
+    memory: str | None,
+    config: SweAgentConfig | None = None,
+    state: _Run | None = None,
+) -> tuple[str, str]:
     """(instance prompt, system prompt) for the case's task kind: AEC's template with its
     profile and prior-knowledge slots, else the diagnosis or research prompt."""
     spec = task.case.spec
@@ -480,6 +512,7 @@ def _prompts(task: AgentTask, profile: Any, memory: str | None) -> tuple[str, st
             profile,
             spec.repository.name or task.case.id,
             record=folder / "memory.json" if folder is not None and memory else None,
+            **_memory_lookup(config, task, state) if memory else {},
         )
         prompt = aec_instance_prompt(
             case_id=task.case.id,
@@ -502,6 +535,29 @@ def _prompts(task: AgentTask, profile: Any, memory: str | None) -> tuple[str, st
         profile=profile.render(),
     )
     return prompt, SYSTEM_PROMPT
+
+
+def _memory_lookup(
+    config: SweAgentConfig | None, task: AgentTask, state: _Run | None
+) -> dict[str, Any]:
+    """How the AEC prompt's memory lookup runs: the hypothetical queries through this agent's
+    own model (counted as the run's), unless ``memory_queries=templates``; the embedder."""
+    if config is None:
+        return {}
+    from ..memory.retrieve import completer
+
+    complete = None
+    if config.memory_queries == "model":
+        complete = completer(
+            config.model, config.api_base, config.temperature,
+            timeout=config.request_timeout,
+            on_response=state.side_call(config.model, task.model_price) if state else None,
+        )  # fmt: skip
+    return {
+        "complete": complete,
+        "embedder": config.embedder,
+        "embedding_api_base": config.embedding_api_base,
+    }
 
 
 def _status(result: dict, loop: Any, step_limit: int, wall: float, config: SweAgentConfig):

@@ -27,18 +27,30 @@ def _provider_failure(exc: Exception, model: str, what: str, api_base: str | Non
     return ModelUnavailable(model, f"{what} at {where} failed: {detail}"[:1500])
 
 
-def completer(model: str, api_base: str | None = None, temperature: float = 0.0) -> Complete:
-    """``messages -> text`` through litellm (imported on first call)."""
+def completer(
+    model: str,
+    api_base: str | None = None,
+    temperature: float = 0.0,
+    *,
+    timeout: float | None = None,
+    on_response: Callable[[Any], None] | None = None,
+) -> Complete:
+    """``messages -> text`` through litellm (imported on first call). ``on_response`` sees each
+    raw response: an agent counts the call's tokens and cost as its own."""
     from ..agents.llm import api_key_for, model_for
     from ..errors import EncondaError
     from ..lazy import litellm
+
+    extra: dict[str, Any] = {} if timeout is None else {"timeout": timeout}
 
     def complete(messages: list[dict[str, str]]) -> str:
         try:
             response = litellm().completion(
                 model=model_for(model, api_base), messages=messages, api_base=api_base,
-                api_key=api_key_for(api_base), temperature=temperature,
+                api_key=api_key_for(api_base, model), temperature=temperature, **extra,
             )  # fmt: skip
+            if on_response is not None:
+                on_response(response)
             return str(response.choices[0].message.content or "")
         except EncondaError:
             raise
@@ -94,7 +106,28 @@ def llm_queries(profile: dict[str, Any], complete: Complete) -> list[str]:
     from .prompts import queries_messages
 
     answer = parse_json_answer(complete(queries_messages(json.dumps(profile, indent=1))))
-    return [str(q) for q in answer.get("queries") or [] if str(q).strip()][:5]
+    queries = answer.get("queries")
+    if not isinstance(queries, list):
+        return []
+    return [q.strip() for q in queries if isinstance(q, str) and q.strip()][:5]
+
+
+# Where a lookup's queries came from (``memory.json``'s ``query_source``).
+FROM_MODEL = "model"
+FROM_TEMPLATES = "templates"
+MODEL_GAVE_NONE = "templates (the model's answer held no queries)"
+
+
+def profile_queries(profile: Any, complete: Complete | None = None) -> tuple[list[str], str]:
+    """A case's hypothetical queries and their source: the model's, asked with the profile's AEC
+    JSON, when ``complete`` is given; else (or when the model names none) the templates. A model
+    that cannot be reached stops the lookup (``ModelUnavailable``): the run asked for it."""
+    if complete is not None:
+        queries = llm_queries(profile.to_aec(), complete)
+        if queries:
+            return queries, FROM_MODEL
+        return template_queries(profile), MODEL_GAVE_NONE
+    return template_queries(profile), FROM_TEMPLATES
 
 
 @dataclass

@@ -90,7 +90,7 @@ def test_swe_agent_on_aec_cases(
     run_dir = pytester.path / "run"
     pytester.runpytest_subprocess(
         str(bench), "--agent", "swe-agent", "--model", "scripted-agent",
-        "--agent-option", f"memory={memory}",
+        "--agent-option", f"memory={memory}", "--agent-option", "memory_queries=templates",
         "--api-base", llm_server.api_base, "--judge", "llm:judge-model",
         "--judge-api-base", llm_server.api_base, "--run-dir", str(run_dir),
         "-p", "no:cacheprovider",

@@ -97,7 +97,8 @@ def test_the_aec_request_carries_the_profile_json_and_guarded_memory(tmp_path: P
                 agent="swe-agent",
                 model="scripted",
                 api_base=server.api_base,
-                agent_options={"memory": str(memory)},
+                # The template queries (tests/memory/test_memory_aec_queries.py: the model's).
+                agent_options={"memory": str(memory), "memory_queries": "templates"},
             ),
             progress=[].append,
             backend=FakeBackend(tmp_path / "fake"),
