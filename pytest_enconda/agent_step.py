@@ -23,6 +23,7 @@ from .kinds import TASK_KINDS
 from .records import CaseDir, RunDir
 
 if TYPE_CHECKING:
+    from .agents.clock import AgentClock
     from .backends.base import Backend, Box
     from .cases.models import Case
     from .settings import EncondaSettings
@@ -92,6 +93,7 @@ class AgentStep:
         # agents start their clock once the box is up: a build of minutes under load is the
         # harness's time. Agents that need no box (oracle, replay) need no image either.
         readme_name, readme_text = self.images.agent_readme(case)
+        clock = self._clock(case)
         task = AgentTask(
             case=case,
             readme_text=readme_text,
@@ -102,6 +104,7 @@ class AgentStep:
             max_cost=self.settings.max_cost,
             model_price=self.settings.model_price,
             start_container=lambda: self._agent_box(case),
+            clock=clock,
         )
         append_jsonl(
             paths.agent_runs,
@@ -134,9 +137,19 @@ class AgentStep:
         # Whatever of the step was not the agent's own clock: the build above, starting and
         # removing the box (an agent without a clock of its own reports none).
         outcome.harness_seconds = round(max(0.0, time.monotonic() - began - outcome.wall_time), 3)
+        outcome.clock = clock
         atomic_write_text(paths.setup_script, outcome.setup_script)
         write_model(paths.agent_outcome, outcome)
         return outcome
+
+    def _clock(self, case: Case) -> AgentClock:
+        """The agent's wall-clock budget here: measured before the agent starts, so that every
+        agent reads it from its task (``AgentTask.budgets``)."""
+        from .agents import clock
+
+        measured = clock.measure(case.spec.budgets.agent_seconds, self.settings.budget_scale)
+        self.progress(f"{case.id}: the agent's wall clock is {measured.describe()}")
+        return measured
 
     @contextlib.contextmanager
     def _agent_box(self, case: Case) -> Iterator[Box]:

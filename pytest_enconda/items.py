@@ -42,12 +42,14 @@ def _variant(config: pytest.Config, case: Case) -> Case:
 
 def case_timeout(case: Case, scale: float = 1.0) -> float:
     """A safety net for one item, above every budget the case's steps can get, so that a budget,
-    never pytest-timeout, ends a slow step: the agent, the setup and tests with ``scale``
-    (``--budget-scale``) and, where the replay is calibrated on the golden setup (a diagnosis
-    case), the worst the calibration allows (the first replay, the golden measured with
-    ``CALIBRATION_FACTOR`` x its budget, the replay again with ``CALIBRATION_FACTOR`` x the
-    golden's time), then the pyramid's stages (each stage of the case's kind that declares a
-    budget: ``Stage.budget``), scaled too."""
+    never pytest-timeout, ends a slow step: the agent's budget stretched as far as it can be
+    (``scale`` x ``agents.clock.MAX_FACTOR``: the slowdown is measured when the agent starts,
+    after collection), the setup and tests with ``scale`` (``--budget-scale``) and, where the
+    replay is calibrated on the golden setup (a diagnosis case), the worst the calibration allows
+    (the first replay, the golden measured with ``CALIBRATION_FACTOR`` x its budget, the replay
+    again with ``CALIBRATION_FACTOR`` x the golden's time), then the pyramid's stages (each stage
+    of the case's kind that declares a budget: ``Stage.budget``), scaled too."""
+    from .agents.clock import MAX_FACTOR
     from .probing.execution import CALIBRATION_FACTOR
     from .stages import STAGES
 
@@ -61,7 +63,7 @@ def case_timeout(case: Case, scale: float = 1.0) -> float:
     else:
         factor = 1 + CALIBRATION_FACTOR + CALIBRATION_FACTOR**2
         execution = (budgets.setup_seconds + budgets.test_seconds) * scale * factor
-    total = budgets.agent_seconds + execution
+    total = budgets.agent_seconds * scale * MAX_FACTOR + execution
     for stage in STAGES.values():
         if stage.task_kind == case.spec.suite and stage.has_budget:
             total += stage.budget(case) * scale

@@ -300,8 +300,9 @@ OPTIONS: tuple[Option, ...] = (
         type=_scale,
         default=1.0,
         metavar="FACTOR",
-        help="multiply every case's setup and test budgets (execution replay) by FACTOR, for "
-        "slow or loaded machines (default 1)",
+        help="multiply every case's agent, setup and test budgets by FACTOR, for slow or "
+        "loaded machines (default 1; the agent's is also stretched by the slowdown measured "
+        "when it starts)",
     ),
     Option(
         "--model-price",

@@ -12,7 +12,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..cases.models import Case
+from ..cases.models import Budgets, Case
+from .clock import AgentClock
 from .registry import ENTRY_POINT_GROUP
 
 __all__ = ["ENTRY_POINT_GROUP", "Agent", "AgentOutcome", "AgentTask"]
@@ -105,6 +106,11 @@ class AgentOutcome(BaseModel):
     config: dict[str, Any] = Field(
         default_factory=dict, description="the agent's settings for this run (model, limits)"
     )
+    clock: AgentClock | None = Field(
+        default=None,
+        description="how the harness set the agent's wall-clock budget on this machine (the "
+        "case's agent_seconds, --budget-scale and the measured slowdown); None: the case's",
+    )
 
 
 class AgentTask(BaseModel):
@@ -133,10 +139,20 @@ class AgentTask(BaseModel):
     # Starts the agent's container lazily; agents that need none never call it. Its task image
     # is built before the agent runs: an agent's clock starts once the container is up.
     start_container: Callable[[], Any] | None = None
+    clock: AgentClock | None = Field(
+        default=None,
+        description="the agent's wall-clock budget on this machine (``agents.clock``); None: "
+        "the case's agent_seconds as written",
+    )
 
     @property
-    def budgets(self):
-        return self.case.spec.budgets
+    def budgets(self) -> Budgets:
+        """The case's budgets, ``agent_seconds`` being the wall clock the agent has here: the
+        case's stretched by ``--budget-scale`` and this machine's slowdown (``clock``)."""
+        budgets = self.case.spec.budgets
+        if self.clock is None:
+            return budgets
+        return budgets.model_copy(update={"agent_seconds": self.clock.seconds})
 
     @property
     def packages_before(self) -> str:

@@ -71,10 +71,23 @@ ITEM_COLUMNS = [
     "Duration (s)",
     "Case agent time (s)",
     "Case harness time (s)",
+    "Agent budget (s; x slowdown)",
 ]
 
 
 # ----------------------------------------------------------------------------- summary
+
+
+def _budget_cell(case_time: Mapping[str, float]) -> str:
+    """The agent's wall-clock budget and the slowdown it was stretched by (``agents.clock``);
+    "-" where the run recorded none."""
+    budget, factor = case_time.get("agent_budget_seconds"), case_time.get("clock_factor")
+    if budget is None or factor is None:
+        return '<td class="num" data-value="">-</td>'
+    return (
+        f'<td class="num" data-value="{esc(budget)}">{float(budget):.0f} '
+        f"(x{float(factor):.2f})</td>"
+    )
 
 
 def efficiency_rows(summary: Mapping[str, Any]) -> list[list[str]]:
@@ -88,6 +101,7 @@ def efficiency_rows(summary: Mapping[str, Any]) -> list[list[str]]:
         ("env_size_bytes", "environment size (MB)"),
         ("agent_seconds", "agent time (s; its own clock)"),
         ("harness_seconds", "harness time (s; builds, replay, probes)"),
+        ("clock_factor", "agent clock stretched by (x; this machine's slowdown)"),
     ):
         entry = eff.get(key) or {}
         mean = entry.get("mean")
@@ -97,6 +111,8 @@ def efficiency_rows(summary: Mapping[str, Any]) -> list[list[str]]:
             shown = f"{mean / 1e6:.1f}"
         elif key == "cost_usd":
             shown = f"{mean:.4f}"
+        elif key == "clock_factor":
+            shown = f"{mean:.2f} (max {entry.get('max') or mean:.2f})"
         else:
             shown = f"{mean:.1f}"
         rows.append([label, shown, str(entry.get("cases", 0))])
@@ -317,6 +333,7 @@ def items_table(
             + "</td>"
             for key in ("agent_seconds", "harness_seconds")
         )
+        times += _budget_cell(case_time)
         types = " ".join(ev.golden_types)
         level = "" if row.level is None else row.level
         evidence_block = evidence_html(ev, row.item, href, is_primary or anchor, row.stage)

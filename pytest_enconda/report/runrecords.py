@@ -96,14 +96,20 @@ class CaseRecords:
 
     def timing(self, rows: Iterable[ResultRow]) -> dict[str, float]:
         """Where the case's time went: the agent's own clock, and the rest of its items' time
-        (image builds, boxes, snapshots, the replay, probes, grading), and their sum."""
+        (image builds, boxes, snapshots, the replay, probes, grading), and their sum; with the
+        agent's wall-clock budget and the slowdown it was stretched by, where recorded."""
         items = sum(row.duration for row in rows)
         agent = self.outcome.wall_time if self.outcome is not None else 0.0
-        return {
+        timing = {
             "agent_seconds": round(agent, 3),
             "harness_seconds": round(max(0.0, items - agent), 3),
             "item_seconds": round(items, 3),
         }
+        clock = self.outcome.clock if self.outcome is not None else None
+        if clock is not None:
+            timing["agent_budget_seconds"] = clock.seconds
+            timing["clock_factor"] = clock.factor
+        return timing
 
 
 def _dump(model: BaseModel | None) -> dict[str, Any] | None:

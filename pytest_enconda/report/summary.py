@@ -149,6 +149,15 @@ def summarize(
             "mean": sum(values) / len(values) if values else None,
             "cases": len(values),
         }
+    # The slowdown each agent's wall clock was stretched by (agents.clock): its spread says how
+    # loaded the machine was while the agents ran.
+    timed = summary["timing"]["cases"].values()
+    factors = [case["clock_factor"] for case in timed if "clock_factor" in case]
+    summary["efficiency"]["clock_factor"] = {
+        "mean": sum(factors) / len(factors) if factors else None,
+        "max": max(factors, default=None),
+        "cases": len(factors),
+    }
     execution = [row for row in rows if row.item == "execution"]
     summary["items"] = _outcomes(rows)
     # Timeouts counted apart (each is also one of pytest's failures): per item, and in all.

@@ -124,7 +124,11 @@ class Run:
     ) -> tuple[int | None, str]:
         remaining = self.deadline - time.monotonic()
         if remaining < 5:
-            raise OutOfBudget("timeout", "wall-clock limit reached (the case's agent_seconds)")
+            raise OutOfBudget(
+                "timeout",
+                "wall-clock limit reached (the case's agent_seconds, stretched by this "
+                "machine's slowdown)",
+            )
         if self.commands_run >= self.max_commands:
             raise OutOfBudget("budget_exhausted", f"command limit reached ({self.max_commands})")
         self.commands_run += 1
