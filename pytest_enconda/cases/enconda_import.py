@@ -212,6 +212,7 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
                 verified=True,
                 test_tools=tuple(record.test_tools),
                 test_requirements=tuple(record.test_requirements),
+                runtime_requirements=tuple(record.runtime_requirements or ()),
                 services=tuple(record.services),
                 pass_set=frozenset(record.pass_set),
                 packages_before=record.packages_before,

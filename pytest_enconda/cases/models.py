@@ -419,7 +419,8 @@ class ExecutionReference(BaseModel):
 
     Verified: the test command's result counts only on ``pass_set`` (the tests that passed twice
     in the reference environment); ``test_tools`` (pytest and plugins) are installed by the
-    harness before it, with ``test_requirements`` (what only the tests import).
+    harness before it, with ``test_requirements`` (what only the tests import) but those named in
+    ``runtime_requirements``.
     Unverified: the execution item is skipped with ``reason``.
     """
 
@@ -429,6 +430,7 @@ class ExecutionReference(BaseModel):
     reason: str = ""
     test_tools: tuple[str, ...] = ()
     test_requirements: tuple[str, ...] = ()
+    runtime_requirements: tuple[str, ...] = ()
     services: tuple[CiService, ...] = Field(
         default=(), description="services the test step starts, as the reference's did"
     )

@@ -108,8 +108,13 @@ class RepoVerification(BaseModel):
     )
     test_requirements: list[str] = Field(
         default_factory=list,
-        description="every declared test dependency (tox deps, test extras and groups, "
-        "requirement files, nox, CI), installed by the harness before the test command",
+        description="the declared test dependencies (tox deps, test extras and groups, requirement "
+        "files, nox, CI) but runtime ones, installed by the harness before the test command",
+    )
+    runtime_requirements: list[str] | None = Field(
+        default=None,
+        description="the project's runtime requirements (PEP 503 names), which the test step "
+        "never installs (None: the record predates them; only the checkout's own are left out)",
     )
     test_requirement_sources: dict[str, str] = Field(
         default_factory=dict, description="where each test requirement is declared"

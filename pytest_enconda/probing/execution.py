@@ -369,6 +369,8 @@ def replay(
             list(reference.test_requirements),
             packages_before=reference.packages_before,
             services=reference.services,
+            # An older record may list a runtime requirement among its test requirements.
+            runtime=reference.runtime_requirements,
         )
     with box_of(
         as_backend(backend),

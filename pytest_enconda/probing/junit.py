@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -154,6 +154,7 @@ def run_tests_command(
     *,
     packages_before: str = "",
     services: Sequence[CiService] = (),
+    runtime: Collection[str] | None = (),
 ) -> str:
     """The test step: install the test tools and the test requirements, start the services CI
     runs beside the tests (``repo.ci_services``), then the test command writing its JUnit report.
@@ -161,6 +162,10 @@ def run_tests_command(
     ``packages_before`` (a reference made with the dependencies of its revision's day) holds
     these installs to packages uploaded before it, through pip's ``PIP_UPLOADED_PRIOR_TO``; a
     pip older than 26 ignores the variable and installs today's.
+
+    The step never does the setup's job: a requirement that installs the checkout (``.``,
+    ``.[test]``) or is named in ``runtime`` (the project's runtime requirements, canonical names;
+    ``repo.runtime_requirements``) is left out and said.
 
     A failed tools install does not stop the tests: the environment may already hold them. Test
     requirements go in one pip call, and one by one when that fails, so one unavailable or
@@ -173,12 +178,14 @@ def run_tests_command(
     import shlex
 
     from ..cases.operands import option_shaped
+    from ..repo.runtime_requirements import graded_requirements
 
     # Tools and requirements come from a case's sidecar: one beginning with '-' would be a pip
     # option (--index-url, -r FILE), so it is left out and said.
     refused = [spec for spec in [*tools, *requirements] if option_shaped(spec)]
     tools = [tool for tool in tools if not option_shaped(tool)]
     requirements = [spec for spec in requirements if not option_shaped(spec)]
+    requirements, runtime_left = graded_requirements(requirements, runtime)
     names = {re.split(r"[<>=!~\[; ]", tool, maxsplit=1)[0].lower() for tool in tools}
     if tools and TIMEOUT_TOOL not in names:
         tools = [*tools, TIMEOUT_TOOL]
@@ -191,6 +198,9 @@ def run_tests_command(
         f"echo {shlex.quote(f'enconda: {spec!r} is not a requirement (an option); left out')} >&2"
         for spec in refused
     ]
+    if runtime_left:
+        said = f"enconda: left to the setup (the project's own runtime needs): {runtime_left}"
+        lines.append(f"echo {shlex.quote(said)} >&2")
     if packages_before:
         lines.append(f"export PIP_UPLOADED_PRIOR_TO={shlex.quote(packages_before)}")
     if tools or requirements:

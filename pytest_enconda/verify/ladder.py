@@ -477,10 +477,24 @@ def _program_packages(
 def _declare_test_requirements(
     ctx: VerifyContext, record: RepoVerification, facts: RepoFacts
 ) -> None:
-    """The repository's test requirements as read for the Python of the record's base."""
-    declared = facts.test_requirements(python=ctx.recipes[record.base_image].python)
-    record.test_requirements = [req.spec for req in declared]
-    record.test_requirement_sources = {req.spec: req.source for req in declared}
+    """The repository's test requirements as read for the Python of the record's base, less
+    its runtime requirements (``repo.runtime_requirements``): the graded test step installs what
+    only the tests need, never what the setup should have installed."""
+    from ..repo.runtime_requirements import graded_requirements, runtime_names, runtime_requirements
+
+    python = ctx.recipes[record.base_image].python
+    declared = facts.test_requirements(python=python)
+    record.runtime_requirements = runtime_names(runtime_requirements(facts.root), python)
+    kept, left = graded_requirements(
+        [req.spec for req in declared], record.runtime_requirements, facts.name
+    )
+    if left:
+        ctx.progress(
+            f"{record.repository}: test requirements left to the setup (runtime requirements "
+            f"of the project): {', '.join(left)}"
+        )
+    record.test_requirements = kept
+    record.test_requirement_sources = {req.spec: req.source for req in declared if req.spec in kept}
 
 
 def _older_base(
