@@ -1,18 +1,27 @@
 """Retrieval quality of a memory file on a labelled set: BM25 alone, dense alone, hybrid (both
 fused by reciprocal rank), and the data behind the heuristic agent's fused-score threshold.
 
-    python scripts/memory_retrieval_bench.py MEMORY.db [tests/data/memory/labelled.jsonl]
+    python scripts/memory_retrieval_bench.py MEMORY.db [LABELLED.jsonl]
         [--embedder local | litellm:<model> --embedding-api-base URL] [--json OUT]
 
-Each line of the labelled set is ``{"query", "relevant_action"}``: the triples whose action is
-that one are the relevant ones (actions are stored normalised, as ``memory show`` prints them).
-Reported per method: precision@3 (the share of the top 3 that is relevant; with one relevant
-triple per query it cannot pass 1/3), recall@5, hit@1 and MRR (first relevant rank within 50).
-Pairs whose action no triple has are counted apart, not scored. No leakage guard: the labelled
-queries were written from the same runs the memory was built from.
+A line of the labelled set is ``{"query", "relevant_action"}`` (tests/data/memory/labelled.jsonl)
+or ``{"query", "relevant_actions": [...], "repository", "kind"}`` (labelled-2.jsonl): the triples
+whose action is one of those (actions are stored normalised, as ``memory show`` prints them)
+are the query's own answer. Reported per method: precision@3 (the share of the top 3 that is
+relevant), recall@5, hit@1 and MRR (first relevant rank within 50). Pairs none of whose actions
+the memory holds are counted apart, not scored.
 
-Threshold data: for each pair, the relevant triple's fused score (a failure the memory knows:
-the agent should try it) and, with the relevant triples taken out of the memory, the best
+Two settings where the pairs name their ``repository`` and ``kind``:
+
+- ``own``: the memory includes the query's repository (no leakage guard); relevant: the
+  query's own answer (finding a failure the memory has seen);
+- ``guarded``: the leakage guard withholds the triples seen only on the query's repository (a
+  memory without it: the realistic case); relevant: every triple left whose action some pair of
+  the same ``kind`` names, i.e. a triple from another repository that fixes the same kind of
+  failure. Pairs with no such triple are counted apart.
+
+Threshold data (``own``): for each pair, the relevant triple's fused score (a failure the memory
+knows: the agent should try it) and, with the relevant triples taken out of the memory, the best
 remaining fused score (a failure it does not know: the agent should try nothing), for several
 dense floors (``hybrid.MIN_COSINE``) and match ranks (``FUSED_MIN``).
 """
@@ -24,6 +33,8 @@ import json
 import sys
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pytest_enconda.embedders import create_embedder
 from pytest_enconda.memory import hybrid
@@ -59,39 +70,116 @@ def scores(ranking: list[int], relevant: set[int]) -> dict[str, float]:
     }
 
 
-def measure(
-    store: MemoryStore, pairs: list[dict], embedder: Any, floor: float | None = None
-) -> dict[str, Any]:
-    actions: dict[str, set[int]] = {}
+METRICS: tuple[str, ...] = ("precision@3", "recall@5", "hit@1", "mrr")
+
+
+class LabelledPair(BaseModel):
+    """One line of a labelled set (either format)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1)
+    relevant_action: str | None = Field(default=None, min_length=1)
+    relevant_actions: list[str] = Field(default_factory=list)
+    repository: str | None = Field(default=None, min_length=1)
+    kind: str | None = Field(default=None, min_length=1)
+
+    @model_validator(mode="after")
+    def _an_action(self) -> LabelledPair:
+        if not self.relevant_action and not self.relevant_actions:
+            raise ValueError("names no relevant_action or relevant_actions")
+        return self
+
+
+def load_pairs(path: Path) -> list[dict[str, Any]]:
+    """The labelled set's pairs; a bad line stops with its file, line and field."""
+    pairs = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            pair = LabelledPair.model_validate_json(line)
+        except ValidationError as exc:
+            where = "; ".join(
+                f"{'.'.join(str(p) for p in e['loc']) or 'the line'}: {e['msg']}"
+                for e in exc.errors()
+            )
+            raise SystemExit(f"{path}:{n}: {where}") from None
+        pairs.append(pair.model_dump(exclude_none=True))
+    return pairs
+
+
+def actions_of(pair: dict[str, Any]) -> list[str]:
+    return list(pair.get("relevant_actions") or [pair["relevant_action"]])
+
+
+def kind_sets(store: Any, pairs: list[dict]) -> dict[str, set[int]]:
+    """Per kind, the triples whose action a pair of that kind names."""
+    ids: dict[str, set[int]] = {}
     for hit in store.all():
-        actions.setdefault(hit.action, set()).add(hit.id)
+        ids.setdefault(hit.action, set()).add(hit.id)
+    kinds: dict[str, set[int]] = {}
+    for pair in pairs:
+        if pair.get("kind"):
+            for action in actions_of(pair):
+                kinds.setdefault(pair["kind"], set()).update(ids.get(action, ()))
+    return kinds
+
+
+def withheld(store: Any, repository: str) -> set[int]:
+    """The triples the leakage guard withholds from a case of ``repository``."""
+    from pytest_enconda.memory.normalise import project_key
+
+    key = project_key(repository)
+    return {hit.id for hit in store.all() if hit.projects and set(hit.projects) <= {key}}
+
+
+def measure(
+    store: MemoryStore,
+    pairs: list[dict],
+    embedder: Any,
+    floor: float | None = None,
+    guarded: bool = False,
+) -> dict[str, Any]:
+    ids: dict[str, set[int]] = {}
+    for hit in store.all():
+        ids.setdefault(hit.action, set()).add(hit.id)
+    kinds = kind_sets(store, pairs) if guarded else {}
     methods = {"bm25": (None, True)}
     if embedder is not None:
         methods |= {"dense": (embedder, False), "hybrid": (embedder, True)}
-    totals = {m: dict.fromkeys(("precision@3", "recall@5", "hit@1", "mrr"), 0.0) for m in methods}
+    totals = {m: dict.fromkeys(METRICS, 0.0) for m in methods}
     unknown = []
     positives: list[dict[str, Any]] = []
     negatives: list[dict[str, Any]] = []
     for pair in pairs:
-        relevant = actions.get(pair["relevant_action"])
+        relevant = set().union(*(ids.get(a, set()) for a in actions_of(pair)))
+        exclude: tuple[str, ...] = ()
+        if guarded and relevant:
+            exclude = (pair["repository"],)
+            relevant = kinds.get(pair.get("kind") or "", set()) - withheld(store, exclude[0])
         if not relevant:
-            unknown.append(pair["relevant_action"])
+            unknown.append(actions_of(pair)[0])
             continue
         for method, (emb, bm25) in methods.items():
-            ranked = hybrid.fuse(store, [pair["query"]], (), emb, bm25=bm25, min_cosine=floor)
+            ranked = hybrid.fuse(store, [pair["query"]], exclude, emb, bm25=bm25, min_cosine=floor)
             for key, value in scores([r.hit.id for r in ranked], relevant).items():
                 totals[method][key] += value
-        if embedder is not None:
+        if embedder is not None and not guarded:
             positives.append(_evidence(store, pair["query"], embedder, relevant))
             negatives.append(_evidence(Without(store, relevant), pair["query"], embedder, None))
     n = len(pairs) - len(unknown)
     result: dict[str, Any] = {
+        "setting": "guarded" if guarded else "own",
         "pairs": len(pairs),
         "scored": n,
-        "unknown_actions": sorted(set(unknown)),
-        **{m: {k: round(v / n, 3) for k, v in t.items()} for m, t in totals.items()},
+        "repositories": len({p["repository"] for p in pairs if p.get("repository")}),
+        "unscored": len(unknown),
+        **{m: {k: round(v / n, 3) if n else None for k, v in t.items()} for m, t in totals.items()},
     }
-    if embedder is not None:
+    if not guarded:
+        result["unknown_actions"] = sorted(set(unknown))
+    if positives:
         result["threshold"] = _threshold(positives, negatives)
     return result
 
@@ -134,7 +222,7 @@ def main() -> int:
         "--min-cosine", type=float, help="the dense lists' floor (default: hybrid.MIN_COSINE)"
     )
     args = parser.parse_args()
-    pairs = [json.loads(line) for line in Path(args.labelled).read_text().splitlines() if line]
+    pairs = load_pairs(Path(args.labelled))
     with MemoryStore(args.memory) as store:
         spec = args.embedder or hybrid.stored_embedder(store)
         embedder = None
@@ -147,6 +235,8 @@ def main() -> int:
             "min_cosine": hybrid.MIN_COSINE if args.min_cosine is None else args.min_cosine,
             **measure(store, pairs, embedder, args.min_cosine),
         }
+        if all(pair.get("repository") and pair.get("kind") for pair in pairs):
+            result["guarded"] = measure(store, pairs, embedder, args.min_cosine, guarded=True)
     text = json.dumps(result, indent=2)
     print(text)
     if args.json:
