@@ -67,6 +67,16 @@ def parse_json(text: str | bytes) -> Any:
         raise JsonError(f"a number of more than {limit} digits") from None
 
 
+def lone_surrogate(data: Any) -> str | None:
+    """The first lone surrogate among the strings of parsed JSON (JSON may escape one, UTF-8
+    cannot hold it: a file read with it fails when written again), or None."""
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.object[exc.start]
+    return None
+
+
 def link_within(root: Path, path: Path) -> Path | None:
     """The first symbolic link on the way from ``root`` down to ``path`` (``path`` included),
     or ``None``; ``ValueError`` when ``path`` does not lie under ``root`` as spelled.

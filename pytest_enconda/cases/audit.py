@@ -34,6 +34,9 @@ Each instance gets zero or more *flags*:
 ``trivial_reference``
     Its verified reference's PASS set passes after an empty setup (``verify``'s null setup):
     its Pass@1 measures nothing of the agent's setup (reported apart in a run's summary).
+``unverified_reference``
+    The sidecar's record of its repository grades nothing (``reference_reason`` says why: a
+    failed setup, a checkout proof that proves nothing, ...); its ``execution`` item is skipped.
 
 The *verified subset* is the instances with none of ``GRADING_FLAGS``: the flags that make the
 golden answer wrong or unreachable from the text (no errors, contradictory duplicates, nothing
@@ -81,8 +84,9 @@ ABSENT = "error_text_absent"
 DOC_ONLY = "documentation_only"
 SAME_DUPLICATE = "same_readme_same_labels"
 TRIVIAL = "trivial_reference"
+UNVERIFIED = "unverified_reference"
 FLAGS: tuple[str, ...] = (
-    NO_ERRORS, DUPLICATE, UNCHANGED, ABSENT, DOC_ONLY, SAME_DUPLICATE, TRIVIAL
+    NO_ERRORS, DUPLICATE, UNCHANGED, ABSENT, DOC_ONLY, SAME_DUPLICATE, TRIVIAL, UNVERIFIED
 )  # fmt: skip
 GRADING_FLAGS: frozenset[str] = frozenset({NO_ERRORS, DUPLICATE, UNCHANGED, ABSENT})
 FLAG_MEANINGS = {
@@ -93,6 +97,7 @@ FLAG_MEANINGS = {
     DOC_ONLY: "every golden error is documentation-only (no README command line touched)",
     SAME_DUPLICATE: "README and labels identical to another instance's (counts twice)",
     TRIVIAL: "an empty setup passes its reference's PASS set (Pass@1 there is not the agent's)",
+    UNVERIFIED: "the sidecar's record of its repository is unverified (Pass@1 is not graded)",
 }
 
 Evidence = Literal["present", "absent", "fix_only", "unchecked"]
@@ -176,6 +181,7 @@ class InstanceAudit(BaseModel):
         default_factory=list, description="instances with the same README and the same labels"
     )
     errors: list[ErrorAudit] = Field(default_factory=list)
+    reference_reason: str = Field(default="", description="why its reference is unverified")
 
     @property
     def verified(self) -> bool:
@@ -378,8 +384,12 @@ def audit_cases(
             flags.append(ABSENT)
         if errors and all(error.documentation_only for error in errors):
             flags.append(DOC_ONLY)
-        if case.reference is not None and case.reference.trivial:
+        reference = case.reference
+        if reference is not None and reference.trivial:
             flags.append(TRIVIAL)
+        # Only against a sidecar: without one every instance is unverified, and says so.
+        if reference is not None and reference.sidecar and not reference.verified:
+            flags.append(UNVERIFIED)
         records.append(
             InstanceAudit(
                 case_id=case.id,
@@ -389,6 +399,7 @@ def audit_cases(
                 duplicate_of=differing,
                 same_as=same,
                 errors=errors,
+                reference_reason=reference.reason if UNVERIFIED in flags and reference else "",
             )
         )
     return _report(records, dataset, harness_version)

@@ -8,7 +8,6 @@ repository code.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from pathlib import Path
@@ -234,19 +233,23 @@ class RepoVerification(BaseModel):
 
     @property
     def verified(self) -> bool:
-        return self.status == "verified" and bool(self.pass_set) and not self.below_share
+        return not self.why_unverified
 
     @property
     def why_unverified(self) -> str:
-        if self.verified:
-            return ""
-        if self.status == "verified" and self.below_share:
+        """Why the record grades nothing ("" when verified): its reason, a PASS share below the
+        threshold, or a checkout proof that proves nothing (``no-packages`` in a record made
+        before verify refused it)."""
+        if self.status != "verified" or not self.pass_set:
+            return self.reason or "empty PASS set"
+        if self.below_share:
             threshold = MIN_PASS_SHARE if self.min_pass_share is None else self.min_pass_share
-            return (
-                f"the reference passes {self.share:.0%} of the tests that ran, below "
-                f"{threshold:.0%}"
-            )
-        return self.reason or "empty PASS set"
+            share = f"{self.share:.0%} of the tests that ran"
+            return f"the reference passes {share}, below {threshold:.0%}"
+        proof = self.checkout_proof
+        if proof is not None and proof.refuses:
+            return f"checkout proof '{proof.verdict}' proves nothing: {proof.detail}"
+        return ""
 
 
 class Sidecar(BaseModel):
@@ -268,11 +271,8 @@ class Sidecar(BaseModel):
 
     def counts(self) -> dict[str, int]:
         verified = sum(1 for record in self.repositories.values() if record.verified)
-        return {
-            "repositories": len(self.repositories),
-            "verified": verified,
-            "unverified": len(self.repositories) - verified,
-        }
+        total = len(self.repositories)
+        return {"repositories": total, "verified": verified, "unverified": total - verified}
 
 
 def _describe(exc: ValidationError) -> str:
@@ -293,16 +293,9 @@ def read_sidecar(path: Path) -> Sidecar:
         data = textio.parse_json(text)  # deep nesting is a ValueError, not a RecursionError
     except ValueError as exc:
         raise SidecarError(f"{path}: {exc}") from None
-    if "\\ud" in text.lower():
-        # A lone surrogate (JSON may escape one, UTF-8 cannot hold it) would be read, and fail
-        # the next write of the sidecar, after a verification of hours: refused now.
-        try:
-            json.dumps(data, ensure_ascii=False).encode("utf-8")
-        except UnicodeEncodeError as exc:
-            raise SidecarError(
-                f"{path}: a lone surrogate {exc.object[exc.start]!r} is not text; expected "
-                "UTF-8 strings"
-            ) from None
+    # A lone surrogate would fail the next write of the sidecar, after hours of verify.
+    if "\\ud" in text.lower() and (char := textio.lone_surrogate(data)) is not None:
+        raise SidecarError(f"{path}: a lone surrogate {char!r} is not text; expected UTF-8 strings")
     try:
         sidecar = Sidecar.model_validate(data)
     except ValidationError as exc:

@@ -12,7 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from .. import textio
-from ..cases.audit import ABSENT, DUPLICATE, FLAGS, SAME_DUPLICATE, AuditReport
+from ..cases.audit import ABSENT, DUPLICATE, FLAGS, SAME_DUPLICATE, UNVERIFIED, AuditReport
 from ..error_types import ERROR_TYPES
 from .label_noise import LabelNoise
 from .label_noise import render_markdown as render_noise
@@ -69,6 +69,8 @@ def render_markdown(report: AuditReport, examples: int = 5) -> str:
                 lines.append(f"  - same README, other labels: {', '.join(record.duplicate_of)}")
             if flag == SAME_DUPLICATE:
                 lines.append(f"  - same README and labels: {', '.join(record.same_as)}")
+            if flag == UNVERIFIED:
+                lines.append(f"  - {record.reference_reason}")
             if flag == ABSENT:
                 for error in record.errors:
                     if error.evidence == "absent":
