@@ -251,6 +251,7 @@ class Validator:
                         record.test_requirements,
                         packages_before=record.packages_before,
                         services=record.services,
+                        runtime=record.runtime_requirements,
                     )
                 )
                 box.exec(command, timeout=ctx.options.test_seconds, log_path=logs / "tests.log")

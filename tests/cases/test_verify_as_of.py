@@ -158,9 +158,15 @@ def test_the_dated_recipe_installs_what_pip_offered_that_day(
     with set_up(sandbox, base_image, repo, script, "t/as-of") as (box, _):
         assert installed_version(box, "iniconfig") == "1.1.1"
         # The test step of a reference made so installs its requirements as of that day too.
-        step = run_tests_command("true", [], ["packaging"], packages_before=day)
-        box.exec(step, timeout=300, workdir="/")
+        # A runtime requirement listed among them is the setup's: the step does not ask pip for
+        # it (iniconfig>=2 did not exist that day; asked for, its install would fail).
+        step = run_tests_command(
+            "true", [], ["packaging", "iniconfig>=2"], packages_before=day, runtime=["iniconfig"]
+        )
+        ran = box.exec(step, timeout=300, workdir="/")
         assert installed_version(box, "packaging") == "20.8"
+        assert "left to the setup" in ran.output and "did not install" not in ran.output
+        assert installed_version(box, "iniconfig") == "1.1.1"
 
 
 @pytest.mark.parametrize("value", ["yesterday", "2019-05-01", "2019-05-01T10:00:00Z; rm -rf /"])
