@@ -245,7 +245,19 @@ COMMANDS: tuple[Command, ...] = (
                 help="only this owner/name (repeatable; case is ignored, and a name the dataset "
                 "lacks is an error)",
             ),
-            arg("--redo", action="store_true", help="verify recorded repositories again"),
+            arg(
+                "--redo",
+                action="store_true",
+                help="verify recorded repositories again (with --recheck: measure null setups "
+                "again)",
+            ),
+            arg(
+                "--recheck",
+                action="store_true",
+                help="only the null-setup check on the verified records of --out (the test "
+                "step after an empty setup); references, PASS sets and proofs stay as recorded. "
+                "A record measured with the current graded step is skipped unless --redo",
+            ),
             arg(
                 "--setup-timeout",
                 type=_seconds,

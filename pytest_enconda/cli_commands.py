@@ -202,6 +202,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
 
     from .cases.sidecar import SIDECAR_NAME, SidecarError, read_sidecar
     from .verify import VerifyOptions, verify_dataset
+    from .verify.recheck import recheck_dataset, recheck_summary
 
     dataset = Path(args.dataset)
     if not dataset.is_dir():
@@ -232,7 +233,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
         except SidecarError as exc:
             reason = str(exc).removeprefix(f"{out}: ")
             raise InputError(f"--out {out}: {reason}") from None
-    sidecar = verify_dataset(
+    if args.recheck and not out.is_file():
+        raise InputError(f"--recheck: --out {out}: no sidecar to recheck (verify writes it)")
+    run = recheck_dataset if args.recheck else verify_dataset
+    sidecar = run(
         VerifyOptions(
             dataset=dataset,
             out=out,
@@ -253,6 +257,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
         ),
         progress=lambda line: print(line, flush=True),
     )
+    if args.recheck:
+        print(recheck_summary(sidecar))
+        return 0
     counts = sidecar.counts()
     print(
         f"verify: {counts['verified']} of {counts['repositories']} repositories verified "

@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_enconda.backends.base import Backend
 from pytest_enconda.backends.fake import FakeBackend
 from pytest_enconda.cases.models import Case
 from pytest_enconda.errors import HarnessError
@@ -56,7 +57,7 @@ def fake_context(
     mirror: Path | None,
     lines: list[str],
     *,
-    backend: FakeBackend | None = None,
+    backend: Backend | None = None,
     debian_mirror: str = "",
     pull_base: str | None = None,
     logs: Path | None = None,

@@ -56,6 +56,7 @@ class NullSetup(BaseModel):
     pass_set: int = Field(ge=0, description="the PASS set's size")
     share: float = Field(ge=0, le=1)
     trivial: bool = Field(description="the empty setup reached the whole PASS set")
+    step_sha256: str = Field(default="", description="the harness and graded step it ran")
 
 
 class TestRun(BaseModel):

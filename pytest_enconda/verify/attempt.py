@@ -7,13 +7,14 @@ and shared libraries the image lacked) is recorded for the next one.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import re
 import shlex
 import time
 from collections.abc import Collection
 from pathlib import Path
 
-from .. import textio
+from .. import __version__, textio
 from ..backends.base import Box
 from ..cases.operands import option_shaped
 from ..cases.sidecar import NullSetup, RepoVerification, TestRun, timing_tag
@@ -35,9 +36,11 @@ from .context import Stopped, VerifyContext, VerifyOptions
 __all__ = [
     "LDD_SCAN",
     "attempt",
+    "graded_step",
     "null_setup",
     "oom_kills",
     "setup_budget",
+    "step_digest",
     "unresolved_libraries",
 ]
 
@@ -132,8 +135,29 @@ def null_setup(ctx: VerifyContext, record: RepoVerification, image: str, logs: P
         pass_set=size,
         share=round(passed / size, 4) if size else 0.0,
         trivial=bool(size) and passed == size,
+        step_sha256=step_digest(record),
     )
     record.timings["null_setup_s"] = round(time.monotonic() - started, 1)
+
+
+def graded_step(record: RepoVerification) -> str:
+    """The test step as grading runs it for an instance of ``record`` (``probing.execution``):
+    its test tools, the test requirements that are none of the project's runtime ones, its
+    package cutoff and CI services, then the test command."""
+    return run_tests_command(
+        record.test_command,
+        record.test_tools,
+        record.test_requirements,
+        packages_before=record.packages_before,
+        services=record.services,
+        runtime=record.runtime_requirements,
+    )
+
+
+def step_digest(record: RepoVerification) -> str:
+    """The SHA-256 (hex) of the harness version and ``record``'s graded step: a null setup
+    measured by another version or with another step is out of date."""
+    return hashlib.sha256(f"{__version__}\n{graded_step(record)}".encode()).hexdigest()
 
 
 def _two_runs(
@@ -248,15 +272,7 @@ def _test_run(
     """One test run's outcomes and counts, with why it left no JUnit report ("" if it did), and
     the test it was in when the box's memory limit killed it ("" if none)."""
     with ctx.box(record, image, "verify-test") as box:
-        command = in_setup_env(
-            run_tests_command(
-                record.test_command,
-                record.test_tools,
-                record.test_requirements,
-                packages_before=record.packages_before,
-                services=record.services,
-            )
-        )
+        command = in_setup_env(graded_step(record))
         result = box.exec(command, timeout=ctx.options.test_seconds, log_path=log)
         junit = log.with_suffix(".xml")
         outcomes: dict[str, str] = {}

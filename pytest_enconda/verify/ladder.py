@@ -16,12 +16,9 @@ data for a later run: it is imported by the CLI only. Its boxes and images come 
 from __future__ import annotations
 
 import functools
-import queue
-import signal
 import tempfile
-import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -39,7 +36,8 @@ from .checkout import judge_checkout
 from .context import Progress, VerifyContext, VerifyOptions, verify_case
 from .own_tools import project_requirements, without_own_tools
 from .recipes import AS_OF, as_of_script, ci_file_steps, recipe_script, with_file_steps
-from .sidecar_writer import now, write_sidecar
+from .runner import run_repositories
+from .sidecar_writer import now
 
 if TYPE_CHECKING:
     from ..backends.base import Backend
@@ -47,7 +45,12 @@ if TYPE_CHECKING:
     from .removed_apis import Removal
     from .wheel_pythons import Unbuilt
 
-__all__ = ["repositories_of", "verify_dataset", "verify_repository"]
+__all__ = [
+    "repositories_of",
+    "selected",
+    "verify_dataset",
+    "verify_repository",
+]
 
 
 def repositories_of(dataset: Path) -> list[tuple[str, str]]:
@@ -56,15 +59,9 @@ def repositories_of(dataset: Path) -> list[tuple[str, str]]:
     return sorted(load_dataset(dataset).repositories.items())
 
 
-def verify_dataset(
-    options: VerifyOptions, progress: Progress = print, *, backend: Backend | None = None
-) -> Sidecar:
-    """Verify every repository of the dataset; the sidecar is rewritten after each one. Boxes
-    and images come from ``backend`` (Docker's by default), which is closed at the end."""
-    sidecar = read_sidecar(options.out) if options.out.is_file() else Sidecar()
-    sidecar.dataset = str(options.dataset)
-    sidecar.harness_version = __version__
-    todo = []
+def selected(options: VerifyOptions) -> list[tuple[str, str]]:
+    """(owner/name, revision) of the dataset's repositories that ``--repo`` names (all of them
+    without it)."""
     listed = repositories_of(options.dataset)
     # GitHub's names ignore case, and so does --repo; one naming no repository is a typo.
     wanted = {name.lower(): name for name in options.only}
@@ -74,84 +71,27 @@ def verify_dataset(
             f"--repo {', '.join(wanted[name] for name in unknown)}: no such repository "
             f"in {options.dataset} (owner/name as repo_info.jsonl writes it)"
         )
-    for name, revision in listed:
-        if wanted and name.lower() not in wanted:
-            continue
-        if not options.redo and sidecar.record(name, revision) is not None:
-            continue
-        todo.append((name, revision))
+    return [(name, rev) for name, rev in listed if not wanted or name.lower() in wanted]
+
+
+def verify_dataset(
+    options: VerifyOptions, progress: Progress = print, *, backend: Backend | None = None
+) -> Sidecar:
+    """Verify every repository of the dataset; the sidecar is rewritten after each one. Boxes
+    and images come from ``backend`` (Docker's by default), which is closed at the end."""
+    sidecar = read_sidecar(options.out) if options.out.is_file() else Sidecar()
+    todo = [
+        (name, revision)
+        for name, revision in selected(options)
+        if options.redo or sidecar.record(name, revision) is None
+    ]
     progress(f"verify: {len(todo)} repositories to verify, writing {options.out}")
-    ctx = VerifyContext(options, progress, backend=backend)
-    ctx.backend.reap_orphans()
-    restore = _terminate_as_interrupt()
-    try:
-        for record in _verify_all(ctx, todo):
-            with ctx.lock:
-                sidecar.repositories[record.repository] = record
-                write_sidecar(options.out, sidecar)
-            word = "verified" if record.verified else f"unverified: {record.why_unverified}"
-            progress(f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)")
-    except BaseException:
-        # Ctrl-C or SIGTERM: queued repositories are not started; removing the open containers
-        # ends the running ones' commands; the recorded ones stay in the sidecar.
-        ctx.stopping.set()
-        progress("verify: interrupted: queued repositories cancelled, containers removed")
-        raise
-    finally:
-        restore()
-        ctx.backend.close()
-    return sidecar
 
+    def said(record: RepoVerification) -> str:
+        word = "verified" if record.verified else f"unverified: {record.why_unverified}"
+        return f"{record.repository}: {word} ({len(record.pass_set)} tests in PASS set)"
 
-def _verify_all(ctx: VerifyContext, todo: list[tuple[str, str]]) -> Iterator[RepoVerification]:
-    """Each repository's record as it is ready, verified on ``workers`` daemon threads.
-
-    Not a ThreadPoolExecutor: the interpreter joins its threads at exit, so an interrupted verify
-    still waited for each running repository, whose setup may take 2,400 s (a blocked Docker
-    call, a fetch, longer), before the process ended. A daemon thread is abandoned at exit; what
-    it leaves is removed with the sandbox's containers, or reaped at the next start."""
-    pending: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
-    for item in todo:
-        pending.put(item)
-    done: queue.SimpleQueue[RepoVerification | BaseException] = queue.SimpleQueue()
-
-    def work() -> None:
-        while not ctx.stopping.is_set():
-            try:
-                name, revision = pending.get_nowait()
-            except queue.Empty:
-                return
-            try:
-                done.put(verify_repository(ctx, name, revision))
-            except BaseException as exc:  # KeyboardInterrupt in a worker ends the whole run
-                done.put(exc)
-                return
-
-    for index in range(min(max(1, ctx.options.workers), len(todo))):
-        threading.Thread(target=work, name=f"enconda-verify-{index}", daemon=True).start()
-    for _ in todo:
-        outcome = done.get()
-        if isinstance(outcome, BaseException):
-            raise outcome
-        yield outcome
-
-
-def _terminate_as_interrupt() -> Callable[[], None]:
-    """SIGTERM (``kill``, a CI timeout, a job scheduler) handled like Ctrl-C: Python's default
-    ends the process at once, leaving the running setups' containers and the queued repositories'
-    futures behind. Returns what restores the previous handler."""
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None
-
-    def interrupt(signum: int, _frame: object) -> None:
-        raise KeyboardInterrupt(f"signal {signum}")
-
-    previous = signal.signal(signal.SIGTERM, interrupt)
-
-    def restore() -> None:
-        signal.signal(signal.SIGTERM, previous)
-
-    return restore
+    return run_repositories(options, progress, sidecar, todo, verify_repository, said, backend)
 
 
 def verify_repository(ctx: VerifyContext, name: str, revision: str) -> RepoVerification:
