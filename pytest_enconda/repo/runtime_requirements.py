@@ -13,7 +13,8 @@ Runtime requirements are read, never run: setup.py's and setup.cfg's ``install_r
 ``[project] dependencies``, Poetry's ``dependencies`` (optional ones are extras, not runtime),
 flit's old ``requires``, and the requirement files the project installs from: the root
 ``requirements.txt``, those ``[tool.setuptools.dynamic]`` or setup.cfg's ``file:`` name, and
-those setup.py names by path (with their ``-r`` includes).
+those setup.py opens under an install file's name (``requirements/base.txt``, not
+``requirements-all.txt``), with their ``-r`` includes.
 """
 
 from __future__ import annotations
@@ -41,6 +42,12 @@ _URL = re.compile(r"^\s*[A-Za-z][A-Za-z0-9+.-]*://")
 _FILE_IN_SETUP = re.compile(r"""["']([\w./-]*requirements[\w./-]*\.(?:txt|in))["']""")
 # Named for tests or development: never the install file, whatever reads it.
 _TEST_FILE = re.compile(r"(?:^|[/_.-])(?:tests?|testing|dev|develop|ci|docs?|lint)(?:$|[/_.-])")
+# Of the files setup.py names, those named as the install file: setup.py reads its extras' files
+# too (``requirements-all.txt``), which are no runtime requirement.
+_BASE_FILE = re.compile(
+    r"(?:.*/)?requirements(?:[/_.-](?:base|main|prod|production|runtime|install|core|common|"
+    r"default|requirements))?\.(?:txt|in)"
+)
 
 
 def canonical(name: str) -> str:
@@ -114,7 +121,9 @@ def _install_files(repo: Path, pyproject: Mapping[str, object]) -> list[Path]:
         value = setup_cfg.get("options", "install_requires").strip()
         if value.startswith("file:"):
             named += [part.strip() for part in value.removeprefix("file:").split(",")]
-    named += _FILE_IN_SETUP.findall(read_text(repo / "setup.py"))
+    named += [
+        f for f in _FILE_IN_SETUP.findall(read_text(repo / "setup.py")) if _BASE_FILE.fullmatch(f)
+    ]
     paths: list[Path] = []
     for name in dict.fromkeys(named):
         if not name or name.startswith("/") or ".." in Path(name).parts:

@@ -166,9 +166,11 @@ def test_every_declaration_of_runtime_needs_is_read(tmp_path: Path) -> None:
         {
             "setup.py": "import setuptools\n"
             "reqs = open('requirements/prod.txt').read().splitlines()\n"
+            "extra = {'all': open('requirements-all.txt').read().splitlines()}\n"
             "tests = open('requirements/test.txt').read().splitlines()\n"
             "setuptools.setup(name='d', install_requires=reqs, tests_require=tests)\n",
             "requirements/prod.txt": "lxml\n",
+            "requirements-all.txt": "matplotlib\n",
             "requirements/test.txt": "pytest\nresponses\n",
             "setup.cfg": "[options]\ninstall_requires =\n    click\n    rich\n",
         },
