@@ -42,6 +42,20 @@ class Source:
 _IMPORTED_ID = re.compile(r"^(?P<repository>[A-Za-z0-9._-]+/[A-Za-z0-9._-]+)/[^/]+$")
 
 
+def id_of_folder(name: str) -> str:
+    """A case folder's id where no record names it (a run killed during its agent keeps only the
+    trajectory): ``artifacts.safe_name`` undone (``a+2fb+2fc`` is ``a/b/c``, so the repository
+    is still known), or the name itself where it does not undo (a shortened name)."""
+    from ..artifacts import safe_name
+
+    raw = re.sub(rb"\+([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]), name.encode())
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return name
+    return text if safe_name(text) == name else name
+
+
 def repository_of(case_id: str, case_json: dict[str, Any] | None) -> str:
     """The case's repository: as its record names it, else read from the case id: an imported
     instance's ``owner/name`` (its last part names the instance, not the repository), a shipped
@@ -94,7 +108,7 @@ def sources(paths: Sequence[Path]) -> list[Source]:
                 outcome = _json(case.agent_outcome, path) or {}
                 case_id = str((case_json or {}).get("case_id") or outcome.get("case_id") or "")
                 if not case_id or run.case(case_id).root != folder:
-                    case_id = folder.name  # a record naming another folder is not believed
+                    case_id = id_of_folder(folder.name)  # a record naming another is not believed
                 trajectory = case.trajectory
                 # A link or FIFO there is listed, and refused by name when read.
                 if not (trajectory.is_symlink() or trajectory.exists()):

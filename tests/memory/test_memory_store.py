@@ -311,3 +311,32 @@ def test_signature_of_a_failed_build_is_the_builds_exception_not_pips_wrapper() 
         )
         == "ERROR: No matching distribution found for gud"
     )
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("asdf-format+2fasdf+2ferror_readme_merge_k3", "asdf-format/asdf/error_readme_merge_k3"),
+        ("filesniff-e1", "filesniff-e1"),
+        ("+2edot+2bplus", ".dot+plus"),
+        ("bad+ffbyte", "bad+ffbyte"),  # not UTF-8: the name itself
+        ("a+2Fb", "a+2Fb"),  # not safe_name's spelling (upper case): the name itself
+    ],
+)
+def test_a_case_folder_without_records_names_its_case(name: str, expected: str) -> None:
+    from pytest_enconda.memory.build import id_of_folder
+
+    assert id_of_folder(name) == expected
+
+
+def test_a_run_killed_during_its_agent_keeps_the_repository(tmp_path: Path) -> None:
+    from pytest_enconda.memory.build import build
+
+    # No case.json, no outcome.json: only the folder (the escaped id) names the case.
+    agent = tmp_path / "run" / "cases" / "owner+2ffilesniff+2ferror_readme_1" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "trajectory.jsonl").write_text("".join(json.dumps(s) + "\n" for s in HEURISTIC))
+    build([tmp_path / "run"], tmp_path / "m.db")
+    with MemoryStore(tmp_path / "m.db") as store:
+        [hit] = store.all()
+    assert hit.projects == ["filesniff"]
