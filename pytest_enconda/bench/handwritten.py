@@ -40,13 +40,18 @@ from ..errors import CaseFormatError
 from ..grading.judges import Judge, JudgeRequest, Verdict, create_judge
 from .confusion import Confusion
 from .grading import DEFAULT_DATA
+from .judge_set import print_table
 
 PAIRS_DIR = Path(__file__).resolve().parents[2] / "benchmark_cases" / "judge_pairs"
 DEFAULT_PAIRS = PAIRS_DIR / "pairs.jsonl"
+# The tuning sets: the offline judge's constants are chosen on these, never on pairs.jsonl.
+TUNING_GLOB = "tuning-*.jsonl"
 # Shipped with the package: a run's report quotes it when the offline judge graded the run.
 
 Aspect = Literal["description", "fix"]
 MAX_PAIRS_BYTES = 16 << 20
+# One set's confusion per key, its skipped pairs and the seconds its verdicts took.
+SetFigures = tuple[dict[str, Confusion], int, float]
 ErrorTypeName = Literal["E1", "E2", "E4", "E6", "E7", "E8"]
 
 
@@ -255,19 +260,84 @@ def summary(table: dict[str, Confusion], judge: str, skipped: int) -> dict[str, 
     return out
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    from .judge_set import print_table
+def pair_files(patterns: Sequence[str], tuning: bool) -> list[Path]:
+    """The pairs files named: paths or globs (relative ones also under ``PAIRS_DIR``), in order;
+    ``tuning`` adds the tuning sets. Neither: the test set."""
+    found: list[Path] = []
+    for pattern in [*patterns, *([TUNING_GLOB] if tuning else [])]:
+        path = Path(pattern)
+        if any(ch in pattern for ch in "*?["):
+            matches = sorted(path.parent.glob(path.name))
+            if not matches and not path.is_absolute():
+                matches = sorted(PAIRS_DIR.glob(pattern))
+            if not matches:
+                raise FileNotFoundError(f"--pairs {pattern!r}: no file matches")
+            found += matches
+        else:
+            found.append(path)
+    return list(dict.fromkeys(found)) or [DEFAULT_PAIRS]
 
+
+def _show(mistakes: Sequence[tuple[HandPair, GoldenError, Verdict]], limit: int) -> None:
+    for pair, golden, verdict in mistakes[:limit]:
+        gold = golden.error_description if pair.aspect == "description" else golden.golden_answer
+        print(f"\n  {pair.aspect} {pair.error_type} {pair.style} label={pair.label}")
+        print(f"    golden:    {' '.join(gold.split())[:200]}")
+        print(f"    candidate: {' '.join(pair.candidate.split())[:200]}")
+        print(f"    judge:     {verdict.reason[:200]}")
+
+
+def _one_set(path: Path, judge: Judge, data: Path, show: int) -> SetFigures | None:
+    """Print one set's figures; its table, skipped count and seconds (``None``: nothing to do)."""
+    resolved = resolve(load_pairs(path), data)
+    for pair, why in resolved.skipped:
+        print(f"skipped pair ({pair.aspect}, {pair.style}): {why}", file=sys.stderr)
+    if not resolved.pairs:
+        print(f"skipped {path.name}: none of its pairs' instances is in the data", file=sys.stderr)
+        return None
+    started = time.perf_counter()
+    table, mistakes = measure(judge, resolved.pairs)
+    seconds = time.perf_counter() - started
+    counts = Counter((p.aspect, p.label) for p, _ in resolved.pairs)
+    repos = {p.instance.split("/")[1] for p, _ in resolved.pairs}
+    print(
+        f"\n{path.name}: {len(resolved.pairs)} pairs ({len(resolved.skipped)} skipped) from "
+        f"{len({(p.instance, p.error) for p, _ in resolved.pairs})} golden errors in "
+        f"{len(repos)} repositories, judged by {judge_label(judge)} in {seconds:.2f} s"
+    )
+    for (aspect, label), count in sorted(counts.items()):
+        print(f"  {aspect:11s} {'positive' if label else 'negative':8s} {count}")
+    print_table(table, "\n(acc = accuracy, bal = balanced accuracy = (TPR + TNR) / 2)")
+    _show(mistakes, show)
+    return table, len(resolved.skipped), seconds
+
+
+def judge_label(judge: Judge) -> str:
+    """The judge's name, version and embedder, as its statistics say them."""
+    stats = judge.stats()
+    label = f"{stats.name} version {stats.version}" if stats.version else stats.name
+    return f"{label} (embedder {stats.embedder})" if stats.embedder else label
+
+
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_enconda.bench judge-handwritten")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="enconda-dev folder")
-    parser.add_argument("--pairs", type=Path, default=DEFAULT_PAIRS, help="hand-written pairs")
-    parser.add_argument("--judge", default="offline", help="offline or llm:<model>")
+    parser.add_argument(
+        "--pairs",
+        action="append",
+        default=[],
+        help="a pairs file or glob (repeatable; default: the test set pairs.jsonl)",
+    )
+    parser.add_argument("--tuning", action="store_true", help=f"the tuning sets ({TUNING_GLOB})")
+    parser.add_argument("--judge", default="offline", help="offline, offline-rules, llm:<model>")
     parser.add_argument("--judge-api-base", default=None)
     parser.add_argument("--show", type=int, default=0, help="print up to N disagreements")
     parser.add_argument("--json", type=Path, default=None, help="write the figures here")
     args = parser.parse_args(list(argv) if argv is not None else None)
     try:
-        pairs = load_pairs(args.pairs)
+        files = pair_files(args.pairs, args.tuning)
+        for path in files:
+            load_pairs(path)
     except (OSError, PairsFormatError) as exc:
         print(str(exc), file=sys.stderr)
         return 2
@@ -278,42 +348,42 @@ def main(argv: Sequence[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 0
-    resolved = resolve(pairs, args.data)
-    for pair, why in resolved.skipped:
-        print(f"skipped pair ({pair.aspect}, {pair.style}): {why}", file=sys.stderr)
-    if not resolved.pairs:
-        print("skipped: none of the pairs' instances is in the data", file=sys.stderr)
-        return 0
     try:
         judge = create_judge(args.judge, api_base=args.judge_api_base)
     except ValueError as exc:
         print(str(exc), file=sys.stderr)
         return 2
-    started = time.perf_counter()
-    table, mistakes = measure(judge, resolved.pairs)
-    seconds = time.perf_counter() - started
-    counts = Counter((p.aspect, p.label) for p, _ in resolved.pairs)
-    repos = {p.instance.split("/")[1] for p, _ in resolved.pairs}
-    print(
-        f"hand-written set: {len(resolved.pairs)} pairs ({len(resolved.skipped)} skipped) from "
-        f"{len({(p.instance, p.error) for p, _ in resolved.pairs})} golden errors in "
-        f"{len(repos)} repositories, judged by {judge.name} in {seconds:.2f} s"
-    )
-    for (aspect, label), count in sorted(counts.items()):
-        print(f"  {aspect:11s} {'positive' if label else 'negative':8s} {count}")
-    print_table(table, "\n(acc = accuracy, bal = balanced accuracy = (TPR + TNR) / 2)")
-    for pair, golden, verdict in mistakes[: args.show]:
-        gold = golden.error_description if pair.aspect == "description" else golden.golden_answer
-        print(f"\n  {pair.aspect} {pair.error_type} {pair.style} label={pair.label}")
-        print(f"    golden:    {' '.join(gold.split())[:200]}")
-        print(f"    candidate: {' '.join(pair.candidate.split())[:200]}")
-        print(f"    judge:     {verdict.reason[:200]}")
+    per_set: dict[str, SetFigures] = {}
+    for path in files:
+        done = _one_set(path, judge, args.data, args.show)
+        if done is not None:
+            per_set[path.name] = done
+    if not per_set:
+        return 0
     if args.json:
-        out = summary(table, judge.name, len(resolved.skipped))
-        out["seconds"] = round(seconds, 3)
-        args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps(report(judge, per_set), indent=2) + "\n", encoding="utf-8")
         print(f"\nfigures written to {args.json}")
     return 0
+
+
+def report(
+    judge: Judge, per_set: dict[str, tuple[dict[str, Confusion], int, float]]
+) -> dict[str, Any]:
+    """The figures ``--json`` writes: every set's pairs together, and each set apart."""
+    stats = judge.stats()
+    total: dict[str, Confusion] = {}
+    for table, _, _ in per_set.values():
+        for key, confusion in table.items():
+            into = total.setdefault(key, Confusion())
+            for count in ("tp", "fp", "fn", "tn", "errors"):
+                setattr(into, count, getattr(into, count) + getattr(confusion, count))
+    skipped = sum(s for _, s, _ in per_set.values())
+    out = summary(total, judge.name, skipped)
+    out.update(version=stats.version, embedder=stats.embedder, set=" + ".join(per_set))
+    out["seconds"] = round(sum(t for _, _, t in per_set.values()), 3)
+    if len(per_set) > 1:
+        out["sets"] = {name: summary(t, judge.name, s) for name, (t, s, _) in per_set.items()}
+    return out
 
 
 if __name__ == "__main__":

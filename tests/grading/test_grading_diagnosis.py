@@ -282,7 +282,7 @@ def test_failure_message_names_golden_prediction_and_the_judges_reason() -> None
     assert item.message == (
         "0 of 1 golden fixes accepted\n"
         "golden E1 'pip install foo' matched prediction #0 'pip install bar': "
-        "offline judge: different package name: golden 'foo' vs predicted 'bar'"
+        "offline-rules judge: different package name: golden 'foo' vs predicted 'bar'"
     )
     assert item.numbers["pairs"] == [
         {

@@ -62,12 +62,14 @@ REQUEST = JudgeRequest(aspect="description", golden="g", predicted="pip install 
 
 
 def test_builtins_are_records_with_their_argument_rules() -> None:
-    offline, llm = JUDGES.get("offline"), JUDGES.get("llm")
-    assert (offline.argument, llm.argument) == ("none", "required")
-    assert create_judge("offline").name == "offline"
+    offline, rules, llm = JUDGES.get("offline"), JUDGES.get("offline-rules"), JUDGES.get("llm")
+    assert (offline.argument, rules.argument, llm.argument) == ("optional", "none", "required")
+    assert create_judge("offline-rules").name == "offline-rules"
     with pytest.raises(ValueError, match=r"--judge 'llm': expected llm:<model>, e\.g\."):
         create_judge("llm")
-    with pytest.raises(ValueError, match="the offline judge takes no argument"):
+    with pytest.raises(ValueError, match="the offline-rules judge takes no argument"):
+        create_judge("offline-rules:strict")
+    with pytest.raises(ValueError, match=r"--judge offline:strict: .*unknown embedder 'strict'"):
         create_judge("offline:strict")
     with pytest.raises(ValueError, match=r"unknown judge 'nosuch'; available: .*llm, offline"):
         create_judge("nosuch:x")

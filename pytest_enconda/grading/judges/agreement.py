@@ -1,4 +1,6 @@
-"""The offline judge's measured agreement with the hand-written pairs, as a run's report quotes it.
+"""The offline judge's measured agreement with the hand-written test set, as a run's report
+quotes it: ``pairs.jsonl``, on which no constant of the judge was tuned (its tuning sets are
+``tuning-*.jsonl``).
 
 The figures are written by ``python -m pytest_enconda.bench judge-handwritten --json`` into
 ``offline_agreement.json`` beside this module (figures only, never the pairs); grading and the
@@ -24,8 +26,10 @@ def read_agreement(path: Path = AGREEMENT_FILE) -> dict[str, Any] | None:
         data = json.loads(path.read_text(encoding="utf-8"))
         d, f = data["aspects"]["description"], data["aspects"]["fix"]
         return {
-            "set": "hand-written pairs (benchmark_cases/judge_pairs)",
+            "set": str(data.get("set") or "pairs.jsonl"),
             "judge": str(data["judge"]),
+            "version": str(data.get("version") or ""),
+            "embedder": str(data.get("embedder") or ""),
             "pairs": int(data["pairs"]),
             "description_accuracy": float(d["accuracy"]),
             "fix_accuracy": float(f["accuracy"]),
@@ -41,9 +45,14 @@ def agreement_line(figures: Mapping[str, Any] | None) -> str | None:
     if not figures:
         return None
     try:
+        judge = str(figures["judge"])
+        if figures.get("version"):
+            judge += f" (version {figures['version']}"
+            judge += f", embedder {figures['embedder']})" if figures.get("embedder") else ")"
+        where = figures.get("set") or "pairs.jsonl"
         return (
-            f"{figures['judge']} judge agreement on the hand-written set: descriptions "
-            f"{float(figures['description_accuracy']):.2f}, fixes "
+            f"{judge} judge agreement on the hand-written test set ({where}, never tuned on): "
+            f"descriptions {float(figures['description_accuracy']):.2f}, fixes "
             f"{float(figures['fix_accuracy']):.2f} ({int(figures['pairs'])} pairs); "
             "use --judge llm:<model> for paper-comparable description and fix accuracy"
         )

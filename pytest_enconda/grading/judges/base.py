@@ -43,6 +43,14 @@ class Verdict(BaseModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost_usd: float | None = None
+    judge: str | None = Field(
+        default=None,
+        description="the judge and version that gave it (offline judges: offline/2, "
+        "offline-rules/1)",
+    )
+    embedder: str | None = Field(
+        default=None, description="the embedding model whose similarity decided it, if one did"
+    )
 
     @property
     def is_error(self) -> bool:
@@ -55,6 +63,8 @@ class Verdict(BaseModel):
 
 class JudgeStats(BaseModel):
     name: str
+    version: str = Field(default="", description="the judge's version, where it has one")
+    embedder: str = Field(default="", description="the embedding model it used (its model id)")
     calls: int = Field(default=0, description="verdicts asked of the judge (cache hits included)")
     requests: int = Field(default=0, description="requests sent to a model, retries included")
     cache_hits: int = 0
@@ -69,7 +79,9 @@ class JudgeStats(BaseModel):
         """Sum of two stats (xdist workers each have their own judge)."""
         data = self.model_dump()
         for key, value in other.model_dump().items():
-            if key != "name":
+            if isinstance(value, str):
+                data[key] = data[key] or value  # the same judge in every process
+            else:
                 data[key] = data[key] + value
         return JudgeStats(**data)
 

@@ -64,6 +64,11 @@ from .offline_text import (
     normalise,
 )
 
+# What decided a rules verdict: ``ACCEPT``, or the kind of rejection (``version``, ``order``,
+# ``command``, ``flag``, ``different <kind>``, ``missing <kind>``, ``missing keys``,
+# ``coverage``; ``score`` for a description): the meaning judge vetoes on some and not others.
+ACCEPT = "accept"
+
 FIX_KEY_COVERAGE = 0.8
 FIX_COVERAGE = 0.6
 DESCRIPTION_THRESHOLD = 0.5
@@ -366,9 +371,11 @@ def _plain(text: str) -> str:
     return re.sub(r"(?<=[\w)\]'\"])\.$", "", normalise(text).replace("`", "").strip())
 
 
-def _judge_fix(golden_text: str, predicted_text: str) -> Verdict:
+def rules_fix(golden_text: str, predicted_text: str) -> tuple[Verdict, str]:
+    """The rules' verdict on a fix and what decided it (``accept`` or a rejection's ``TAGS``)."""
     if _plain(golden_text) == _plain(predicted_text):
-        return Verdict(similar=True, confidence=1.0, reason="same fix after normalising the text")
+        same = Verdict(similar=True, confidence=1.0, reason="same fix after normalising the text")
+        return same, ACCEPT
     golden = analyse(golden_text, True)
     predicted = analyse(predicted_text, True)
     coverage, key_coverage, missing = _coverage(golden, predicted)
@@ -382,20 +389,20 @@ def _judge_fix(golden_text: str, predicted_text: str) -> Verdict:
                 f"different version: golden {_quote(sorted(golden.versions))} vs predicted "
                 f"{_quote(sorted(predicted.versions))}"
             ),
-        )
+        ), "version"
     # A flag, version or path is the whole point of a fix when the golden one names it.
     precise = [t for t in missing_keys if _kind(t) in ("flag", "version", "path")]
     similar = key_coverage >= FIX_KEY_COVERAGE and coverage >= FIX_COVERAGE and not precise
     reversed_order, same_order = _order_conflict(golden_text, predicted_text)
     if reversed_order:
-        return Verdict(similar=False, confidence=0.8, reason=reversed_order)
+        return Verdict(similar=False, confidence=0.8, reason=reversed_order), "order"
     if not similar and same_order and not precise and not _steps(golden_text) and coverage >= 0.4:
         # "B should come after A" for "Move A before B": the order is the fix, and it agrees.
         return Verdict(
             similar=True,
             confidence=0.7,
             reason=f"states the golden order ({coverage:.0%} of the fix's weight)",
-        )
+        ), ACCEPT
     if not similar and same_order and _steps(golden_text):
         # "Run `b` after `a`" for the golden sequence "a; b; c": one move that restores the
         # golden order names only the commands it moves.
@@ -407,34 +414,63 @@ def _judge_fix(golden_text: str, predicted_text: str) -> Verdict:
                 similar=True,
                 confidence=0.7,
                 reason="states the golden order of the commands it names",
-            )
+            ), ACCEPT
     if similar and golden.command_like:
         mismatch = _command_mismatch(golden, predicted_text)
         if mismatch:
-            return Verdict(similar=False, confidence=0.8, reason=mismatch)
+            return Verdict(similar=False, confidence=0.8, reason=mismatch), "command"
     if similar:
         flags = _flag_mismatch(golden_text, predicted_text)
         if flags:
-            return Verdict(similar=False, confidence=0.8, reason=flags)
+            return Verdict(similar=False, confidence=0.8, reason=flags), "flag"
     if similar:
         keys = [t.text for t in golden.unique() if t.key]
         shown = _quote(keys) if keys else "its words"
         reason = f"proposes the golden fix: covers {shown} ({coverage:.0%} of the fix's weight)"
         if missing_keys:
             reason += f"; missing {_quote(missing_keys)}"
-        return Verdict(similar=True, confidence=round(min(1.0, score), 3), reason=reason)
+        return Verdict(similar=True, confidence=round(min(1.0, score), 3), reason=reason), ACCEPT
     subs = _substitutions(golden, predicted)
     if subs:
         kind, old, new = subs[0]
         reason = f"different {kind}: golden {_quote([old])} vs predicted {_quote([new])}"
+        tag = f"different {kind}"
     elif precise:
         reason = f"missing {_kind(precise[0])} {_quote(precise)}"
+        tag = f"missing {_kind(precise[0])}"
     elif missing_keys:
         reason = f"does not propose {_quote(missing_keys)}"
+        tag = "missing keys"
     else:
         words = [t.text for t in missing]
         reason = f"covers {coverage:.0%} of the golden fix; missing {_quote(words)}"
-    return Verdict(similar=False, confidence=round(min(1.0, 1.5 - score), 3), reason=reason)
+        tag = "coverage"
+    confidence = round(min(1.0, 1.5 - score), 3)
+    return Verdict(similar=False, confidence=confidence, reason=reason), tag
+
+
+def description_near_miss(golden_text: str, predicted_text: str) -> tuple[str, str] | None:
+    """(tag, reason) when a description names another version, order or artefact than the
+    golden one: what the rules-only judge's score never looked at."""
+    golden = analyse(golden_text, False)
+    predicted = analyse(predicted_text, False)
+    if golden.versions and predicted.versions and not (golden.versions & predicted.versions):
+        shown = f"{_quote(sorted(golden.versions))} vs {_quote(sorted(predicted.versions))}"
+        return "version", f"different version: golden {shown}"
+    reversed_order, _ = _order_conflict(golden_text, predicted_text)
+    if reversed_order:
+        return "order", reversed_order
+    subs = _substitutions(golden, predicted)
+    if subs:
+        kind, old, new = subs[0]
+        return f"different {kind}", f"different {kind}: golden {_quote([old])} vs {_quote([new])}"
+    return None
+
+
+def rules_description(golden_text: str, predicted_text: str) -> tuple[Verdict, str]:
+    """The rules-only verdict on a description and ``accept`` or ``score`` (below threshold)."""
+    verdict = _judge_description(golden_text, predicted_text)
+    return verdict, ACCEPT if verdict.similar else "score"
 
 
 def _judge_description(golden_text: str, predicted_text: str) -> Verdict:
@@ -472,9 +508,11 @@ def _judge_description(golden_text: str, predicted_text: str) -> Verdict:
 
 
 class OfflineJudge:
-    """Token-based judge; pure function of its inputs, so it needs no cache."""
+    """Token-based judge (``offline-rules``, version 1); a pure function of its inputs, so it
+    needs no cache."""
 
-    name = "offline"
+    name = "offline-rules"
+    version = "1"
 
     def __init__(self) -> None:
         self._calls = 0
@@ -484,11 +522,12 @@ class OfflineJudge:
         if not request.predicted.strip():
             return Verdict(similar=False, confidence=1.0, reason=f"no {request.aspect} predicted")
         if request.aspect == "fix":
-            return _judge_fix(request.golden, request.predicted)
+            return rules_fix(request.golden, request.predicted)[0]
         return _judge_description(request.golden, request.predicted)
 
     def judge_many(self, requests: Sequence[JudgeRequest]) -> list[Verdict]:
-        return [self.judge(request) for request in requests]
+        label = f"{self.name}/{self.version}"
+        return [self.judge(r).model_copy(update={"judge": label}) for r in requests]
 
     def stats(self) -> JudgeStats:
-        return JudgeStats(name=self.name, calls=self._calls)
+        return JudgeStats(name=self.name, calls=self._calls, version=self.version)
