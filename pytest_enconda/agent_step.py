@@ -93,7 +93,6 @@ class AgentStep:
         # agents start their clock once the box is up: a build of minutes under load is the
         # harness's time. Agents that need no box (oracle, replay) need no image either.
         readme_name, readme_text = self.images.agent_readme(case)
-        clock = self._clock(case)
         task = AgentTask(
             case=case,
             readme_text=readme_text,
@@ -104,7 +103,7 @@ class AgentStep:
             max_cost=self.settings.max_cost,
             model_price=self.settings.model_price,
             start_container=lambda: self._agent_box(case),
-            clock=clock,
+            measure_clock=lambda: self._clock(case),
         )
         append_jsonl(
             paths.agent_runs,
@@ -137,17 +136,29 @@ class AgentStep:
         # Whatever of the step was not the agent's own clock: the build above, starting and
         # removing the box (an agent without a clock of its own reports none).
         outcome.harness_seconds = round(max(0.0, time.monotonic() - began - outcome.wall_time), 3)
-        outcome.clock = clock
+        outcome.clock = task.clock
         atomic_write_text(paths.setup_script, outcome.setup_script)
         write_model(paths.agent_outcome, outcome)
         return outcome
 
     def _clock(self, case: Case) -> AgentClock:
-        """The agent's wall-clock budget here: measured before the agent starts, so that every
-        agent reads it from its task (``AgentTask.budgets``)."""
+        """The agent's wall-clock budget here, measured when the agent first reads its budgets
+        (``AgentTask.budgets``: before its clock starts), in a box of the case's task image:
+        where its commands will run, in a scheduling group of their own (``agents.clock``)."""
         from .agents import clock
+        from .backends.base import download_cache_key, started
 
-        measured = clock.measure(case.spec.budgets.agent_seconds, self.settings.budget_scale)
+        def in_box() -> clock.ClockProbe:
+            image = self.images.task_image(case)
+            # The case's download cache, as every box of the case: the probe downloads nothing.
+            cache = download_cache_key(case)
+            with started(
+                self.backend(), image, case_id=case.id, role="clock", download_cache=cache
+            ) as box:
+                return clock.probe_in_box(box)
+
+        budget = case.spec.budgets.agent_seconds
+        measured = clock.measure(budget, self.settings.budget_scale, probe=in_box, method="box")
         self.progress(f"{case.id}: the agent's wall clock is {measured.describe()}")
         return measured
 

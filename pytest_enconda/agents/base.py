@@ -141,15 +141,21 @@ class AgentTask(BaseModel):
     start_container: Callable[[], Any] | None = None
     clock: AgentClock | None = Field(
         default=None,
-        description="the agent's wall-clock budget on this machine (``agents.clock``); None: "
-        "the case's agent_seconds as written",
+        description="the agent's wall-clock budget on this machine (``agents.clock``), once "
+        "measured; None: not measured (yet), the case's agent_seconds as written",
     )
+    # Measures ``clock`` the first time an agent reads its budgets: an agent that never does
+    # (the oracle, a replay) has no clock to stretch and needs no box to measure one in.
+    measure_clock: Callable[[], AgentClock] | None = None
 
     @property
     def budgets(self) -> Budgets:
         """The case's budgets, ``agent_seconds`` being the wall clock the agent has here: the
-        case's stretched by ``--budget-scale`` and this machine's slowdown (``clock``)."""
+        case's stretched by ``--budget-scale`` and this machine's slowdown (``clock``, measured
+        now if it was not yet). Read them before starting the clock."""
         budgets = self.case.spec.budgets
+        if self.clock is None and self.measure_clock is not None:
+            self.clock = self.measure_clock()
         if self.clock is None:
             return budgets
         return budgets.model_copy(update={"agent_seconds": self.clock.seconds})

@@ -9,36 +9,45 @@ cores. So the budget an agent gets is ``agent_seconds x --budget-scale x factor`
 and at most ``MAX_FACTOR``. Steps and tokens are not scaled: load does not change how many an
 agent needs.
 
-**The measurement.** A CPU-bound loop runs in a fresh Python process for ``PROBE_CPU_SECONDS`` of
-its own CPU time, and the factor is its wall time over that CPU time: the share of a CPU a
-runnable process gets right now. On an idle machine that is 1; with twice as many runnable
-processes as cores it is about 2. It needs no reference time recorded with the case (a shipped
-case records none), it costs half a second per case on an idle machine, and it runs per case, so
-a long run follows the load as it changes. It measures CPU contention: work that waits on the
-network or on a disk slows less than the factor says, so such an agent gets more time than the
-load took from it, never less. The golden setup's time against a recorded reference would need
-a golden setup run before every agent (minutes for a research case) and a reference time that
-most cases lack; the execution replay's calibration on the golden setup
-(``probing.execution``) stays as it is.
+**The measurement.** A CPU-bound loop runs for ``PROBE_CPU_SECONDS`` of its own CPU time in a box
+of the case's task image, where the agent's commands will run, and the factor is its wall time
+over that CPU time: the share of a CPU a runnable process in such a box gets right now. On an
+idle machine that is 1; with twice as many busy boxes as cores it is about 2. In a box, not in
+the harness's process: Docker gives each container its own scheduling group, so CPU burners
+beside the harness slow the harness far more than a box (measured: a probe on the host said
+11 x where a command in a box took 1.35 x as long). It needs no reference time recorded with the
+case (a shipped case records none), costs a box and a quarter of a second per case on an idle
+machine, and runs per case, so a long run follows the load as it changes. It measures CPU
+contention: work that waits on the network or on a disk slows less than the factor says, so such
+an agent gets more time than the load took from it, never less. The golden setup's time against
+a recorded reference would need a golden setup run before every agent (minutes for a research
+case) and a reference time that most cases lack; the execution replay's calibration on the
+golden setup (``probing.execution``) stays as it is.
 """
 
 from __future__ import annotations
 
+import shlex
 import subprocess
 import sys
-from typing import Literal
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
+
+if TYPE_CHECKING:
+    from ..backends.base import Box
 
 # A stretched budget bounds a hung agent too: ten times the case's is as far as it goes, and
 # ``items.case_timeout`` sits above that.
 MAX_FACTOR = 10.0
-# Long enough that one scheduler slice does not decide the figure, short enough to run per case.
-PROBE_CPU_SECONDS = 0.5
+# Dozens of scheduler slices, so that no single one decides the figure; short enough to run per
+# case (at most ``MAX_FACTOR`` x this of wall time).
+PROBE_CPU_SECONDS = 0.25
 
-# Run with ``python -c``: its own process, so no thread of the harness's holds the GIL while it
-# measures. Prints its wall and CPU seconds; it stops at ``limit`` wall seconds, where the
-# factor would be capped anyway.
+# Run with ``python3 -c`` in a box (or, ``probe_cpu_share``, a process of the harness's own):
+# prints its wall and CPU seconds; it stops at ``limit`` wall seconds, where the factor would be
+# capped anyway.
 PROBE = """
 import sys, time
 target, limit = float(sys.argv[1]), float(sys.argv[2])
@@ -81,7 +90,11 @@ class AgentClock(BaseModel):
     )
     cap: float = Field(default=MAX_FACTOR, description="the most the factor may be")
     capped: bool = Field(default=False, description="the measured slowdown was above the cap")
-    method: Literal["cpu-share", "none"] = "cpu-share"
+    method: Literal["box", "host", "none"] = Field(
+        default="box",
+        description="where the probe ran: in a box of the task image, in a process on the host "
+        "(the backend runs no boxes), or nowhere (the factor is 1: see note)",
+    )
     probe: ClockProbe | None = Field(default=None, description="the measurement's inputs")
     seconds: float = Field(description="the wall-clock budget the agent ran with")
     note: str = ""
@@ -95,23 +108,46 @@ class AgentClock(BaseModel):
         return text + (" (capped)" if self.capped else "")
 
 
-def probe_cpu_share(cpu_seconds: float = PROBE_CPU_SECONDS, cap: float = MAX_FACTOR) -> ClockProbe:
-    """Run the probe once; ``OSError`` or ``ValueError`` when it could not run."""
+def _parsed(output: str) -> ClockProbe:
+    wall, cpu = (float(value) for value in output.split()[-2:])
+    return ClockProbe(wall_seconds=round(wall, 4), cpu_seconds=round(cpu, 4))
+
+
+def _limits(cpu_seconds: float, cap: float) -> tuple[str, float]:
+    """The probe's arguments and how long it may take in all (its limit and a start)."""
     limit = cpu_seconds * cap
+    return f"{cpu_seconds:g} {limit:g}", limit + 60
+
+
+def probe_in_box(
+    box: Box, cpu_seconds: float = PROBE_CPU_SECONDS, cap: float = MAX_FACTOR
+) -> ClockProbe:
+    """Run the probe in ``box`` (a ``Box``: where the agent's commands run); ``OSError`` or
+    ``ValueError`` when it could not run there."""
+    arguments, timeout = _limits(cpu_seconds, cap)
+    result = box.exec(f"python3 -c {shlex.quote(PROBE)} {arguments}", timeout=timeout, workdir="/")
+    if result.exit_code != 0:
+        raise OSError(f"the probe exited {result.exit_code}: {result.output.strip()[-300:]}")
+    return _parsed(result.output)
+
+
+def probe_cpu_share(cpu_seconds: float = PROBE_CPU_SECONDS, cap: float = MAX_FACTOR) -> ClockProbe:
+    """Run the probe in a process of the harness's own; ``OSError`` or ``ValueError`` when it
+    could not run."""
+    arguments, timeout = _limits(cpu_seconds, cap)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", PROBE, str(cpu_seconds), str(limit)],
+            [sys.executable, "-c", PROBE, *arguments.split()],
             capture_output=True,
             text=True,
-            timeout=limit + 60,
+            timeout=timeout,
             check=False,
         )
     except subprocess.TimeoutExpired as exc:
-        raise OSError(f"the probe did not end in {limit + 60:g} s") from exc
+        raise OSError(f"the probe did not end in {timeout:g} s") from exc
     if done.returncode != 0:
         raise OSError(f"the probe exited {done.returncode}: {done.stderr.strip()[-300:]}")
-    wall, cpu = (float(value) for value in done.stdout.split())
-    return ClockProbe(wall_seconds=round(wall, 4), cpu_seconds=round(cpu, 4))
+    return _parsed(done.stdout)
 
 
 def bounded(measured: float, cap: float = MAX_FACTOR) -> tuple[float, bool]:
@@ -119,11 +155,17 @@ def bounded(measured: float, cap: float = MAX_FACTOR) -> tuple[float, bool]:
     return round(min(max(measured, 1.0), cap), 3), measured > cap
 
 
-def measure(case_seconds: float, budget_scale: float = 1.0) -> AgentClock:
-    """The agent's clock for a case whose budget is ``case_seconds``, measured now. A probe that
+def measure(
+    case_seconds: float,
+    budget_scale: float = 1.0,
+    probe: Callable[[], ClockProbe] | None = None,
+    method: Literal["box", "host"] = "host",
+) -> AgentClock:
+    """The agent's clock for a case whose budget is ``case_seconds``, measured now by ``probe``
+    (``method`` says where it runs; default: ``probe_cpu_share`` on the host). A probe that
     cannot run leaves the factor at 1 and the record says why."""
     try:
-        probe = probe_cpu_share()
+        found = probe() if probe is not None else probe_cpu_share()
     except (OSError, ValueError) as exc:
         return AgentClock(
             case_seconds=case_seconds,
@@ -133,7 +175,7 @@ def measure(case_seconds: float, budget_scale: float = 1.0) -> AgentClock:
             seconds=case_seconds * budget_scale,
             note=f"the slowdown could not be measured ({exc}): the budget is not stretched",
         )
-    measured = probe.slowdown
+    measured = found.slowdown
     factor, capped = bounded(measured)
     return AgentClock(
         case_seconds=case_seconds,
@@ -141,7 +183,8 @@ def measure(case_seconds: float, budget_scale: float = 1.0) -> AgentClock:
         factor=factor,
         measured=round(measured, 3),
         capped=capped,
-        probe=probe,
+        method=method,
+        probe=found,
         seconds=round(case_seconds * budget_scale * factor, 3),
         note=f"capped at {MAX_FACTOR:g}" if capped else "",
     )

@@ -201,6 +201,8 @@ class ZeroShotAgent(ConfiguredAgent):
         if reason:
             raise RunStopped(f"not started: {reason}")
         assert task.start_container is not None
+        # Read before the clock starts: the harness measures the machine's slowdown for it.
+        budget = float(task.budgets.agent_seconds)
         with task.start_container() as box:
             # The agent's clock starts with its container, not with the image build.
             started = time.monotonic()
@@ -229,7 +231,7 @@ class ZeroShotAgent(ConfiguredAgent):
             estimate, reason = ledger.reserve()
             if reason:
                 raise RunStopped(f"not started: {reason}")
-        deadline = started + float(task.budgets.agent_seconds)
+        deadline = started + budget
         try:
             response = self._complete(messages, deadline)
         except BaseException as exc:

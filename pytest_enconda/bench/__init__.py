@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "plugin-hooks": "pytest_enconda.bench.plugin_hooks",
     "embedders": "pytest_enconda.bench.embedders",
     "dispatch": "pytest_enconda.bench.dispatch",
+    "agent-clock": "pytest_enconda.bench.agent_clock",
 }
 
 

@@ -1,8 +1,8 @@
 """The agent's wall clock follows this machine's load (issue 48 item 1): the case's
 ``agent_seconds`` x ``--budget-scale`` x the slowdown measured when the agent starts, never below
 1 and capped; steps unscaled; recorded in the agent's outcome. The load is simulated by the
-probe's figures (``agents.clock.probe_cpu_share``); one test runs the real probe under CPU
-burners. The agent is the ``command`` agent on the fake backend, sleeping on the host."""
+probe's figures (``agents.clock.probe_in_box``); one test runs the real probe in a fake box, one
+under CPU burners. The agent is the ``command`` agent on the fake backend, sleeping on the host."""
 
 from __future__ import annotations
 
@@ -18,12 +18,13 @@ import pytest
 from pytest_enconda.agents import clock
 from pytest_enconda.agents.base import AgentOutcome, AgentTask
 from pytest_enconda.agents.clock import MAX_FACTOR, ClockProbe, measure
-from pytest_enconda.backends.fake import FakeBackend
+from pytest_enconda.backends.fake import FakeBackend, canned
 from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import Case
 from pytest_enconda.items import BUILD_ALLOWANCE_SECONDS, case_timeout
 from pytest_enconda.pipeline import CasePipeline
 from pytest_enconda.records import CaseDir
+from pytest_enconda.sandbox.exec_result import ExecResult
 from pytest_enconda.settings import EncondaSettings
 
 AGENT_SECONDS = 2
@@ -46,12 +47,14 @@ def _case(root: Path, *, agent_seconds: int = AGENT_SECONDS, steps: int = 7) -> 
 
 def _slowdown(monkeypatch: pytest.MonkeyPatch, wall: float, cpu: float = 0.5) -> None:
     """The probe reports a machine where a runnable process gets ``cpu / wall`` of a CPU."""
-    monkeypatch.setattr(
-        clock, "probe_cpu_share", lambda *a, **k: ClockProbe(wall_seconds=wall, cpu_seconds=cpu)
-    )
+    found = ClockProbe(wall_seconds=wall, cpu_seconds=cpu)
+    monkeypatch.setattr(clock, "probe_cpu_share", lambda *a, **k: found)
+    monkeypatch.setattr(clock, "probe_in_box", lambda *a, **k: found)
 
 
-def _run_agent(tmp_path: Path, command: str, *, scale: float = 1.0) -> AgentOutcome:
+def _run_agent(
+    tmp_path: Path, command: str, *, scale: float = 1.0, backend: FakeBackend | None = None
+) -> AgentOutcome:
     case = _case(tmp_path)
     settings = EncondaSettings(
         run_dir=tmp_path / "run",
@@ -59,7 +62,8 @@ def _run_agent(tmp_path: Path, command: str, *, scale: float = 1.0) -> AgentOutc
         agent_options={"command": command},
         budget_scale=scale,
     )
-    pipeline = CasePipeline(settings, progress=lambda _m: None, backend=FakeBackend(tmp_path / "f"))
+    backend = backend or FakeBackend(tmp_path / "f")
+    pipeline = CasePipeline(settings, progress=lambda _m: None, backend=backend)
     try:
         return pipeline.agent_outcome(case)
     finally:
@@ -85,7 +89,7 @@ def test_an_agent_using_80_percent_of_its_budget_on_a_slow_machine_is_not_cut(
     assert (recorded.factor, recorded.measured, recorded.capped) == (2.5, 2.5, False)
     assert recorded.seconds == AGENT_SECONDS * 2.5 and recorded.case_seconds == AGENT_SECONDS
     assert recorded.probe == ClockProbe(wall_seconds=1.25, cpu_seconds=0.5)
-    assert recorded.method == "cpu-share"
+    assert recorded.method == "box"
 
 
 def test_the_same_work_on_an_unstretched_clock_is_cut(
@@ -110,6 +114,48 @@ def test_budget_scale_multiplies_the_stretched_clock(
     assert outcome.clock.seconds == AGENT_SECONDS * 2.0 * 1.5
     # The command agent's timeout is the clock's, as the agent read it from its task.
     assert outcome.trajectory[0].output.strip() == "6"
+
+
+def test_the_probe_runs_in_a_box_of_the_task_image_before_the_agent(tmp_path: Path) -> None:
+    """Unpatched: the probe runs (for real, the fake box runs it on this host) in a box of the
+    case's task image that is gone before the agent's own box starts."""
+    backend = FakeBackend(tmp_path / "f")
+    outcome = _run_agent(tmp_path, "true", backend=backend)
+    starts = [call.detail["role"] for call in backend.ops("start")]
+    assert starts[:2] == ["clock", "agent"], starts
+    [probe] = [c for c in backend.ops("exec") if "thread_time" in str(c.detail["command"])]
+    assert str(probe.detail["command"]).startswith("python3 -c ")
+    measured = outcome.clock
+    assert measured is not None and measured.method == "box" and measured.probe is not None
+    assert measured.probe.cpu_seconds >= clock.PROBE_CPU_SECONDS or measured.capped
+    assert 1.0 <= measured.factor <= MAX_FACTOR
+    assert measured.seconds == pytest.approx(AGENT_SECONDS * measured.factor, abs=0.01)
+
+
+def test_an_agent_that_reads_no_budget_is_not_clocked(tmp_path: Path) -> None:
+    """The oracle never reads its budgets: no box is started to measure a clock it has not, so
+    an item that needs no box (error types) still builds no image."""
+    backend = FakeBackend(tmp_path / "f")
+    settings = EncondaSettings(run_dir=tmp_path / "run", agent="oracle")
+    pipeline = CasePipeline(settings, progress=lambda _m: None, backend=backend)
+    outcome = pipeline.agent_outcome(_case(tmp_path))
+    pipeline.close()
+    assert outcome.clock is None
+    assert backend.ops("start") == [] and backend.ops("task_image") == []
+
+
+def test_a_box_without_python_leaves_the_budget_and_says_why(tmp_path: Path) -> None:
+    def no_python(_box: object, command: str, *_rest: object) -> ExecResult | None:
+        if command.startswith("python3 -c "):
+            return canned("sh: 1: python3: not found", exit_code=127)
+        return None
+
+    outcome = _run_agent(tmp_path, "true", backend=FakeBackend(tmp_path / "f", responder=no_python))
+    assert outcome.status == "completed"
+    measured = outcome.clock
+    assert measured is not None
+    assert (measured.factor, measured.method, measured.seconds) == (1.0, "none", AGENT_SECONDS)
+    assert "the probe exited 127: sh: 1: python3: not found" in measured.note
 
 
 def test_factor_is_never_below_one_and_is_capped() -> None:

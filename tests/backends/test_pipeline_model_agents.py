@@ -189,7 +189,7 @@ def test_a_hung_server_is_given_up_within_the_agents_budget(
 
     # An idle machine's clock: the bound below is the case's 3 s, not 3 s times the load.
     idle = clock.ClockProbe(wall_seconds=0.5, cpu_seconds=0.5)
-    monkeypatch.setattr(clock, "probe_cpu_share", lambda *a, **k: idle)
+    monkeypatch.setattr(clock, "probe_in_box", lambda *a, **k: idle)
     server.delay = 60
     case = _case(tmp_path, agent_seconds=3)
     pipeline = _pipeline(tmp_path, FakeBackend(tmp_path / "fake"), server, agent=agent)

@@ -17,7 +17,7 @@ pytest_plugins = ["pytester"]
 SLOW_MACHINE = """
 from pytest_enconda.agents import clock
 
-clock.probe_cpu_share = lambda *a, **k: clock.ClockProbe(wall_seconds=1.5, cpu_seconds=0.5)
+clock.probe_in_box = lambda *a, **k: clock.ClockProbe(wall_seconds=1.5, cpu_seconds=0.5)
 """
 
 
