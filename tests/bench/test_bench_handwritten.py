@@ -272,3 +272,37 @@ def test_a_pairs_file_that_is_a_fifo_or_a_link_is_refused(tmp_path: Path) -> Non
         with pytest.raises(PairsFormatError, match="cannot be read") as info:
             load_pairs(path)
         assert str(path) in str(info.value)
+
+
+def test_several_pair_sets_each_printed_and_written_together(
+    data: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture
+) -> None:
+    positive = _pair(candidate="pip install -r requirements.txt  # the file")
+    _write(tmp_path / "tuning-a.jsonl", [positive, _pair(candidate="pip install x", label=False)])
+    _write(tmp_path / "tuning-b.jsonl", [_pair(candidate="pip install -r a.txt", label=False)])
+    judge = KeywordJudge("-r ")
+    monkeypatch.setattr(handwritten, "create_judge", lambda spec, api_base=None: judge)
+    out = tmp_path / "figures.json"
+    code = handwritten.main(
+        ["--data", str(data), "--pairs", str(tmp_path / "tuning-*.jsonl"), "--json", str(out)]
+    )
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "tuning-a.jsonl: 2 pairs" in printed and "tuning-b.jsonl: 1 pairs" in printed
+    figures = json.loads(out.read_text())
+    assert figures["set"] == "tuning-a.jsonl + tuning-b.jsonl" and figures["pairs"] == 3
+    # a: positive accepted, negative rejected; b: its negative accepted (keyword judge's miss)
+    assert figures["sets"]["tuning-a.jsonl"]["aspects"]["fix"]["accuracy"] == 1.0
+    assert figures["sets"]["tuning-b.jsonl"]["aspects"]["fix"]["accuracy"] == 0.0
+    assert figures["aspects"]["fix"]["accuracy"] == pytest.approx(2 / 3)
+    assert handwritten.main(["--data", str(data), "--pairs", str(tmp_path / "no-*.jsonl")]) == 2
+    assert "no file matches" in capsys.readouterr().err
+
+
+def test_tuning_shortcut_names_the_shipped_tuning_sets_never_the_test_set() -> None:
+    tuning = handwritten.pair_files([], tuning=True)
+    assert tuning and all(p.name.startswith("tuning-") for p in tuning)
+    assert DEFAULT_PAIRS not in tuning
+    assert handwritten.pair_files([], tuning=False) == [DEFAULT_PAIRS]
+    for path in tuning:
+        assert load_pairs(path)  # every shipped tuning set validates

@@ -280,7 +280,8 @@ def test_offline_judge_runs_quote_its_agreement_on_the_hand_written_set(run: Pat
     assert figures is not None and figures["pairs"] >= 300
     line = agreement_line(figures)
     assert line is not None
-    assert line.startswith("offline judge agreement on the hand-written set: descriptions 0.")
+    assert line.startswith("offline (version 2, embedder ")
+    assert "judge agreement on the hand-written test set (pairs.jsonl, never tuned on): " in line
     assert f"({figures['pairs']} pairs)" in line and "--judge llm:<model>" in line
     summary = json.loads((run / "summary.json").read_text())
     assert summary["judge_name"] == "offline" and summary["judge_agreement"] == figures
@@ -290,4 +291,4 @@ def test_offline_judge_runs_quote_its_agreement_on_the_hand_written_set(run: Pat
     assert line in render_terminal(summary, console_width=400)
     # Another judge's run has no such line: the figures are the offline judge's.
     del summary["judge_agreement"]
-    assert "hand-written set" not in tables_markdown(summary)
+    assert "hand-written test set" not in tables_markdown(summary)
