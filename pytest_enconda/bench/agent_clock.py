@@ -10,9 +10,10 @@ times an agent-like command (byte-compiling part of the standard library afresh:
 compiling and writing files, as an install does) with ``docker exec`` in that box. The load
 phase adds ``--burners`` CPU-bound processes on the host (default: 2 per CPU) and ``--boxes``
 containers of the image each running a CPU-bound loop (default 2), as other cases' setups would.
-Prints, per phase, the load average, each factor's median and range and the command's median
-time; then the command's slowdown under load next to how far each factor moved. Figures only:
-nothing is asserted. Needs Docker and an image with ``python3``.
+Prints, per phase, the load average, each factor's median and range, the command's median time
+and its own wall over CPU time (how much slower than idle a CPU-bound command ran: what the
+factor estimates); then the command's slowdown under load next to how far each factor moved.
+Figures only: nothing is asserted. Needs Docker and an image with ``python3``.
 """
 
 from __future__ import annotations
@@ -96,11 +97,25 @@ def _box(image: str, name: str, command: str = "sleep 3600") -> Iterator[str]:
         _docker("rm", "-f", name, check=False)
 
 
-def _timed_command(box: str) -> float:
-    started = time.perf_counter()
-    subprocess.run(["docker", "exec", box, "python3", "-c", WORKLOAD], capture_output=True,
-                   check=True)  # fmt: skip
-    return time.perf_counter() - started
+# Runs WORKLOAD as a child and prints its wall and CPU seconds (user + system).
+TIMED = (
+    "import resource, subprocess, sys, time;"
+    "t = time.perf_counter(); subprocess.run([sys.executable, '-c', sys.argv[1]], check=True);"
+    "w = time.perf_counter() - t; r = resource.getrusage(resource.RUSAGE_CHILDREN);"
+    "print(w, r.ru_utime + r.ru_stime)"
+)
+
+
+def _timed_command(box: str) -> tuple[float, float]:
+    """The agent-like command's wall and CPU seconds in ``box``."""
+    done = subprocess.run(
+        ["docker", "exec", box, "python3", "-c", TIMED, WORKLOAD],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    wall, cpu = (float(value) for value in done.stdout.split())
+    return wall, cpu
 
 
 def _summary(values: list[float], name: str) -> dict[str, float]:
@@ -113,17 +128,22 @@ def _summary(values: list[float], name: str) -> dict[str, float]:
 
 def _phase(box: str, samples: int) -> dict[str, Any]:
     load_before = _load()
-    in_box, on_host, commands = [], [], []
+    in_box, on_host, commands, ratios = [], [], [], []
     for _ in range(samples):
         in_box.append(probe_in_box(_ExecBox(box)).slowdown)  # type: ignore[arg-type]
         on_host.append(probe_cpu_share().slowdown)
-        commands.append(_timed_command(box))
+        wall, cpu = _timed_command(box)
+        commands.append(wall)
+        ratios.append(wall / cpu if cpu > 0 else float("inf"))
     return {
         "load_before": load_before,
         "load_after": _load(),
         **_summary(in_box, "box_factor"),
         **_summary(on_host, "host_factor"),
         "command_median_s": statistics.median(commands),
+        # The command's own wall over CPU time: how much slower than on an idle machine it ran
+        # (it is CPU-bound there), the figure the factor estimates.
+        **_summary(ratios, "command_ratio"),
     }
 
 
@@ -151,7 +171,9 @@ def _report(figures: dict[str, Any], burners: int, boxes: int) -> None:
             f"{name:7s} load {phase['load_before']} -> {phase['load_after']}: factor in a box "
             f"median {phase['box_factor_median']:.2f} (min {phase['box_factor_min']:.2f}, max "
             f"{phase['box_factor_max']:.2f}); on the host median "
-            f"{phase['host_factor_median']:.2f}; command median {phase['command_median_s']:.2f} s"
+            f"{phase['host_factor_median']:.2f}; command median {phase['command_median_s']:.2f} s, "
+            f"its wall/CPU median {phase['command_ratio_median']:.2f} (min "
+            f"{phase['command_ratio_min']:.2f}, max {phase['command_ratio_max']:.2f})"
         )
     idle, loaded = figures["as_is"], figures["loaded"]
     figures["command_slowdown"] = loaded["command_median_s"] / idle["command_median_s"]
