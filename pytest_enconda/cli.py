@@ -346,7 +346,7 @@ COMMANDS: tuple[Command, ...] = (
         "another judge; writes a new run directory with its summary and report",
         arguments=(
             arg("run_dir", help="the run directory"),
-            arg("--judge", help="offline or llm:<model> (default: the run's judge)"),
+            arg("--judge", help="offline, offline-rules or llm:<model> (default: the run's judge)"),
             arg("--judge-api-base", help="OpenAI-compatible server for an llm judge"),
             arg(
                 "--judge-concurrency",

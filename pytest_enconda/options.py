@@ -58,7 +58,7 @@ def _judge(value: str) -> str:
     if not _JUDGE.fullmatch(value):
         raise pytest.UsageError(
             f"--judge: expected NAME or NAME:ARG of a registered judge (built-ins: offline, "
-            f"llm:<model>), got {value!r}"
+            f"offline-rules, llm:<model>), got {value!r}"
         )
     return value
 
@@ -328,7 +328,8 @@ OPTIONS: tuple[Option, ...] = (
         default="offline",
         metavar="NAME[:ARG]",
         help="judge of descriptions and fixes: a registered judge, with its argument if it "
-        "takes one (built-ins: offline, the default, and llm:<model>; others from the "
+        "takes one (built-ins: offline, the default: rules and the local embedding model, the "
+        "embed extra; offline-rules: the rules alone; llm:<model>; others from the "
         "pytest_enconda.judges entry points or a conftest.py)",
     ),
     Option(
