@@ -154,8 +154,12 @@ def level_accuracy_rows(summary: Mapping[str, Any]) -> list[list[str]]:
 
 def judge_line(summary: Mapping[str, Any]) -> str:
     judge = summary.get("judge") or {}
+    name = f"judge {judge.get('name') or summary.get('judge_name') or '?'}"
+    # Which judge graded it: the offline judge's version and the model that embedded the texts.
+    name += f" version {judge['version']}" if judge.get("version") else ""
+    name += f" (embedder {judge['embedder']})" if judge.get("embedder") else ""
     parts = [
-        f"judge {judge.get('name') or summary.get('judge_name') or '?'}",
+        name,
         f"{judge.get('calls', 0)} verdicts",
         f"{judge.get('cache_hits', 0)} from cache",
         f"{judge.get('errors', 0)} judge errors",

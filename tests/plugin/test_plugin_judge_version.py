@@ -71,3 +71,5 @@ def test_a_run_records_the_judge_version_and_embedder(
     assert verdicts and {v["judge"] for v in verdicts} == {f"{spec}/{version}"}
     if version == "2":
         assert "multilingual-e5-small" in summary["judge"]["embedder"]
+    # The report says it too: the judge line of summary.md (and the terminal, tables.md, HTML).
+    assert f"judge {spec} version {version}" in (run / "summary.md").read_text(encoding="utf-8")
