@@ -129,6 +129,15 @@ def test_one_spelling_of_pip_and_python_for_the_rules() -> None:
     assert v2.rules(request).accepted is True
 
 
+def test_the_embedder_reads_a_bounded_prefix_of_a_long_text() -> None:
+    embedder = TableEmbedder({DESCRIPTION: GOLD})
+    long = "The activation step comes too late. " * 100
+    request = JudgeRequest(aspect="description", golden=DESCRIPTION, predicted=long)
+    verdict = OfflineMeaningJudge(embedder).judge_many([request])[0]
+    assert verdict.embedder == "table-1"
+    assert max(len(text) for _, text in embedder.asked) == v2.MAX_EMBED_CHARS
+
+
 def test_blank_predictions_and_the_judges_statistics() -> None:
     embedder = TableEmbedder({})
     offline = OfflineMeaningJudge(embedder)
