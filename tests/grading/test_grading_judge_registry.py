@@ -3,7 +3,7 @@ factory all go through ``create_judge``'s one lookup, with the same error messag
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from importlib.metadata import EntryPoint
 from typing import Any
 
@@ -29,11 +29,11 @@ class EchoJudge:
         self.word = word or ""
         self.options = options
 
-    def judge_many(self, requests: list[JudgeRequest]) -> list[Verdict]:
+    def judge_many(self, requests: Sequence[JudgeRequest]) -> list[Verdict]:
         return [Verdict(similar=self.word in request.predicted) for request in requests]
 
     def stats(self) -> JudgeStats:
-        return JudgeStats()
+        return JudgeStats(name=self.name)
 
 
 # Module attributes, so real ``EntryPoint`` objects can load them by "module:attr".
@@ -105,7 +105,8 @@ def test_an_entry_point_factory_gets_its_argument_and_the_entry_point_options(
         "timeout": 60,
         "retries": 1,
     }
-    assert create_judge("echo-ep").word == ""  # the argument is optional
+    optional = create_judge("echo-ep")
+    assert isinstance(optional, EchoJudge) and optional.word == ""  # the argument is optional
 
     wrong = EntryPoint("wrong-ep", f"{__name__}:not_a_judge_factory", "pytest_enconda.judges")
     _register(registered, from_entry_point(wrong))
