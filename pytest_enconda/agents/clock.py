@@ -92,8 +92,9 @@ class AgentClock(BaseModel):
     capped: bool = Field(default=False, description="the measured slowdown was above the cap")
     method: Literal["box", "host", "none"] = Field(
         default="box",
-        description="where the probe ran: in a box of the task image, in a process on the host "
-        "(the backend runs no boxes), or nowhere (the factor is 1: see note)",
+        description="where the probe ran: in a box of the task image (the harness's way), in a "
+        "process on the host (``measure`` given no box: the benchmark's contrast), or nowhere "
+        "(the factor is 1: see note)",
     )
     probe: ClockProbe | None = Field(default=None, description="the measurement's inputs")
     seconds: float = Field(description="the wall-clock budget the agent ran with")
