@@ -16,11 +16,12 @@ gives each call the same cost.
   with ``--burners`` busy loops in a container beside them; prints each run's item outcomes,
   the items whose outcome differs, agents cut by their clock, replays re-run with calibrated
   budgets, and the load seen.
-- ``eighty``: the agent first does CPU-bound work (``--units`` sha256 loops), then the setup. An
-  idle pass (``-n 1``, the cases' own budgets) measures each agent's time; the cases are then
-  copied under ``--out`` with ``agent_seconds`` set so that time is ``--fraction`` of it, and run
-  under load at ``--loaded-workers``. An agent cut by its clock leaves no output (its work comes
-  first), so a cut shows as failed items and a ``timeout`` status.
+- ``eighty``: the agent first does CPU-bound work (``--units`` sha256 loops), then the setup.
+  An idle pass (``--idle-workers``, the cases' own budgets) measures each agent's time; the
+  cases are then copied under ``--out`` with ``agent_seconds`` set so that time is
+  ``--fraction`` of it, and run under load at ``--loaded-workers``. Its outputs come after its
+  CPU work, so an agent cut by its clock leaves the later ones unwritten: a cut shows as a
+  ``timeout`` status and failed items.
 - ``cost``: the cases with ``--max-cost`` low enough to stop the run partway (beside an uncut
   run of them, unless ``--uncut`` names one), then ``--resume`` with a high ceiling; the resumed
   outcomes are compared with the uncut run's.
@@ -295,10 +296,16 @@ def run_legs(legs: list[Leg], cases: list[str], api_base: str, logs: Path) -> No
             argv, cwd=leg.code or ROOT, env=env, stdout=handle, stderr=subprocess.STDOUT
         )
         started.append((leg, process, time.monotonic(), handle))
-    for leg, process, began, handle in started:
-        leg.rc = process.wait()
-        leg.seconds = time.monotonic() - began
-        handle.close()
+    # Polled, not waited for in turn: each leg's time is its own, not the slowest one's before it.
+    waiting = list(started)
+    while waiting:
+        for entry in list(waiting):
+            leg, process, began, handle = entry
+            if process.poll() is not None:
+                leg.rc, leg.seconds = process.returncode, time.monotonic() - began
+                handle.close()
+                waiting.remove(entry)
+        time.sleep(1)
 
 
 def with_server(scripts: dict[str, list[str]]) -> Any:
