@@ -457,6 +457,9 @@ def budgeted_copy(cases: list[Case], dest: Path, budgets: dict[str, int]) -> Pat
     if dest.exists():
         shutil.rmtree(dest)
     shutil.copytree(BENCH / "repos", dest / "repos")
+    # The repositories' own tests are not this run's (the project's conftest.py says so for
+    # benchmark_cases/repos; a copy outside the project needs its own).
+    (dest / "conftest.py").write_text('collect_ignore_glob = ["repos/*"]\n')
     for case in cases:
         source = find_case(case.id).parent
         target = dest / source.parent.name / source.name

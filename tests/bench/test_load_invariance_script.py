@@ -104,6 +104,13 @@ def test_budgeted_copies_load_with_their_new_budget(script: ModuleType, tmp_path
         "confmerge-e1": 41,
         "aec-python-pyunits": 77,
     }
+    # pytest collects the cases there, not the copied repositories' own tests.
+    collected = subprocess.run(
+        [sys.executable, "-m", "pytest", "--co", "-q", "-p", "no:cacheprovider", "-p", "no:xdist",
+         "-p", "no:enconda", str(copied)],
+        capture_output=True, text=True, cwd=copied,
+    )  # fmt: skip
+    assert collected.returncode == 5 and "error" not in collected.stdout.lower(), collected.stdout
     # Only the budget changed.
     assert loaded["confmerge-e1"].golden_setup_text == cases[0].golden_setup_text
     assert loaded["confmerge-e1"].spec.budgets.setup_seconds == cases[0].spec.budgets.setup_seconds
