@@ -175,6 +175,9 @@ def summarize(
         }
     summary["run_dir"] = str(records.root)
     summary["agent_usage"] = agent_usage(records)
+    spend = run_spend(records.root, summary["agent_usage"])
+    if spend is not None:
+        summary["run_spend"] = spend
     pyramid = _pyramid(records)
     if pyramid is not None:
         summary["pyramid"] = pyramid
@@ -264,6 +267,37 @@ def agent_usage(records: RunRecords) -> dict[str, Any]:
         "cost_usd": None if total.cost_unknown else round(total.cost_usd, 6),
         "priced_cost_usd": round(total.cost_usd, 6),
         "cases_with_unknown_cost": unpriced,
+    }
+
+
+def run_spend(run_dir: Path, usage: dict[str, Any]) -> dict[str, Any] | None:
+    """Every model call the run paid for, from its cost ledger (``None`` without one).
+
+    ``agent_usage`` sums the outcomes of the cases that count; an attempt the cost ceiling cut and
+    ``--resume`` ran again, a judge's calls and an agent that died before writing its outcome are
+    in no outcome, yet were spent: ``outside_outcomes`` counts them, so the bill is never
+    under-stated."""
+    from ..agents.llm import LedgerState
+    from ..records import RunDir
+    from ..textio import read_bounded
+
+    path = RunDir(run_dir).cost_ledger
+    try:
+        state = LedgerState.model_validate_json(read_bounded(path, 1 << 20, follow_links=False))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError) as exc:
+        return {"error": f"{path.name}: unreadable ({str(exc).splitlines()[0][:200]})"}
+    return {
+        "calls": state.calls,
+        "cost_usd": round(state.spent_usd, 6),
+        "unpriced_calls": state.unpriced_calls,
+        "outside_outcomes": {
+            "calls": max(0, state.calls - int(usage.get("calls") or 0)),
+            "cost_usd": round(
+                max(0.0, state.spent_usd - float(usage.get("priced_cost_usd") or 0)), 6
+            ),
+        },
     }
 
 

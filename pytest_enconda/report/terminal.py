@@ -76,4 +76,14 @@ def write_terminal_summary(terminalreporter: Any, session: Any) -> None:
             f"{usage['prompt_tokens']} prompt + {usage['completion_tokens']} completion tokens "
             f"= {usage['total_tokens']}, cost {shown}"
         )
+    spend = summary.get("run_spend") or {}
+    outside = spend.get("outside_outcomes") or {}
+    if spend.get("error"):
+        terminalreporter.write_line(f"model spend: {spend['error']}")
+    elif outside.get("calls"):
+        terminalreporter.write_line(
+            f"model spend over the whole run (cost-ledger.json): {spend['calls']} calls, "
+            f"${spend['cost_usd']:.4f}; {outside['calls']} of them (${outside['cost_usd']:.4f}) "
+            "are in no case's agent outcome (judges, attempts cut by --max-cost or ended early)"
+        )
     terminalreporter.write_line(f"run directory: {session.run_dir}")

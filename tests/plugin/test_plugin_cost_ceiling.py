@@ -96,6 +96,15 @@ def test_a_ceiling_hit_mid_run_leaves_cases_not_finished_and_resume_runs_them(
     # Exactly the two stopped cases ran again, each with its two calls.
     assert len(llm_server.requests) == 4
     assert _labels(run_dir) == uncut_labels
+    # The bill counts every call: b2's cut attempt is in no outcome, yet was paid for.
+    summary = json.loads((run_dir / "summary.json").read_text())
+    assert summary["agent_usage"]["calls"] == 6
+    spend = summary["run_spend"]
+    assert spend["calls"] == 3 + 4 and spend["outside_outcomes"]["calls"] == 1, spend
+    assert spend["cost_usd"] > summary["agent_usage"]["cost_usd"]
+    assert (
+        "1 of them" in resumed.stdout.str() and "in no case's agent outcome" in resumed.stdout.str()
+    )
 
 
 def test_a_not_finished_row_is_counted_apart_and_written_only_when_set() -> None:
