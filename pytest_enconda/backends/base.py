@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ..sandbox.common import Progress
-from ..sandbox.containers import PACKAGE_CACHES, BindMount, ExecResult
+from ..sandbox.containers import PACKAGE_CACHE_ENV, PACKAGE_CACHES, BindMount, ExecResult
 
 if TYPE_CHECKING:
     from ..cases.models import Case
@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DOWNLOAD_CACHE_DIRS",
+    "DOWNLOAD_CACHE_ENV",
     "Backend",
     "BindMount",
     "Box",
@@ -44,6 +45,8 @@ Gpus = Literal["none", "all"] | int
 PROJECT_DIR = "/data/project"
 # Where pip and uv keep what they download, in a box started with a ``download_cache`` key.
 DOWNLOAD_CACHE_DIRS: Mapping[str, str] = PACKAGE_CACHES
+# And what such a box's environment says so that boxes wait for each other's downloads.
+DOWNLOAD_CACHE_ENV: Mapping[str, str] = PACKAGE_CACHE_ENV
 
 
 def download_cache_key(case: Case) -> str:

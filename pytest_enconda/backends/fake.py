@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import HarnessError
 from ..sandbox.containers import BindMount, ExecResult
-from .base import DOWNLOAD_CACHE_DIRS, PROJECT_DIR, Gpus
+from .base import DOWNLOAD_CACHE_DIRS, DOWNLOAD_CACHE_ENV, PROJECT_DIR, Gpus
 from .local import copy_tree_out, run_local
 
 if TYPE_CHECKING:
@@ -303,6 +303,7 @@ class FakeBackend:
                 source = self.root / "download-caches" / digest / tool
                 source.mkdir(parents=True, exist_ok=True)
                 mounts.append(BindMount(source=source, target=target, read_only=False))
+            env = {**DOWNLOAD_CACHE_ENV, **(env or {})}
         root = self.root / "boxes" / uuid.uuid4().hex[:12]
         shutil.copytree(self.images[image], root, symlinks=True)
         box = FakeBox(

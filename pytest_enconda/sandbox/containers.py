@@ -71,6 +71,11 @@ PACKAGE_CACHES = {
     "pip-http-v2": "/root/.cache/pip/http-v2",
     "uv": "/root/.cache/uv",
 }
+# Set in every box that shares those caches. uv waits 300 s by default for a lock another box
+# holds on the same wheel: two research cases fetching one ~900 MB torch at once on a loaded
+# machine ended the second's golden setup with "Timeout (300s) when waiting for lock" (the main
+# job, 2026-11-29): the harness's sharing, charged to the agent. The step's budget still bounds it.
+PACKAGE_CACHE_ENV = {"UV_LOCK_TIMEOUT": "86400"}
 
 # POSIX sh so it also works in images without bash; loops because a dying tree may still fork.
 _SWEEP = r"""
@@ -511,8 +516,14 @@ class Sandbox:
                 )
             else:
                 docker_mounts.append(mount)
-        docker_mounts += self._cache_mounts(download_cache)
-        environment = {**DETERMINISM_ENV, **self.settings.proxy_env, **(env or {})}
+        cache_mounts = self._cache_mounts(download_cache)
+        docker_mounts += cache_mounts
+        environment = {
+            **DETERMINISM_ENV,
+            **self.settings.proxy_env,
+            **(PACKAGE_CACHE_ENV if cache_mounts else {}),
+            **(env or {}),
+        }
         name = "-".join(
             [
                 "enconda",

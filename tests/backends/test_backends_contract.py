@@ -187,6 +187,10 @@ def test_boxes_share_a_download_cache_by_key_and_only_by_key(subject: Subject) -
 
     try:
         assert run(keys[0], f"echo wheel > {marker} && echo uv > {uv_marker}") == (0, "")
+        # Boxes sharing the cache wait for each other's downloads (uv's lock), as long as a step
+        # may run, not uv's 300 s; a box with no shared cache keeps uv's default.
+        assert run(keys[0], "echo $UV_LOCK_TIMEOUT") == (0, "86400")
+        assert run(None, "echo ${UV_LOCK_TIMEOUT:-unset}") == (0, "unset")
         assert run(keys[0], f"cat {marker} {uv_marker}") == (0, "wheel\nuv")
         assert run(keys[1], f"test -e {marker} || echo absent") == (0, "absent")
         assert run(None, f"test -e {marker} || echo absent") == (0, "absent")
