@@ -4,6 +4,22 @@ model plumbing (litellm), so neither the agent registry nor the embedders may im
 
 from __future__ import annotations
 
+from pydantic import BaseModel, Field
+
+
+class EmbedderFields(BaseModel):
+    """The options ``embedder_options`` fills, for an agent config whose memory lookups embed
+    (its fields are how ``embedder_options`` knows the agent takes them)."""
+
+    embedder: str | None = Field(
+        default=None,
+        description="the embedder memory lookups use (--embedder): default, the one the memory "
+        "file was built with; none: BM25 alone",
+    )
+    embedding_api_base: str | None = Field(
+        default=None, description="OpenAI-compatible embeddings server (--embedding-api-base)"
+    )
+
 
 def embedder_options(agent: str, embedder: str | None, api_base: str | None) -> dict[str, str]:
     """``--embedder`` and ``--embedding-api-base`` as the agent's options, for an agent whose

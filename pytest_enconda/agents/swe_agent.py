@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ..errors import EncondaError, ModelUnavailable, RunStopped
 from ..lazy import litellm
@@ -43,6 +43,7 @@ from .llm import (
     response_cost,
     response_usage,
 )
+from .memory_options import EmbedderFields
 from .output import collect_outputs, prepare_output_dir
 from .prompts import SUBMIT, SYSTEM_PROMPT, instance_prompt
 from .workspace import RepositoryView, agent_dir, profile_of
@@ -50,7 +51,7 @@ from .workspace import RepositoryView, agent_dir, profile_of
 MSWEA_VERSION = "2.4.6"
 
 
-class SweAgentConfig(BaseModel):
+class SweAgentConfig(EmbedderFields):
     """``--model``, ``--api-base`` and ``--agent-option KEY=VALUE`` for ``swe-agent``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -75,14 +76,6 @@ class SweAgentConfig(BaseModel):
         default="model",
         description="the memory lookup's hypothetical queries: the model's, or the offline "
         "templates'",
-    )
-    embedder: str | None = Field(
-        default=None,
-        description="the embedder memory lookups use (--embedder): default, the one the memory "
-        "file was built with; none: BM25 alone",
-    )
-    embedding_api_base: str | None = Field(
-        default=None, description="OpenAI-compatible embeddings server (--embedding-api-base)"
     )
 
 

@@ -12,11 +12,12 @@ import time
 from pathlib import PurePath
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import ConfigDict, Field
 
 from ...kinds import TASK_KINDS
 from ..base import AgentTask, Step
 from ..llm import TrajectoryWriter
+from ..memory_options import EmbedderFields
 from ..swe_agent import head_tail
 from .classify import Context, classify, missing_distribution
 from .findings import Finding
@@ -28,7 +29,7 @@ from .steps import SETUP_KINDS, ReadmeStep, classify_command, words_of
 OUTPUT_CHARS = 6_000
 
 
-class HeuristicConfig(BaseModel):
+class HeuristicConfig(EmbedderFields):
     """``--agent-option KEY=VALUE`` for ``heuristic``."""
 
     model_config = ConfigDict(extra="forbid")
@@ -51,14 +52,6 @@ class HeuristicConfig(BaseModel):
         default=False,
         description="let the memory return triples learnt on this case's own repository "
         "(off: the leakage guard)",
-    )
-    embedder: str | None = Field(
-        default=None,
-        description="the embedder memory lookups use (--embedder): default, the one the memory "
-        "file was built with; none: BM25 alone",
-    )
-    embedding_api_base: str | None = Field(
-        default=None, description="OpenAI-compatible embeddings server (--embedding-api-base)"
     )
 
 
