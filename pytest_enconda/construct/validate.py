@@ -213,8 +213,9 @@ class Validator:
         readme_name: str = "README.md",
     ) -> Validation:
         from ..backends.base import started
-        from ..probing.junit import JUNIT_PATH, JUnitError, read_junit, run_tests_command
+        from ..probing.junit import JUNIT_PATH, JUnitError, read_junit
         from ..probing.shell import in_setup_env, setup_command
+        from ..verify.attempt import graded_step
 
         ctx = self.ctx
         before = extract_commands(original, readme_name)
@@ -244,16 +245,7 @@ class Validator:
             if setup.timed_out:
                 detail = f"timed out after {ctx.options.setup_seconds:g} s"
             if setup.exit_code == 0:
-                command = in_setup_env(
-                    run_tests_command(
-                        record.test_command,
-                        record.test_tools,
-                        record.test_requirements,
-                        packages_before=record.packages_before,
-                        services=record.services,
-                        runtime=record.runtime_requirements,
-                    )
-                )
+                command = in_setup_env(graded_step(record))
                 box.exec(command, timeout=ctx.options.test_seconds, log_path=logs / "tests.log")
                 outcomes: dict[str, str] = {}
                 try:
