@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from ..sandbox.common import Progress
-from ..sandbox.containers import PACKAGE_CACHE_ENV, PACKAGE_CACHES, BindMount, ExecResult
+from ..sandbox.containers import BindMount, ExecResult
+from ..sandbox.settings import PACKAGE_CACHE_ENV, PACKAGE_CACHES
 
 if TYPE_CHECKING:
     from ..cases.models import Case

@@ -49,7 +49,7 @@ from .common import (
 )
 from .exec_result import ExecResult, _Tail
 from .images import DETERMINISM_ENV, PROJECT_DIR
-from .settings import SandboxSettings
+from .settings import PACKAGE_CACHE_ENV, PACKAGE_CACHES, SandboxSettings
 
 if TYPE_CHECKING:
     import docker
@@ -61,21 +61,6 @@ HOST_SLACK = 30
 # What one copy out of a box may hold unless its caller bounds it more: a repository with its
 # history fits, a runaway file the box made does not.
 MAX_COPY_OUT_BYTES = 2 << 30
-# pip's download caches only (`http` of pip < 23.3, `http-v2` after): its `wheels/` holds the
-# wheels it *built*, in that box, against whatever system libraries the box had installed. Shared,
-# they leaked across cases and agents: gftools' pycairo, built where the oracle had apt-installed
-# libcairo2-dev, let the heuristic agent's `pip install ".[qa]"` pass in a later run where it had
-# failed to build (2026-11-27 ablation). uv's folder is still shared whole (see README).
-PACKAGE_CACHES = {
-    "pip-http": "/root/.cache/pip/http",
-    "pip-http-v2": "/root/.cache/pip/http-v2",
-    "uv": "/root/.cache/uv",
-}
-# Set in every box that shares those caches. uv waits 300 s by default for a lock another box
-# holds on the same wheel: two research cases fetching one ~900 MB torch at once on a loaded
-# machine ended the second's golden setup with "Timeout (300s) when waiting for lock" (the main
-# job, 2026-11-29): the harness's sharing, charged to the agent. The step's budget still bounds it.
-PACKAGE_CACHE_ENV = {"UV_LOCK_TIMEOUT": "86400"}
 
 # POSIX sh so it also works in images without bash; loops because a dying tree may still fork.
 _SWEEP = r"""

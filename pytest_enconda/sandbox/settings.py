@@ -19,6 +19,22 @@ HOST_CA_BUNDLE = Path("/etc/ssl/certs/ca-certificates.crt")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "no_proxy")
 DEFAULT_NETWORK_MODE = "bridge"
 
+# pip's download caches only (`http` of pip < 23.3, `http-v2` after): its `wheels/` holds the
+# wheels it *built*, in that box, against whatever system libraries the box had installed. Shared,
+# they leaked across cases and agents: gftools' pycairo, built where the oracle had apt-installed
+# libcairo2-dev, let the heuristic agent's `pip install ".[qa]"` pass in a later run where it had
+# failed to build (2026-11-27 ablation). uv's folder is still shared whole (see README).
+PACKAGE_CACHES = {
+    "pip-http": "/root/.cache/pip/http",
+    "pip-http-v2": "/root/.cache/pip/http-v2",
+    "uv": "/root/.cache/uv",
+}
+# Set in every box that shares those caches. uv waits 300 s by default for a lock another box
+# holds on the same wheel: two research cases fetching one ~900 MB torch at once on a loaded
+# machine ended the second's golden setup with "Timeout (300s) when waiting for lock" (the main
+# job, 2026-11-29): the harness's sharing, charged to the agent. The step's budget still bounds it.
+PACKAGE_CACHE_ENV = {"UV_LOCK_TIMEOUT": "86400"}
+
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([kmgt]?)i?b?\s*$", re.IGNORECASE)
 _FACTORS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
 

@@ -199,7 +199,10 @@ def test_a_hung_server_is_given_up_within_the_agents_budget(
     # The budget (3 s) bounds each request; the rest is mini-swe-agent's pause before its
     # retry (4 s) and, on the first run in a process, importing it (seconds, before the clock).
     assert time.monotonic() - began < 20
-    assert "Timeout" in str(raised.value), raised.value
+    # The request timed out, or (a loaded machine: the prompt's build took some of the 3 s) the
+    # retry found no time left; both say the model, not the agent, ended it.
+    why = str(raised.value)
+    assert "Timeout" in why or "no time left in the agent's wall clock" in why, why
 
 
 def test_resume_runs_the_agent_again_after_an_outage(
