@@ -11,7 +11,10 @@ from verifyfake import NoImage, fake_context
 from pytest_enconda.verify import verify_repository
 
 PYPROJECT = '[project]\nname = "hooks"\ndependencies = ["Requests>=2", "attrs"]\n'
-TOX = "[testenv]\ndeps =\n    -r requirements.txt\n    requests[socks]\n    requests-mock\n    .[test]\n"
+TOX = (
+    "[testenv]\ndeps =\n    -r requirements.txt\n    requests[socks]\n    requests-mock\n"
+    "    .[test]\n"
+)
 
 
 def test_the_record_lists_no_runtime_requirement_as_a_test_one(tmp_path: Path) -> None:
