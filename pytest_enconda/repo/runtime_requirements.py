@@ -23,12 +23,13 @@ import re
 from collections.abc import Collection, Iterable, Mapping
 from pathlib import Path
 
+from packaging.utils import canonicalize_name
+
 from .files import read_ini, read_pyproject, read_text
 from .install_lines import _requirements_file
 from .test_deps import install_requirements
 
 __all__ = [
-    "canonical",
     "graded_requirements",
     "requirement_name",
     "runtime_names",
@@ -50,11 +51,6 @@ _BASE_FILE = re.compile(
 )
 
 
-def canonical(name: str) -> str:
-    """A distribution name as PEP 503 compares them: ``Django``, ``django_`` → ``django``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def self_install(spec: str) -> bool:
     """Whether a requirement line installs the checkout (``.``, ``-e .``, ``.[test]``,
     ``./sub``, a ``file:`` URL or path): that installs the project with every runtime
@@ -74,7 +70,7 @@ def requirement_name(spec: str) -> str:
     if spec.lstrip().startswith(("-", ".", "/", "~", "$")) or _URL.match(spec):
         return ""
     match = _NAME.match(spec)
-    return canonical(match.group(1)) if match else ""
+    return canonicalize_name(match.group(1)) if match else ""
 
 
 def _applies(spec: str, python: str) -> bool:
@@ -169,9 +165,9 @@ def graded_requirements(
     not because they install the checkout or name one of the ``runtime`` requirements (canonical
     names; None where the record predates them: only the checkout's own installs are left out).
     ``own``: the project's own distribution name, left out too."""
-    names = {canonical(name) for name in runtime or ()}
+    names = {canonicalize_name(name) for name in runtime or ()}
     if own:
-        names.add(canonical(own))
+        names.add(canonicalize_name(own))
     kept: list[str] = []
     left: list[str] = []
     for spec in test_requirements:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from .wheel_pythons import Unbuilt
 
 __all__ = [
+    "checkout_repository",
     "repositories_of",
     "selected",
     "verify_dataset",
@@ -145,7 +146,7 @@ def _verify(ctx: VerifyContext, record: RepoVerification) -> None:
     with tempfile.TemporaryDirectory(prefix="enconda-verify-") as tmp:
         repo_dir = Path(tmp) / "repo"
         phase = time.monotonic()
-        digest = _checkout(ctx, record, source, Path(tmp), repo_dir)
+        digest = checkout_repository(ctx, record, source, Path(tmp), repo_dir)
         if digest is None:
             return
         facts = _describe(ctx, record, repo_dir)
@@ -173,7 +174,7 @@ def _verify(ctx: VerifyContext, record: RepoVerification) -> None:
         _climb(ctx, record, facts, ladder, logs, packages)
 
 
-def _checkout(
+def checkout_repository(
     ctx: VerifyContext, record: RepoVerification, source: RepoSource, tmp: Path, repo_dir: Path
 ) -> str | None:
     """The repository at its revision in ``repo_dir``, its submodules, commit date and absent

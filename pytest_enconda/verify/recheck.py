@@ -24,7 +24,7 @@ from ..cases.sidecar import RepoVerification, Sidecar, read_sidecar
 from ..errors import EncondaError, InputError
 from .attempt import null_setup, step_digest
 from .context import Progress, VerifyContext, VerifyOptions
-from .ladder import _checkout, selected  # pyright: ignore[reportPrivateUsage]
+from .ladder import checkout_repository, selected
 from .runner import run_repositories
 
 if TYPE_CHECKING:
@@ -112,7 +112,7 @@ def _measure(ctx: VerifyContext, record: RepoVerification, logs: Path) -> None:
         # The checkout writes what it found (submodules, absent files, the commit's date) on the
         # record it is given: a scratch copy, so the verified record keeps its own.
         scratch = record.model_copy(deep=True)
-        digest = _checkout(ctx, scratch, source, Path(tmp), repo_dir)
+        digest = checkout_repository(ctx, scratch, source, Path(tmp), repo_dir)
         if digest is None:
             raise EncondaError(scratch.reason)
         if record.runtime_requirements is None:

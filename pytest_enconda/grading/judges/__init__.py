@@ -104,7 +104,7 @@ def _offline(arg: str | None, options: JudgeOptions) -> Judge:
     from ...embedders import EmbedderUnavailable, create_embedder
     from .offline_meaning import OfflineMeaningJudge
 
-    _check_offline(arg)
+    # ``create_judge`` has run ``_check_offline`` (the record's check) through ``check_spec``.
     spec = arg or OFFLINE_EMBEDDER
     try:
         embedder = create_embedder(
