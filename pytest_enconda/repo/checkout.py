@@ -281,6 +281,8 @@ def entry_point_modules(repo: Path) -> list[str]:
 class ModuleOrigin(BaseModel):
     name: str
     file: str | None = None
+    # Whether the file lies under the project folder (None: said by a probe from before).
+    under_checkout: bool | None = None
     distribution: str | None = None
     direct_url: str | None = None
     from_checkout: bool = False
@@ -304,6 +306,13 @@ class CheckoutProof(BaseModel):
     detail: str = ""
     modules: list[ModuleOrigin] = Field(default_factory=list)
     distribution: DistributionOrigin | None = None
+    probe_sha256: str | None = Field(
+        default=None,
+        pattern=r"^[0-9a-f]{64}$",
+        description="the SHA-256 of the probe (probes/checkout_proof.py) whose verdict this is "
+        "(None: a probe from before it was recorded, run from the project folder, where the "
+        "checkout could shadow an installed release)",
+    )
 
     @property
     def refuses(self) -> bool:

@@ -39,6 +39,7 @@ __all__ = [
     "graded_step",
     "null_setup",
     "oom_kills",
+    "run_setup",
     "setup_budget",
     "step_digest",
     "unresolved_libraries",
@@ -73,24 +74,11 @@ def attempt(
     snapshot = None
     try:
         with ctx.box(record, image, "verify-setup") as box:
-            box.copy_in(script.encode(), SETUP_SCRIPT)
-            step = f"{record.repository}: {label}: setup"
-            ctx.progress(step)
             budget = setup_budget(options, label)
-            with heartbeat(ctx.progress, step, budget):
-                setup = box.exec(
-                    setup_command(SETUP_SCRIPT),
-                    timeout=budget,
-                    log_path=logs / f"{tag}-setup.log",
-                )
+            why = run_setup(ctx, record, box, label, script, logs / f"{tag}-setup.log", budget)
             record.timings[f"{tag}_setup_s"] = round(time.monotonic() - phase, 1)
-            if setup.exit_code != 0:
-                why = (
-                    f"timed out after {budget:g} s"
-                    if setup.timed_out
-                    else f"exited with {setup.exit_code}"
-                )
-                record.attempts.append(f"{label}: setup {why}: {_failure_line(setup.output)}")
+            if why:
+                record.attempts.append(f"{label}: setup {why}")
                 # A build calling a program the image lacks fails the setup, not a test: its
                 # package is retried as a test's would be.
                 record.undeclared_programs = _missing_programs(logs / f"{tag}-setup.log")
@@ -118,6 +106,30 @@ def attempt(
         if snapshot is not None:
             with contextlib.suppress(Exception):
                 ctx.forget_image(snapshot)
+
+
+def run_setup(
+    ctx: VerifyContext,
+    record: RepoVerification,
+    box: Box,
+    label: str,
+    script: str,
+    log: Path,
+    budget: float,
+) -> str:
+    """``script`` run in ``box`` as every reference's setup runs: sourced in the setup shell
+    (``setup_command``, which saves what it exports for the steps after it), within ``budget``
+    seconds, with a heartbeat on the progress line. "" when it exited 0, else why it failed
+    (``exited with 1: <the line saying what failed>``)."""
+    box.copy_in(script.encode(), SETUP_SCRIPT)
+    step = f"{record.repository}: {label}: setup"
+    ctx.progress(step)
+    with heartbeat(ctx.progress, step, budget):
+        setup = box.exec(setup_command(SETUP_SCRIPT), timeout=budget, log_path=log)
+    if setup.exit_code == 0:
+        return ""
+    why = f"timed out after {budget:g} s" if setup.timed_out else f"exited with {setup.exit_code}"
+    return f"{why}: {_failure_line(setup.output)}"
 
 
 def null_setup(ctx: VerifyContext, record: RepoVerification, image: str, logs: Path) -> None:

@@ -9,6 +9,8 @@ the pinned revision.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import json
 import shlex
 from pathlib import Path
@@ -20,7 +22,16 @@ from ..probing.scripts import probe_script
 from ..probing.shell import in_setup_env
 from ..repo.checkout import CheckoutProof, DistributionOrigin, ModuleOrigin
 
-__all__ = ["checkout_proof", "judge_checkout"]
+__all__ = ["PROBE", "checkout_proof", "judge_checkout", "probe_digest"]
+
+PROBE = "checkout_proof.py"
+
+
+@functools.cache
+def probe_digest() -> str:
+    """The SHA-256 (hex) of the probe's text: a proof recorded with another (``None`` in a record
+    made before the digest was kept) was made by another probe."""
+    return hashlib.sha256(probe_script(PROBE).read_bytes()).hexdigest()
 
 
 def checkout_proof(
@@ -35,7 +46,7 @@ def checkout_proof(
     # The probe's folder is taken off its path; it runs from an empty folder of its own.
     target = "/tmp/enconda/checkout_proof.py"
     folder = "/tmp/enconda/checkout-proof"
-    box.copy_in(probe_script("checkout_proof.py"), target)
+    box.copy_in(probe_script(PROBE), target)
     names = " ".join(shlex.quote(name) for name in packages)
     # The declared name is the repository's data: an option-shaped one is not passed at all.
     named = f"--distribution={shlex.quote(distribution)} " if _plain(distribution) else ""
@@ -57,7 +68,10 @@ def checkout_proof(
             break
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
-    return judge_checkout(packages, report, distribution if _plain(distribution) else "")
+    proof = judge_checkout(packages, report, distribution if _plain(distribution) else "")
+    if proof.verdict == "unmeasured":
+        return proof  # no verdict of the probe: a recheck makes it again
+    return proof.model_copy(update={"probe_sha256": probe_digest()})
 
 
 def _plain(name: str) -> bool:

@@ -1,12 +1,15 @@
-"""``verify --recheck`` (issue 47 item 7): the null-setup check alone on records verified before
-it existed, written into each record with the rest of the record as it was; resumable, redone
-when the graded step changed or with ``--redo``; on the fake backend."""
+"""``verify --recheck`` (issue 47 items 3 and 7): the null-setup check and the checkout proof by
+the current probe, on records verified before either, written into each record with the rest of
+the record as it was; a proof that refuses the reference, or a reference setup that now fails,
+makes the record unverified with the reason; resumable, each part redone when it is out of date
+or with ``--redo``; on the fake backend."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pytest
 from dataset_factory import GOLDEN_ERROR
@@ -15,29 +18,73 @@ from gitutil import git
 from pytest_enconda.backends.fake import FakeBackend, FakeBox, canned
 from pytest_enconda.cases.sidecar import NullSetup, RepoVerification, Sidecar, read_sidecar
 from pytest_enconda.cli import main
+from pytest_enconda.errors import EncondaError
 from pytest_enconda.probing.junit import JUNIT_PATH
 from pytest_enconda.sandbox.containers import ExecResult
 from pytest_enconda.verify import VerifyOptions
-from pytest_enconda.verify.attempt import step_digest
-from pytest_enconda.verify.recheck import recheck_dataset, recheck_summary
+from pytest_enconda.verify.attempt import SETUP_SCRIPT, step_digest
+from pytest_enconda.verify.checkout import probe_digest
+from pytest_enconda.verify.recheck import proof_current, recheck_dataset, recheck_summary
 from pytest_enconda.verify.sidecar_writer import write_sidecar
 
 PASS_SET = ["tests.test_calc::test_add", "tests.test_calc::test_sub"]
 
 
-class _Tests:
-    """The test step of a box with nothing set up: only ``alone`` pass; each command is kept."""
+def module(name: str, file: str, *, checkout: bool) -> dict[str, Any]:
+    """One module's entry as ``probes/checkout_proof.py`` reports it."""
+    return {
+        "name": name,
+        "file": file,
+        "under_checkout": checkout,
+        "distribution": None if checkout else "calc-release",
+        "direct_url": None,
+        "from_checkout": checkout,
+        "error": None,
+    }
 
-    def __init__(self, alone: list[str]) -> None:
-        self.alone = alone
+
+def probe_report(*modules: dict[str, Any], distribution: dict[str, Any] | None = None) -> str:
+    report = {"project": "/data/project", "modules": list(modules), "error": None}
+    return json.dumps({**report, "distribution": distribution})
+
+
+FROM_CHECKOUT = probe_report(module("calc", "/data/project/calc/__init__.py", checkout=True))
+RELEASE = probe_report(
+    module("calc", "/usr/local/lib/python3.11/site-packages/calc/__init__.py", checkout=False)
+)
+
+
+class _Tests:
+    """A box's answers: the reference setup exits ``setup_exit``; the probe prints ``probe``; the
+    test step passes only ``alone`` (raises when ``step_error``). Each command is kept, with each
+    setup's script and budget."""
+
+    def __init__(
+        self,
+        alone: list[str],
+        probe: str = FROM_CHECKOUT,
+        setup_exit: int = 0,
+        step_error: bool = False,
+    ) -> None:
+        self.alone, self.probe, self.setup_exit = alone, probe, setup_exit
+        self.step_error = step_error
         self.commands: list[str] = []
+        self.setups: list[tuple[str, float]] = []
 
     def respond(
-        self, box: FakeBox, command: str, _timeout: float, _workdir: str, _env: Mapping[str, str]
+        self, box: FakeBox, command: str, timeout: float, _workdir: str, _env: Mapping[str, str]
     ) -> ExecResult:
         self.commands.append(command)
+        if "checkout_proof.py" in command:
+            return canned(self.probe + "\n", 0)
+        if SETUP_SCRIPT in command:
+            self.setups.append((box.path(SETUP_SCRIPT).read_text(), timeout))
+            failed = "ERROR: No matching distribution found for calc-core==9\n"
+            return canned("ok\n" if not self.setup_exit else failed, self.setup_exit)
         if "--junitxml" not in command:
             return canned("", 0)
+        if self.step_error:
+            raise EncondaError("the engine went away")
         cases = "".join(
             f'<testcase classname="{test.split("::")[0]}" name="{test.split("::")[1]}"/>'
             for test in self.alone
@@ -47,17 +94,26 @@ class _Tests:
         report.write_text(f"<testsuites><testsuite>{cases}</testsuite></testsuites>")
         return canned(f"{len(self.alone)} passed", 0 if self.alone else 1)
 
+    def ran(self, word: str) -> int:
+        """How many commands had ``word`` (``setup.sh``, ``checkout_proof.py``, ``--junitxml``)."""
+        return sum(1 for command in self.commands if word in command)
 
-def _world(tmp_path: Path) -> tuple[Path, Path, str]:
-    """A dataset of two repositories (o/calc verified, o/gone not), the mirror of o/calc and
-    its commit."""
+
+CALC = {
+    "pyproject.toml": '[project]\nname = "calc"\ndependencies = ["Requests>=2"]\n',
+    "calc/__init__.py": "",
+}
+
+
+def _world(tmp_path: Path, files: Mapping[str, str] = CALC) -> tuple[Path, Path, str]:
+    """A dataset of two repositories (o/calc verified, o/gone not), the mirror of o/calc (its
+    ``files``: the package ``calc`` by default) and its commit."""
     origin = tmp_path / "origin"
-    (origin / "calc").mkdir(parents=True)
+    origin.mkdir()
     git(origin, "init", "--quiet", "--initial-branch=main")
-    (origin / "pyproject.toml").write_text(
-        '[project]\nname = "calc"\ndependencies = ["Requests>=2"]\n'
-    )
-    (origin / "calc" / "__init__.py").write_text("")
+    for name, text in files.items():
+        (origin / name).parent.mkdir(parents=True, exist_ok=True)
+        (origin / name).write_text(text)
     git(origin, "add", "-A")
     git(origin, "commit", "--quiet", "-m", "one")
     commit = git(origin, "rev-parse", "HEAD")
@@ -105,9 +161,15 @@ def _sidecar(tmp_path: Path, *records: RepoVerification) -> Path:
 
 
 def _recheck(
-    tmp_path: Path, data: Path, mirror: Path, out: Path, alone: list[str], redo: bool = False
+    tmp_path: Path,
+    data: Path,
+    mirror: Path,
+    out: Path,
+    alone: list[str],
+    redo: bool = False,
+    **box: Any,
 ) -> tuple[Sidecar, _Tests, list[str]]:
-    tests = _Tests(alone)
+    tests = _Tests(alone, **box)
     backend = FakeBackend(tmp_path / "fake", responder=tests.respond)
     lines: list[str] = []
     sidecar = recheck_dataset(
@@ -118,7 +180,7 @@ def _recheck(
     return sidecar, tests, lines
 
 
-def test_the_recheck_measures_the_null_setup_and_keeps_the_rest_of_the_record(
+def test_the_recheck_proves_the_checkout_measures_the_null_setup_and_keeps_the_rest(
     tmp_path: Path,
 ) -> None:
     data, mirror, commit = _world(tmp_path)
@@ -139,42 +201,88 @@ def test_the_recheck_measures_the_null_setup_and_keeps_the_rest_of_the_record(
     assert "left to the setup" in step and "pytest-mock" in step
     installs = [line for line in step.splitlines() if "pip install" in line]
     assert installs and not any("requests" in line for line in installs)
-    changed = {"null_setup", "runtime_requirements", "timings"}
+    # The record's own reference setup ran, then the current probe, looking for the checkout's
+    # package and the declared distribution; no test run but the null setup's.
+    assert tests.setups == [("pip install .\n", 2400)]
+    (probe,) = [command for command in tests.commands if "checkout_proof.py" in command]
+    assert "--distribution=calc -- calc" in probe
+    proof = record.checkout_proof
+    assert proof is not None and proof.verdict == "checkout" and proof.modules[0].from_checkout
+    assert proof.probe_sha256 == probe_digest() and record.verified
+    assert proof.modules[0].under_checkout
+    changed = {"null_setup", "runtime_requirements", "timings", "checkout_proof"}
     assert record.model_dump(exclude=changed) == old.model_dump(exclude=changed)
     assert {"recipe_setup_s": 12.0, "total_s": 40.0}.items() <= record.timings.items()
-    assert {"null_setup_s", "recheck_s"} <= set(record.timings)
+    assert {"null_setup_s", "recheck_s", "recheck_setup_s"} <= set(record.timings)
     assert written.repositories["o/gone"] == gone
     assert lines[0].startswith("verify --recheck: 1 of 1 verified repositories to recheck")
-    assert "o/calc: not trivial: an empty setup passes 1 of 2 PASS-set tests (50%)" in lines
-    assert (tmp_path / "logs" / "o__calc" / "null-setup-test.log").is_file()
+    assert "1 checkout proofs to make with probe " in lines[0] and "1 null setups" in lines[0]
+    said = next(line for line in lines if line.startswith("o/calc: checkout proof"))
+    assert "'checkout': calc imported from the checkout" in said
+    assert said.endswith("not trivial: an empty setup passes 1 of 2 PASS-set tests (50%)")
+    assert lines[-1] == (
+        "verify --recheck: 1 checkout proofs made: 1 keep their record verified (checkout 1); "
+        "verified -> unverified: 0 (none)"
+    )
+    logs = tmp_path / "logs" / "o__calc"
+    for name in ("null-setup-test.log", "recheck-setup.log", "recheck-checkout.json"):
+        assert (logs / name).is_file(), name
 
 
-def test_a_measured_record_is_skipped_unless_redone_or_its_graded_step_changed(
+def test_a_current_record_is_skipped_and_a_part_out_of_date_is_made_alone(
     tmp_path: Path,
 ) -> None:
     data, mirror, commit = _world(tmp_path)
     out = _sidecar(tmp_path, _verified(commit))
     _recheck(tmp_path, data, mirror, out, PASS_SET)
-    first = read_sidecar(out).repositories["o/calc"].null_setup
-    assert first is not None and first.trivial
+    first = read_sidecar(out).repositories["o/calc"]
+    assert first.null_setup is not None and first.null_setup.trivial
+    assert proof_current(first)
 
     _, tests, lines = _recheck(tmp_path, data, mirror, out, [])
     assert tests.commands == [] and lines[0].startswith("verify --recheck: 0 of 1")
-    assert read_sidecar(out).repositories["o/calc"].null_setup == first
+    assert read_sidecar(out).repositories["o/calc"] == first
 
     _, tests, _ = _recheck(tmp_path, data, mirror, out, [], redo=True)
-    again = read_sidecar(out).repositories["o/calc"].null_setup
-    assert again is not None and (again.passed, again.trivial) == (0, False)
+    again = read_sidecar(out).repositories["o/calc"]
+    assert again.null_setup is not None and (again.null_setup.passed, again.null_setup.trivial) == (
+        0,
+        False,
+    )
+    assert (tests.ran("setup.sh"), tests.ran("checkout_proof.py"), tests.ran("--junitxml")) == (
+        1,
+        1,
+        1,
+    )
 
-    # Measured with another graded step (an older harness installed something else).
+    # Measured with another graded step (an older harness installed something else): the null
+    # setup alone is measured again, the proof stays.
     sidecar = read_sidecar(out)
     assert sidecar.repositories["o/calc"].null_setup is not None
     sidecar.repositories["o/calc"].null_setup.step_sha256 = "0" * 64
     write_sidecar(out, sidecar)
     _, tests, _ = _recheck(tmp_path, data, mirror, out, PASS_SET)
-    assert any("--junitxml" in command for command in tests.commands)
-    latest = read_sidecar(out).repositories["o/calc"].null_setup
-    assert latest is not None and latest.trivial
+    assert (tests.ran("setup.sh"), tests.ran("checkout_proof.py"), tests.ran("--junitxml")) == (
+        0,
+        0,
+        1,
+    )
+    latest = read_sidecar(out).repositories["o/calc"]
+    assert latest.null_setup is not None and latest.null_setup.trivial
+    assert latest.checkout_proof == again.checkout_proof
+
+    # A proof made by another probe (or before the probe was recorded): the proof alone.
+    for digest in ("0" * 64, None):
+        sidecar = read_sidecar(out)
+        proof = sidecar.repositories["o/calc"].checkout_proof
+        assert proof is not None
+        proof.probe_sha256 = digest
+        write_sidecar(out, sidecar)
+        _, tests, lines = _recheck(tmp_path, data, mirror, out, [])
+        assert (tests.ran("setup.sh"), tests.ran("checkout_proof.py")) == (1, 1)
+        assert tests.ran("--junitxml") == 0, lines
+        now = read_sidecar(out).repositories["o/calc"]
+        assert proof_current(now) and now.null_setup == latest.null_setup
 
 
 def test_a_record_that_cannot_be_rechecked_stays_as_it_was(tmp_path: Path) -> None:
@@ -219,7 +327,8 @@ def test_the_recheck_in_real_boxes(tmp_path: Path, sandbox, base_image) -> None:
     """On the real engine: a repository whose test of the package needs its runtime requirement
     (tomli-w, which the base lacks) and whose other test needs nothing. Its record lists tomli-w
     among the test requirements too; the graded step leaves it to the setup, so an empty setup
-    passes only the test that needs nothing."""
+    passes only the test that needs nothing. Its reference setup, run again, is proven to
+    install the checkout."""
     from verifyfake import fake_context
 
     from pytest_enconda.backends.docker import DockerBackend
@@ -265,3 +374,11 @@ def test_the_recheck_in_real_boxes(tmp_path: Path, sandbox, base_image) -> None:
     assert (found.passed, found.pass_set, found.trivial) == (1, 2, False)
     assert "recheck_s" in rechecked.timings
     assert "left to the setup" in log and "No module named 'tomli_w'" in log, log[-3000:]
+    # The proof by the current probe: ``pip install .`` copied the package into site-packages,
+    # and its PEP 610 record says it was installed from the checkout.
+    proof = rechecked.checkout_proof
+    assert proof is not None and proof.verdict == "checkout", proof
+    assert proof.probe_sha256 == probe_digest() and rechecked.verified
+    (origin_of,) = proof.modules
+    assert origin_of.under_checkout is False and origin_of.from_checkout
+    assert origin_of.direct_url == "file:///data/project"
