@@ -248,15 +248,16 @@ COMMANDS: tuple[Command, ...] = (
             arg(
                 "--redo",
                 action="store_true",
-                help="verify recorded repositories again (with --recheck: measure null setups "
-                "again)",
+                help="verify recorded repositories again (with --recheck: make null setups and "
+                "checkout proofs again)",
             ),
             arg(
                 "--recheck",
                 action="store_true",
-                help="only the null-setup check on the verified records of --out (the test "
-                "step after an empty setup); references, PASS sets and proofs stay as recorded. "
-                "A record measured with the current graded step is skipped unless --redo",
+                help="on the verified records of --out: the null-setup check (the test step after "
+                "an empty setup) and the checkout proof with the current probe (the reference "
+                "setup, no test run); references and PASS sets stay as recorded, a refused proof "
+                "makes the record unverified. A record current in both is skipped unless --redo",
             ),
             arg(
                 "--setup-timeout",
