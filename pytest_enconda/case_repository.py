@@ -97,12 +97,20 @@ class TaskImages:
             absent=absent,
             submodules=submodules,
         )
+        empty = [line for line in submodules if "left empty" in line]
+        wanted = case.reference.submodules if case.reference is not None else ()
+        needed = [line for line in empty if line.partition(": ")[0] in wanted]
+        if needed:
+            # Tests that import the submodule would fail whatever the agent did: the mirror is
+            # short of what the reference was verified with, a harness fault.
+            raise HarnessError(
+                f"{case.id}: the verified reference had submodule(s) from the mirror that the "
+                f"mirror now lacks: {'; '.join(needed)}; fetch them into --repo-mirror"
+            )
         if case.id not in self._submodules_said:
             self._submodules_said.add(case.id)
-            # The reference was made with the same mirror's submodules; an empty one is said.
-            for line in submodules:
-                if "left empty" in line:
-                    self.progress(f"{case.id}: warning: submodule {line}")
+            for line in empty:
+                self.progress(f"{case.id}: warning: submodule {line}")
         if absent:
             if case.id not in self.absent:
                 self.progress(

@@ -435,20 +435,15 @@ class ExecutionReference(BaseModel):
         default=(), description="services the test step starts, as the reference's did"
     )
     pass_set: frozenset[str] = frozenset()
-    packages_before: str = Field(
-        default="",
-        description="the test step's pip installs consider only packages uploaded before this "
-        "time, as the reference's did (PIP_UPLOADED_PRIOR_TO; empty: today's)",
-    )
+    # The test step's pip installs consider only packages uploaded before this time, as the
+    # reference's did (PIP_UPLOADED_PRIOR_TO; empty: today's).
+    packages_before: str = ""
     sidecar: str = Field(default="", description="the sidecar file it came from")
-    trivial: bool = Field(
-        default=False, description="an empty setup reached the PASS set (verify's null setup)"
-    )
-    setup_seconds: float | None = Field(
-        default=None,
-        description="how long the reference setup took when it was verified (the sidecar's "
-        "timings); a case whose setup budget is shorter cannot be passed in time",
-    )
+    trivial: bool = False  # an empty setup reached the PASS set (verify's null setup)
+    # The reference setup's duration when verified: a shorter setup budget cannot be passed.
+    setup_seconds: float | None = None
+    # Submodule paths the reference had from the mirror: the PASS set was measured with them.
+    submodules: tuple[str, ...] = ()
 
 
 class Case(BaseModel):

@@ -200,3 +200,53 @@ def test_a_box_built_from_the_checkout_imports_the_submodules_code(
         run = box.exec("cd deps/lib && python3 -c 'import lib; print(lib.V)'", timeout=60)
     assert run.exit_code == 0, run.output
     assert run.output.strip().splitlines()[-1] == "1"
+
+
+@pytest.mark.parametrize("verified_with_it", [True, False])
+def test_a_case_whose_reference_had_the_missing_submodule_is_a_harness_error(
+    tmp_path: Path, project: tuple[Path, str, str], verified_with_it: bool
+) -> None:
+    """lagolunatic/wwrando was verified with gclib from the mirror; a run whose mirror lacked
+    it failed every agent and the oracle on `cannot import name 'fs_helpers' from 'gclib'`.
+    Such a case is the harness's fault; a submodule the reference never had stays a warning."""
+    import json
+    import shutil
+
+    from pytest_enconda.backends.fake import FakeBackend
+    from pytest_enconda.cases.loader import load_case
+    from pytest_enconda.cases.models import ExecutionReference
+    from pytest_enconda.errors import HarnessError
+    from pytest_enconda.pipeline import CasePipeline
+    from pytest_enconda.settings import EncondaSettings
+
+    mirror, commit, _pinned = project
+    shutil.rmtree(mirror / "o+lib")
+    case_dir = tmp_path / "bench" / "cases" / "toy"
+    case_dir.mkdir(parents=True)
+    (case_dir / "README.md").write_text("# toy\n")
+    (case_dir / "golden.json").write_text(json.dumps({"level": 0, "errors": []}))
+    (case_dir / "case.toml").write_text(
+        'id = "toy"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
+        'test_command = "true"\n[repository]\nkind = "url"\n'
+        f'url = "https://github.com/o/parent"\nrevision = "{commit}"\n'
+    )
+    case = load_case(case_dir / "case.toml", [tmp_path / "bench"])
+    wanted = ("deps/lib",) if verified_with_it else ()
+    case = case.model_copy(
+        update={"reference": ExecutionReference(verified=True, submodules=wanted)}
+    )
+    backend = FakeBackend(tmp_path / "fake")
+    said: list[str] = []
+    settings = EncondaSettings(run_dir=tmp_path / "run", repo_mirror=mirror)
+    pipeline = CasePipeline(settings, progress=said.append, backend=backend)
+    try:
+        if verified_with_it:
+            with pytest.raises(HarnessError, match=r"mirror now lacks: deps/lib: .* not in the"):
+                pipeline.task_image(case)
+            assert not any(call.op == "task_image" for call in backend.calls)
+        else:
+            pipeline.task_image(case)
+            assert any(call.op == "task_image" for call in backend.calls)
+            assert any("toy: warning: submodule deps/lib" in line for line in said)
+    finally:
+        backend.close()
