@@ -1,6 +1,7 @@
 """Memory ablation: the same cases without and with a memory file, side by side.
 
     python scripts/memory_ablation.py RUN_WITHOUT RUN_WITH [--json OUT]
+        [--also-without RUN_DIR ...] [--also-with RUN_DIR ...]
 
 Run the second with ``--agent-option memory=FILE`` where FILE was built from runs that include
 the case's own repository: the leakage guard withholds that repository's triples, so one run
@@ -32,6 +33,19 @@ def outcomes(run: RunDir) -> dict[tuple[str, str], str]:
     return {key: row.outcome for key, row in read.rows.items()}
 
 
+def side(runs: list[RunDir]) -> tuple[dict[str, RunDir], dict[tuple[str, str], str]]:
+    """Each case's run and the item outcomes of one side: a case in a later run directory
+    (a rerun, or a case added) replaces all of its items from the earlier ones."""
+    where: dict[str, RunDir] = {}
+    found: dict[tuple[str, str], str] = {}
+    for run in runs:
+        rows = outcomes(run)
+        cases = {case for case, _ in rows}
+        found = {key: o for key, o in found.items() if key[0] not in cases} | rows
+        where |= dict.fromkeys(cases, run)
+    return where, found
+
+
 def kind_of(items: set[str]) -> str:
     return "aec" if any(item.startswith("aec_") for item in items) else "diagnosis"
 
@@ -40,15 +54,17 @@ def _ratio(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def figures(run: RunDir, found: dict[tuple[str, str], str], cases: list[str]) -> dict[str, Any]:
-    """The run's figures over ``cases`` of one kind."""
+def figures(
+    runs: dict[str, RunDir], found: dict[tuple[str, str], str], cases: list[str]
+) -> dict[str, Any]:
+    """One side's figures over ``cases`` of one kind (``runs``: each case's run directory)."""
     executed = passed = tp = fp = fn = aec = success = tests_run = 0
     for case in cases:
         items = {i: o for (c, i), o in found.items() if c == case}
         if "execution" in items and items["execution"] in ("passed", "failed"):
             executed += 1
             passed += items["execution"] == "passed"
-        grade_path = run.case(case).diagnosis
+        grade_path = runs[case].case(case).diagnosis
         if grade_path.is_file():
             paper = json.loads(grade_path.read_text())["paper"]
             tp, fp, fn = tp + paper["tp"], fp + paper["fp"], fn + paper["fn"]
@@ -75,10 +91,19 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("without")
     parser.add_argument("with_memory")
+    for name in ("without", "with"):
+        parser.add_argument(
+            f"--also-{name}",
+            action="append",
+            default=[],
+            metavar="RUN_DIR",
+            help=f"a later run directory {name} memory whose cases are added, or replace the "
+            "same cases' results (a rerun); repeatable",
+        )
     parser.add_argument("--json", help="also write the result here")
     args = parser.parse_args()
-    without, with_memory = RunDir(Path(args.without)), RunDir(Path(args.with_memory))
-    before, after = outcomes(without), outcomes(with_memory)
+    without, before = side([RunDir(Path(p)) for p in [args.without, *args.also_without]])
+    with_memory, after = side([RunDir(Path(p)) for p in [args.with_memory, *args.also_with]])
     by_kind: dict[str, list[str]] = {}
     for case in sorted({c for c, _ in after} & {c for c, _ in before}):
         kind = kind_of({i for c, i in after if c == case})
@@ -89,7 +114,7 @@ def main() -> int:
         changes, per_case = [], {}
         for case in cases:
             counts["cases"] += 1
-            record_path = with_memory.case(case).agent_dir / "memory.json"
+            record_path = with_memory[case].case(case).agent_dir / "memory.json"
             record = json.loads(record_path.read_text()) if record_path.is_file() else {}
             flags = {name: bool(record.get(name)) for name in ("given", "used", "helped")}
             counts["retrieved"] += flags["given"]

@@ -71,3 +71,39 @@ def test_figures_per_kind_and_counts(
                              "hurt": 1, "improved": 0}  # fmt: skip
     assert aec["changes"] == [{"case": "aec-x", "lost": ["aec_tests_run", "aec_success"],
                                "won": []}]  # fmt: skip
+
+
+def test_a_later_run_directory_replaces_a_case_and_adds_others(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A case rerun (a broken mirror, say) in a second run directory replaces all its items and
+    its grading on that side; a case only there is added."""
+    paper = {"a": {"tp": 0, "fp": 1, "fn": 1}, "b": {"tp": 1, "fp": 0, "fn": 0}}
+    first = write_run(
+        tmp_path / "without",
+        [("a", "execution", "failed"), ("a", "fixes", "passed"), ("b", "execution", "passed")],
+        paper, {},
+    )  # fmt: skip
+    rerun = write_run(
+        tmp_path / "without-rerun",
+        [("a", "execution", "passed"), ("c", "execution", "passed")],
+        {"a": {"tp": 1, "fp": 0, "fn": 0}, "c": {"tp": 1, "fp": 0, "fn": 1}}, {},
+    )  # fmt: skip
+    with_memory = write_run(
+        tmp_path / "with",
+        [("a", "execution", "passed"), ("b", "execution", "passed"), ("c", "execution", "failed"),
+         ("a", "fixes", "passed")],
+        {"a": {"tp": 1, "fp": 0, "fn": 0}, "b": {"tp": 1, "fp": 0, "fn": 0},
+         "c": {"tp": 1, "fp": 0, "fn": 1}}, {},
+    )  # fmt: skip
+    out = tmp_path / "ablation.json"
+    argv = ["x", str(first), str(with_memory), "--also-without", str(rerun), "--json", str(out)]
+    monkeypatch.setattr(sys, "argv", argv)
+    with pytest.raises(SystemExit):
+        runpy.run_path(str(SCRIPT), run_name="__main__")
+    diagnosis = json.loads(out.read_text())["diagnosis"]
+    # a's first-run failure and its `fixes` item are gone; c comes from the rerun only.
+    assert diagnosis["without"]["pass@1"] == 1.0 and diagnosis["without"]["executed"] == 3
+    assert diagnosis["without"]["type_counts"] == {"tp": 3, "fp": 0, "fn": 1}
+    assert diagnosis["counts"]["cases"] == 3 and diagnosis["counts"]["hurt"] == 1
+    assert diagnosis["changes"] == [{"case": "c", "lost": ["execution"], "won": []}]
