@@ -8,10 +8,18 @@ from pathlib import Path
 from pytest_enconda.cases.loader import load_case
 from pytest_enconda.cases.models import Case
 
+FOLDER_REPOSITORY = '[repository]\nkind = "folder"\npath = "repo"\n'
+
 
 def make_case(
-    root: Path, *, test_command: str = "true", files: dict[str, str] | None = None
+    root: Path,
+    *,
+    test_command: str = "true",
+    files: dict[str, str] | None = None,
+    repository: str = FOLDER_REPOSITORY,
 ) -> Case:
+    """Case ``one`` under ``root/bench``; ``repository`` is its case.toml table (default: the
+    case's own ``repo`` folder, which holds ``files``)."""
     case_dir = root / "bench" / "cases" / "one"
     (case_dir / "repo").mkdir(parents=True)
     for rel, text in {"x.txt": "x\n", **(files or {})}.items():
@@ -21,7 +29,6 @@ def make_case(
     (case_dir / "golden.json").write_text(json.dumps({"level": 0, "errors": []}))
     (case_dir / "case.toml").write_text(
         'id = "one"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
-        f"test_command = {json.dumps(test_command)}\n"
-        '[repository]\nkind = "folder"\npath = "repo"\n'
+        f"test_command = {json.dumps(test_command)}\n{repository}"
     )
     return load_case(case_dir / "case.toml", [root / "bench"])

@@ -209,28 +209,24 @@ def test_a_case_whose_reference_had_the_missing_submodule_is_a_harness_error(
     """lagolunatic/wwrando was verified with gclib from the mirror; a run whose mirror lacked
     it failed every agent and the oracle on `cannot import name 'fs_helpers' from 'gclib'`.
     Such a case is the harness's fault; a submodule the reference never had stays a warning."""
-    import json
     import shutil
+    import sys
 
     from pytest_enconda.backends.fake import FakeBackend
-    from pytest_enconda.cases.loader import load_case
     from pytest_enconda.cases.models import ExecutionReference
     from pytest_enconda.errors import HarnessError
     from pytest_enconda.pipeline import CasePipeline
     from pytest_enconda.settings import EncondaSettings
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
+    from cases_for_tests import make_case  # pyright: ignore[reportMissingImports]
+
     mirror, commit, _pinned = project
     shutil.rmtree(mirror / "o+lib")
-    case_dir = tmp_path / "bench" / "cases" / "toy"
-    case_dir.mkdir(parents=True)
-    (case_dir / "README.md").write_text("# toy\n")
-    (case_dir / "golden.json").write_text(json.dumps({"level": 0, "errors": []}))
-    (case_dir / "case.toml").write_text(
-        'id = "toy"\nsuite = "diagnosis"\nreadme = "README.md"\ngolden = "golden.json"\n'
-        'test_command = "true"\n[repository]\nkind = "url"\n'
-        f'url = "https://github.com/o/parent"\nrevision = "{commit}"\n'
+    table = (
+        f'[repository]\nkind = "url"\nurl = "https://github.com/o/parent"\nrevision = "{commit}"\n'
     )
-    case = load_case(case_dir / "case.toml", [tmp_path / "bench"])
+    case = make_case(tmp_path / "c", repository=table)
     wanted = ("deps/lib",) if verified_with_it else ()
     case = case.model_copy(
         update={"reference": ExecutionReference(verified=True, submodules=wanted)}
@@ -247,6 +243,6 @@ def test_a_case_whose_reference_had_the_missing_submodule_is_a_harness_error(
         else:
             pipeline.task_image(case)
             assert any(call.op == "task_image" for call in backend.calls)
-            assert any("toy: warning: submodule deps/lib" in line for line in said)
+            assert any("one: warning: submodule deps/lib" in line for line in said)
     finally:
         backend.close()
