@@ -85,6 +85,7 @@ class TaskImages:
         contents is checked out without them, as verify made the reference: which ones is said
         now and kept for ``case.json``."""
         from .sandbox.repo import describe_absent, materialize
+        from .sandbox.submodules import FROM_MIRROR, LEFT_EMPTY, said_path
 
         absent: list[str] = []
         submodules: list[str] = []
@@ -97,9 +98,10 @@ class TaskImages:
             absent=absent,
             submodules=submodules,
         )
-        empty = [line for line in submodules if "left empty" in line]
-        wanted = case.reference.submodules if case.reference is not None else ()
-        needed = [line for line in empty if line.partition(": ")[0] in wanted]
+        empty = [line for line in submodules if LEFT_EMPTY in line]
+        said = case.reference.submodules if case.reference is not None else ()
+        had = {said_path(line) for line in said if FROM_MIRROR in line}
+        needed = [line for line in empty if said_path(line) in had]
         if needed:
             # Tests that import the submodule would fail whatever the agent did: the mirror is
             # short of what the reference was verified with, a harness fault.

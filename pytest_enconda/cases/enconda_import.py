@@ -219,11 +219,7 @@ def apply_verification(cases: list[Case], path: Path | None, report: ImportRepor
                 sidecar=str(path),
                 setup_seconds=record.reference_setup_seconds,
                 trivial=record.null_setup is not None and record.null_setup.trivial,
-                submodules=tuple(
-                    line.partition(": ")[0]
-                    for line in record.submodules
-                    if " from the mirror (" in line
-                ),
+                submodules=tuple(record.submodules),
             )
             spec = case.spec.model_copy(update={"test_command": record.test_command})
             out.append(

@@ -442,7 +442,8 @@ class ExecutionReference(BaseModel):
     trivial: bool = False  # an empty setup reached the PASS set (verify's null setup)
     # The reference setup's duration when verified: a shorter setup budget cannot be passed.
     setup_seconds: float | None = None
-    # Submodule paths the reference had from the mirror: the PASS set was measured with them.
+    # What verify's checkout said of each submodule (``sandbox.submodules``): the PASS set was
+    # measured with those it had from the mirror.
     submodules: tuple[str, ...] = ()
 
 

@@ -15,6 +15,15 @@ from .mirrors import _is_git_repository, mirror_candidates
 _GITMODULES_MAX = 256 * 1024
 # Submodules of submodules are followed this deep.
 _SUBMODULE_DEPTH = 3
+# ``_fill_submodules`` says one line per submodule, kept in verify's records: "PATH: COMMIT from
+# the mirror (DIR)" where it was checked out, one ending "left empty" where it was not.
+FROM_MIRROR = " from the mirror ("
+LEFT_EMPTY = "left empty"
+
+
+def said_path(line: str) -> str:
+    """The submodule path a line ``_fill_submodules`` said is about."""
+    return line.partition(": ")[0]
 
 
 def _submodule_entries(git_dir: Path, commit: str, timeout: float) -> list[tuple[str, str]]:
@@ -121,7 +130,7 @@ def _fill_submodules(
                 found = _Checkout(sub_git, wanted)
                 break
         if found is None or found.git_dir is None:
-            said.append(f"{shown}: {wanted[:12]} of {declared} is not in the mirror; left empty")
+            said.append(f"{shown}: {wanted[:12]} of {declared} is not in the mirror; {LEFT_EMPTY}")
             continue
         target.mkdir(parents=True, exist_ok=True)
         missing: list[str] | None = [] if absent is not None else None
@@ -129,11 +138,11 @@ def _fill_submodules(
             _export(found.git_dir, wanted, target, timeout, missing)
         except HarnessError as exc:
             _empty(target)
-            said.append(f"{shown}: {wanted[:12]} could not be checked out; left empty: {exc}")
+            said.append(f"{shown}: {wanted[:12]} could not be checked out; {LEFT_EMPTY}: {exc}")
             continue
         if absent is not None and missing:
             absent.extend(f"{shown}/{name}" for name in missing)
-        said.append(f"{shown}: {wanted[:12]} from the mirror ({found.git_dir})")
+        said.append(f"{shown}: {wanted[:12]}{FROM_MIRROR}{found.git_dir})")
         if depth + 1 < _SUBMODULE_DEPTH:
             _fill_submodules(
                 found.git_dir,

@@ -221,13 +221,15 @@ def test_a_case_whose_reference_had_the_missing_submodule_is_a_harness_error(
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "backends"))
     from cases_for_tests import make_case  # pyright: ignore[reportMissingImports]
 
-    mirror, commit, _pinned = project
+    mirror, commit, pinned = project
     shutil.rmtree(mirror / "o+lib")
     table = (
         f'[repository]\nkind = "url"\nurl = "https://github.com/o/parent"\nrevision = "{commit}"\n'
     )
     case = make_case(tmp_path / "c", repository=table)
-    wanted = ("deps/lib",) if verified_with_it else ()
+    wanted = (
+        (f"deps/lib: {pinned[:12]} from the mirror (/m/o+lib/repo)",) if verified_with_it else ()
+    )
     case = case.model_copy(
         update={"reference": ExecutionReference(verified=True, submodules=wanted)}
     )
