@@ -322,6 +322,12 @@ COMMANDS: tuple[Command, ...] = (
         arguments=(
             arg("dataset", help="an EnConda-Bench dataset folder (repo_info.jsonl)"),
             arg("--out", help="output folder (default: DATASET/enconda-audit)"),
+            arg(
+                "--verification",
+                help="the sidecar of `pytest-enconda verify` (default: "
+                "enconda-verification.json beside the dataset): flags trivial and "
+                "unverified references",
+            ),
         ),
     ),
     Command(

@@ -400,7 +400,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         raise InputError(f"{dataset}: expected a dataset folder, found {_what_is(dataset)}")
     out = Path(args.out) if args.out else dataset / AUDIT_DIR
     _output("--out", out, folder=True)
-    load = load_dataset(dataset)
+    verification = Path(args.verification) if args.verification else None
+    if verification is not None and not verification.is_file():
+        raise InputError(
+            f"--verification {verification}: expected the sidecar file of `pytest-enconda "
+            f"verify`, found {_what_is(verification)}"
+        )
+    load = load_dataset(dataset, verification=verification)
     for problem in load.problems:
         print(f"not audited: {problem.file}: {problem.reason}", file=sys.stderr)
     report = audit_cases(
@@ -417,6 +423,15 @@ def cmd_audit(args: argparse.Namespace) -> int:
     print(
         f"audit: {report.instances} instances, {len(report.verified_subset)} in the verified "
         f"subset; wrote {', '.join(str(path) for path in paths)}"
+    )
+    sidecars = sorted(
+        {case.reference.sidecar for case in load.cases if case.reference and case.reference.sidecar}
+    )
+    print(
+        f"audit: references from {', '.join(sidecars)}"
+        if sidecars
+        else "audit: no verification sidecar (--verification), so no instance is flagged "
+        "trivial_reference or unverified_reference"
     )
     for rule in noise.rules:
         if rule.disagrees:

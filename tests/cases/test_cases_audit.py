@@ -373,6 +373,43 @@ def test_cli_audit_writes_the_report(
     assert (data.root / AUDIT_DIR / SUBSET_TXT).is_file()
 
 
+def test_cli_audit_takes_a_sidecar_kept_elsewhere(
+    data: Dataset, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from pytest_enconda.cases.sidecar import NullSetup, RepoVerification, Sidecar
+    from pytest_enconda.verify.sidecar_writer import write_sidecar
+
+    data.add("1", INSTALL.replace("widget-core", "widget-cor"), TYPO)
+    out = tmp_path / "audit-out"
+    assert main(["audit", str(data.root), "--out", str(out)]) == 0
+    assert "no verification sidecar" in capsys.readouterr().out
+    (plain,) = json.loads((out / "audit.json").read_text())["records"]
+    assert "trivial_reference" not in plain["flags"]
+
+    record = RepoVerification(
+        repository=REPO,
+        revision=REVISION,
+        status="verified",
+        test_command="python -m pytest tests",
+        test_command_source="ci",
+        reference_setup="#!/bin/bash\npip install -e .\n",
+        reference_source="recipe",
+        pass_set=["tests.test_a::test_one"],
+        null_setup=NullSetup(passed=1, pass_set=1, share=1.0, trivial=True, step_sha256="0" * 64),
+    )
+    sidecar = tmp_path / "kept" / "dev.verification.json"
+    write_sidecar(sidecar, Sidecar(repositories={REPO: record}))
+    assert main(["audit", str(data.root), "--out", str(out), "--verification", str(sidecar)]) == 0
+    assert f"references from {sidecar}" in capsys.readouterr().out
+    (flagged,) = json.loads((out / "audit.json").read_text())["records"]
+    assert "trivial_reference" in flagged["flags"]
+    assert json.loads((out / "audit.json").read_text())["counts"]["trivial_reference"] == 1
+
+    missing = tmp_path / "nowhere.json"
+    assert main(["audit", str(data.root), "--verification", str(missing)]) != 0
+    assert f"--verification {missing}" in capsys.readouterr().err
+
+
 # ----------------------------------------------------------------------------- the dev split
 
 
