@@ -31,6 +31,7 @@ Standard library only, Python 3.8 or newer; never raises: a failure is an ``erro
 
 import argparse
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -58,21 +59,47 @@ def _direct_url(dist):
     return url if isinstance(url, str) else None
 
 
+def top_levels(dist):
+    """The import names a distribution provides, as ``packages_distributions`` (Python 3.11)
+    finds them: its ``top_level.txt``, which only setuptools writes, else the first part of each
+    file its ``RECORD`` lists, or a lone file's module name, where that is a name Python can
+    import (Poetry, Hatch and flit wheels have no ``top_level.txt``)."""
+    text = dist.read_text("top_level.txt")
+    if text:
+        return set(text.split())
+    names = set()
+    for file in dist.files or ():
+        parts = file.parts
+        if not parts:
+            continue
+        name = parts[0] if len(parts) > 1 else inspect.getmodulename(str(file)) or str(file)
+        if "." not in name:
+            names.add(name)
+    return names
+
+
+def owners_of(metadata, top_level):
+    """The names of the distributions providing ``top_level``."""
+    try:
+        mapping = metadata.packages_distributions()
+    except AttributeError:  # before Python 3.10: read each distribution's files
+        owners = []
+        for dist in metadata.distributions():
+            try:
+                if top_level in top_levels(dist):
+                    owners.append(dist.metadata["Name"])
+            except Exception:  # a broken RECORD or METADATA costs only its distribution
+                continue
+        return owners
+    return mapping.get(top_level, [])
+
+
 def _distribution_of(top_level):
     """(name, direct_url or None) of the installed distribution providing ``top_level``."""
     metadata = _metadata()
     if metadata is None:
         return None, None
-    owners = []
-    try:
-        mapping = metadata.packages_distributions()
-        owners = mapping.get(top_level, [])
-    except AttributeError:  # before 3.10: read each distribution's top_level.txt
-        for dist in metadata.distributions():
-            text = dist.read_text("top_level.txt") or ""
-            if top_level in text.split():
-                owners.append(dist.metadata["Name"])
-    for owner in owners:
+    for owner in owners_of(metadata, top_level):
         try:
             dist = metadata.distribution(owner)
         except Exception:

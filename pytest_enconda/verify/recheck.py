@@ -93,6 +93,19 @@ def _candidate(record: RepoVerification | None) -> bool:
     return record.verified or (proof is not None and proof.refuses and not record.below_share)
 
 
+def _refused_by_another_probe(record: RepoVerification | None) -> bool:
+    """A record an earlier recheck made unverified by its proof, made by a probe since changed:
+    the current probe looks again (a probe that could not name a distribution on Python 3.9
+    called checkouts that ``pip install .`` copied into site-packages releases)."""
+    return (
+        record is not None
+        and record.status == "unverified"
+        and bool(record.pass_set)
+        and record.reason.startswith(RECHECK_PROOF)
+        and not proof_current(record)
+    )
+
+
 def recheck_dataset(
     options: VerifyOptions, progress: Progress = print, *, backend: Backend | None = None
 ) -> Sidecar:
@@ -103,12 +116,15 @@ def recheck_dataset(
     sidecar = read_sidecar(options.out)
     chosen = [sidecar.record(name, revision) for name, revision in selected(options)]
     verified = [record for record in chosen if record is not None and _candidate(record)]
+    again = [record for record in chosen if _refused_by_another_probe(record)]
     todo = [record for record in verified if options.redo or not fresh(record)]
+    todo += [record for record in again if record is not None]
     proofs = sum(1 for record in todo if options.redo or not proof_current(record))
     nulls = sum(1 for record in todo if options.redo or not null_setup_current(record))
     progress(
         f"verify --recheck: {len(todo)} of {len(verified)} verified repositories to recheck "
-        f"({len(verified) - len(todo)} already current): {proofs} checkout proofs to make with "
+        f"({len(verified) - len(todo) + len(again)} already current; {len(again)} a former "
+        f"probe refused, to prove again): {proofs} checkout proofs to make with "
         f"probe {probe_digest()[:12]}, {nulls} null setups to measure; writing {options.out}"
     )
     records = {record.repository: record for record in todo}
@@ -118,6 +134,7 @@ def recheck_dataset(
     # others' records are not.
     kept: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
+    restored: Counter[str] = Counter()
 
     def work(ctx: VerifyContext, name: str, _revision: str) -> RepoVerification:
         outcome = _recheck(ctx, records[name])
@@ -130,7 +147,8 @@ def recheck_dataset(
                 if record.status != "verified":
                     dropped[_dropped_as(record)] += 1
                 elif record.checkout_proof is not None:
-                    kept[record.checkout_proof.verdict] += 1
+                    was_verified = records[name].status == "verified"
+                    (kept if was_verified else restored)[record.checkout_proof.verdict] += 1
         return record
 
     def said(record: RepoVerification) -> str:
@@ -163,7 +181,8 @@ def recheck_dataset(
     progress(
         f"verify --recheck: {len(made)} checkout proofs made: {kept.total()} keep their record "
         f"verified ({_counted(kept)}); verified -> unverified: {dropped.total()} "
-        f"({_counted(dropped)})"
+        f"({_counted(dropped)}); unverified -> verified: {restored.total()} "
+        f"({_counted(restored)})"
     )
     return done
 
@@ -202,6 +221,9 @@ class _Proved:
             record.checkout_proof = self.proof.model_copy(deep=True)
         if self.reason:
             record.status, record.reason = "unverified", self.reason
+        elif self.proof is not None and record.reason.startswith(RECHECK_PROOF):
+            # The current probe proves what an earlier one refused.
+            record.status, record.reason = "verified", ""
         if self.seconds is not None:
             record.timings["recheck_setup_s"] = self.seconds
 

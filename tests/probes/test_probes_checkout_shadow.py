@@ -19,8 +19,11 @@ from pytest_enconda.repo.checkout import checkout_packages, entry_point_modules
 from pytest_enconda.verify.checkout import judge_checkout
 
 
-def _wheel(folder: Path, dist: str, package: str, files: dict[str, str]) -> Path:
-    """A wheel of distribution ``dist`` 1.0 holding ``package``'s ``files``."""
+def _wheel(
+    folder: Path, dist: str, package: str, files: dict[str, str], *, top_level: bool = True
+) -> Path:
+    """A wheel of distribution ``dist`` 1.0 holding ``package``'s ``files``; ``top_level.txt``
+    only where ``top_level`` (setuptools writes it, Poetry, Hatch and flit do not)."""
     name = dist.replace("-", "_")
     info = f"{name}-1.0.dist-info"
     path = folder / f"{name}-1.0-py3-none-any.whl"
@@ -28,7 +31,8 @@ def _wheel(folder: Path, dist: str, package: str, files: dict[str, str]) -> Path
     entries = {f"{package}/{rel}": text for rel, text in files.items()}
     entries[f"{info}/METADATA"] = f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n"
     entries[f"{info}/WHEEL"] = "Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
-    entries[f"{info}/top_level.txt"] = f"{package.split('/')[0]}\n"
+    if top_level:
+        entries[f"{info}/top_level.txt"] = f"{package.split('/')[0]}\n"
     entries[f"{info}/RECORD"] = "".join(f"{n},,\n" for n in [*entries, f"{info}/RECORD"])
     with zipfile.ZipFile(path, "w") as archive:
         for entry, text in entries.items():
@@ -47,6 +51,7 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     wheels = [
         _wheel(root / "wheels", "progressbar2", "progressbar", {"__init__.py": "RELEASE = 1\n"}),
         _wheel(root / "wheels", "censys-release", "censys/search", {"__init__.py": ""}),
+        _wheel(root / "wheels", "Poetry-Demo", "poetrydemo", {"__init__.py": ""}, top_level=False),
     ]
     subprocess.run(
         [str(env / "bin" / "python"), "-m", "pip", "install", "-q", "--no-index"]
@@ -109,6 +114,31 @@ def test_a_checkout_folder_does_not_shadow_the_installed_release(
     proof = judge_checkout(packages, report)
     assert proof.verdict == "release" and proof.refuses
     assert "installed distribution progressbar2" in proof.detail
+
+
+def test_before_python_3_10_a_module_is_mapped_to_its_distribution_as_after(venv: Path) -> None:
+    """Python 3.9 has no ``packages_distributions``: the probe reads each distribution's files,
+    so a wheel without ``top_level.txt`` still names its distribution (MiV-OS's did not, and
+    its ``miv`` went unattributed). Checked against the standard library's own mapping of the
+    same real environment."""
+    script = (
+        "import json, sys, types, importlib.metadata as m\n"
+        f"sys.path.insert(0, {str(probe_script('checkout_proof.py').parent)!r})\n"
+        "import checkout_proof as probe\n"
+        "before = types.SimpleNamespace(distributions=m.distributions)\n"
+        "real = {k: sorted(set(v)) for k, v in m.packages_distributions().items()}\n"
+        "print(json.dumps([real, {k: sorted(set(probe.owners_of(before, k))) for k in real}]))\n"
+    )
+    done = subprocess.run(
+        [str(venv / "bin" / "python"), "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    real, before = json.loads(done.stdout)
+    assert real["poetrydemo"] == ["Poetry-Demo"] and real["progressbar"] == ["progressbar2"]
+    assert before == real
 
 
 def test_the_checkout_the_reference_put_on_the_path_is_the_checkout(
