@@ -376,7 +376,9 @@ def test_cli_audit_writes_the_report(
 def test_cli_audit_takes_a_sidecar_kept_elsewhere(
     data: Dataset, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from pytest_enconda.cases.sidecar import NullSetup, RepoVerification, Sidecar
+    from test_cases_sidecar import verified
+
+    from pytest_enconda.cases.sidecar import NullSetup, Sidecar
     from pytest_enconda.verify.sidecar_writer import write_sidecar
 
     data.add("1", INSTALL.replace("widget-core", "widget-cor"), TYPO)
@@ -386,17 +388,8 @@ def test_cli_audit_takes_a_sidecar_kept_elsewhere(
     (plain,) = json.loads((out / "audit.json").read_text())["records"]
     assert "trivial_reference" not in plain["flags"]
 
-    record = RepoVerification(
-        repository=REPO,
-        revision=REVISION,
-        status="verified",
-        test_command="python -m pytest tests",
-        test_command_source="ci",
-        reference_setup="#!/bin/bash\npip install -e .\n",
-        reference_source="recipe",
-        pass_set=["tests.test_a::test_one"],
-        null_setup=NullSetup(passed=1, pass_set=1, share=1.0, trivial=True, step_sha256="0" * 64),
-    )
+    null = NullSetup(passed=2, pass_set=2, share=1.0, trivial=True, step_sha256="0" * 64)
+    record = verified(REPO, REVISION).model_copy(update={"null_setup": null})
     sidecar = tmp_path / "kept" / "dev.verification.json"
     write_sidecar(sidecar, Sidecar(repositories={REPO: record}))
     assert main(["audit", str(data.root), "--out", str(out), "--verification", str(sidecar)]) == 0
