@@ -134,7 +134,9 @@ def recheck_dataset(
     # others' records are not.
     kept: Counter[str] = Counter()
     dropped: Counter[str] = Counter()
+    # Of those a former probe refused: verified now, by verdict, or refused again.
     restored: Counter[str] = Counter()
+    refused: Counter[str] = Counter()
 
     def work(ctx: VerifyContext, name: str, _revision: str) -> RepoVerification:
         outcome = _recheck(ctx, records[name])
@@ -144,10 +146,10 @@ def recheck_dataset(
                 failures[name] = outcome.failure
             if outcome.proved:
                 made.add(name)
+                was_verified = records[name].status == "verified"
                 if record.status != "verified":
-                    dropped[_dropped_as(record)] += 1
+                    (dropped if was_verified else refused)[_dropped_as(record)] += 1
                 elif record.checkout_proof is not None:
-                    was_verified = records[name].status == "verified"
                     (kept if was_verified else restored)[record.checkout_proof.verdict] += 1
         return record
 
@@ -178,11 +180,16 @@ def recheck_dataset(
 
     pairs = [(record.repository, record.revision) for record in todo]
     done = run_repositories(options, progress, sidecar, pairs, work, said, backend)
+    former = (
+        f"; of those a former probe refused, verified now: {restored.total()} "
+        f"({_counted(restored)}), refused again: {refused.total()} ({_counted(refused)})"
+        if again
+        else ""
+    )
     progress(
         f"verify --recheck: {len(made)} checkout proofs made: {kept.total()} keep their record "
         f"verified ({_counted(kept)}); verified -> unverified: {dropped.total()} "
-        f"({_counted(dropped)}); unverified -> verified: {restored.total()} "
-        f"({_counted(restored)})"
+        f"({_counted(dropped)}){former}"
     )
     return done
 

@@ -222,7 +222,7 @@ def test_the_recheck_proves_the_checkout_measures_the_null_setup_and_keeps_the_r
     assert said.endswith("not trivial: an empty setup passes 1 of 2 PASS-set tests (50%)")
     assert lines[-1] == (
         "verify --recheck: 1 checkout proofs made: 1 keep their record verified (checkout 1); "
-        "verified -> unverified: 0 (none); unverified -> verified: 0 (none)"
+        "verified -> unverified: 0 (none)"
     )
     logs = tmp_path / "logs" / "o__calc"
     for name in ("null-setup-test.log", "recheck-setup.log", "recheck-checkout.json"):

@@ -51,7 +51,7 @@ def test_a_proof_the_current_probe_refuses_makes_the_record_unverified(tmp_path:
     # An unverified record grades nothing: its null setup is not measured.
     assert record.null_setup is None and tests.ran("--junitxml") == 0
     assert f"o/calc: unverified: {record.reason}" in lines
-    assert "verified -> unverified: 1 (release 1);" in lines[-1]
+    assert lines[-1].endswith("verified -> unverified: 1 (release 1)")
     summary = recheck_summary(read_sidecar(out))
     assert "1 checkout proofs by the current probe (release 1)" in summary
     assert "made unverified by the recheck: 1 (release 1)" in summary
@@ -69,11 +69,20 @@ def test_a_record_a_former_probe_refused_is_proven_again_by_the_current_one(
     data, mirror, commit = _world(tmp_path)
     out = _sidecar(tmp_path, _verified(commit))
     _recheck(tmp_path, data, mirror, out, PASS_SET, probe=RELEASE)
-    refused = read_sidecar(out)
-    record = refused.repositories["o/calc"]
-    assert record.status == "unverified" and record.checkout_proof is not None
-    record.checkout_proof.probe_sha256 = "0" * 64  # made by the probe before this one
-    out.write_text(refused.model_dump_json())
+
+    def made_by_a_former_probe() -> None:
+        refused = read_sidecar(out)
+        record = refused.repositories["o/calc"]
+        assert record.status == "unverified" and record.checkout_proof is not None
+        record.checkout_proof.probe_sha256 = "0" * 64
+        out.write_text(refused.model_dump_json())
+
+    made_by_a_former_probe()
+    _, tests, lines = _recheck(tmp_path, data, mirror, out, PASS_SET, probe=RELEASE)
+    assert read_sidecar(out).repositories["o/calc"].status == "unverified"
+    assert tests.ran("--junitxml") == 0
+    assert lines[-1].endswith("verified now: 0 (none), refused again: 1 (release 1)")
+    made_by_a_former_probe()
     _, tests, lines = _recheck(tmp_path, data, mirror, out, PASS_SET)
     assert "1 a former probe refused, to prove again" in lines[0]
     record = read_sidecar(out).repositories["o/calc"]
@@ -81,7 +90,10 @@ def test_a_record_a_former_probe_refused_is_proven_again_by_the_current_one(
     proof = record.checkout_proof
     assert proof is not None and proof.verdict == "checkout" and proof_current(record)
     assert record.null_setup is not None and tests.ran("--junitxml") == 1
-    assert lines[-1].endswith("unverified -> verified: 1 (checkout 1)")
+    assert lines[-1].endswith(
+        "verified -> unverified: 0 (none); of those a former probe refused, verified now: "
+        "1 (checkout 1), refused again: 0 (none)"
+    )
     # Once the current probe has spoken, the record is current: nothing to do.
     _, tests, lines = _recheck(tmp_path, data, mirror, out, PASS_SET)
     assert tests.commands == [] and lines[0].startswith("verify --recheck: 0 of 1")
@@ -106,7 +118,7 @@ def test_a_reference_setup_that_now_fails_makes_the_record_unverified(tmp_path: 
     )
     assert record.checkout_proof == old.checkout_proof and record.pass_set == old.pass_set
     assert "recheck_setup_s" in record.timings
-    assert "verified -> unverified: 1 (setup fails 1);" in lines[-1]
+    assert lines[-1].endswith("verified -> unverified: 1 (setup fails 1)")
     assert "made unverified by the recheck: 1 (setup fails 1)" in recheck_summary(read_sidecar(out))
 
 
