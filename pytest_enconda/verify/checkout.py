@@ -115,10 +115,22 @@ def judge_checkout(
             detail="none of " + ", ".join(packages) + " is importable by the test interpreter",
             modules=origins,
         )
-    names = ", ".join(m.name for m in found)
-    return CheckoutProof(
-        verdict="checkout", detail=f"{names} imported from the checkout", modules=origins
-    )
+    return CheckoutProof(verdict="checkout", detail=_from_checkout(found), modules=origins)
+
+
+def _from_checkout(found: list[ModuleOrigin]) -> str:
+    """Which modules lie in the checkout, and which in a copy that ``pip install .`` made of it
+    (their distribution records the checkout as its source)."""
+    copied = [m for m in found if m.under_checkout is False]
+    inside = [m.name for m in found if m not in copied]
+    said = [f"{', '.join(inside)} imported from the checkout"] if inside else []
+    if copied:
+        first = copied[0]
+        said.append(
+            f"{', '.join(m.name for m in copied)} imported from {first.file}, installed from the "
+            f"checkout (distribution {first.distribution}, source {first.direct_url})"
+        )
+    return "; ".join(said)
 
 
 NO_PACKAGES = (

@@ -101,7 +101,12 @@ def test_a_release_built_from_the_checkout_counts_as_the_checkout(tmp_path: Path
     _release(site, "demo", direct_url=f"file://{project}")
     report = _probe(project, "demo", site=site)
     assert report["modules"][0]["direct_url"] == f"file://{project}"
-    assert judge_checkout(["demo"], report).verdict == "checkout"
+    proof = judge_checkout(["demo"], report)
+    assert proof.verdict == "checkout"
+    assert proof.detail == (
+        f"demo imported from {site / 'demo' / '__init__.py'}, installed from the checkout "
+        f"(distribution demo, source file://{project})"
+    )
 
 
 def test_a_release_from_elsewhere_on_disk_is_not_the_checkout(tmp_path: Path) -> None:
