@@ -121,8 +121,9 @@ def judge_checkout(
 def _from_checkout(found: list[ModuleOrigin]) -> str:
     """Which modules lie in the checkout, and which in a copy that ``pip install .`` made of it
     (their distribution records the checkout as its source)."""
+    # ``under_checkout`` is None in a report of a probe older than the field: said as before.
+    inside = [m.name for m in found if m.under_checkout is not False]
     copied = [m for m in found if m.under_checkout is False]
-    inside = [m.name for m in found if m not in copied]
     said = [f"{', '.join(inside)} imported from the checkout"] if inside else []
     if copied:
         first = copied[0]

@@ -93,13 +93,12 @@ def _candidate(record: RepoVerification | None) -> bool:
     return record.verified or (proof is not None and proof.refuses and not record.below_share)
 
 
-def _refused_by_another_probe(record: RepoVerification | None) -> bool:
+def _refused_by_another_probe(record: RepoVerification) -> bool:
     """A record an earlier recheck made unverified by its proof, made by a probe since changed:
     the current probe looks again (a probe that could not name a distribution on Python 3.9
     called checkouts that ``pip install .`` copied into site-packages releases)."""
     return (
-        record is not None
-        and record.status == "unverified"
+        record.status == "unverified"
         and bool(record.pass_set)
         and record.reason.startswith(RECHECK_PROOF)
         and not proof_current(record)
@@ -116,14 +115,14 @@ def recheck_dataset(
     sidecar = read_sidecar(options.out)
     chosen = [sidecar.record(name, revision) for name, revision in selected(options)]
     verified = [record for record in chosen if record is not None and _candidate(record)]
-    again = [record for record in chosen if _refused_by_another_probe(record)]
-    todo = [record for record in verified if options.redo or not fresh(record)]
-    todo += [record for record in again if record is not None]
+    stale = [record for record in verified if options.redo or not fresh(record)]
+    again = [r for r in chosen if r is not None and _refused_by_another_probe(r)]
+    todo = stale + again
     proofs = sum(1 for record in todo if options.redo or not proof_current(record))
     nulls = sum(1 for record in todo if options.redo or not null_setup_current(record))
     progress(
-        f"verify --recheck: {len(todo)} of {len(verified)} verified repositories to recheck "
-        f"({len(verified) - len(todo) + len(again)} already current; {len(again)} a former "
+        f"verify --recheck: {len(stale)} of {len(verified)} verified repositories to recheck "
+        f"({len(verified) - len(stale)} already current; {len(again)} a former "
         f"probe refused, to prove again): {proofs} checkout proofs to make with "
         f"probe {probe_digest()[:12]}, {nulls} null setups to measure; writing {options.out}"
     )
